@@ -1,0 +1,60 @@
+// swift-tools-version: 6.0
+// Termhost: a plugin host for SSH tooling. The layout mirrors the architecture:
+//   SDK/       the C ABI (SDK/include/termhost) and the Swift layer for plugin authors
+//   Registry/  pure Swift feature registry: IDs, ordering, plugin sets, deployment policy
+//   Host/      loader, probe, host services, lifecycle manager and the `termhost` CLI
+//   Plugins/   one folder per feature plugin, each a .dynamic library
+import PackageDescription
+
+let root = Context.packageDirectory
+/// Every plugin exports exactly one symbol, its entry point; the rest stays local.
+let pluginLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(["-Xlinker", "--version-script=\(root)/SDK/Swift/plugin-exports.map"]),
+]
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Termhost",
+    products: [
+        .executable(name: "termhost", targets: ["TermhostCLI"]),
+        .executable(name: "termhost-probe", targets: ["TermhostProbe"]),
+        .library(name: "TermhostRegistry", targets: ["TermhostRegistry"]),
+        .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
+        .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
+    ],
+    targets: [
+        // The contract: C99 headers, exposed to Swift as a module.
+        .target(name: "CTermhost", path: "SDK/CTermhost"),
+        .target(name: "TermhostSDK", dependencies: ["CTermhost"], path: "SDK/Swift/TermhostSDK",
+                swiftSettings: strict),
+
+        .target(name: "TermhostRegistry", path: "Registry/Sources", swiftSettings: strict),
+
+        .systemLibrary(name: "CSQLite", path: "Host/Sources/CSQLite"),
+        .systemLibrary(name: "CCrypto", path: "Host/Sources/CCrypto"),
+        .target(name: "TermhostLoader", dependencies: ["TermhostRegistry", "CTermhost", "CCrypto"],
+                path: "Host/Sources/Loader", swiftSettings: strict),
+        .target(name: "TermhostServices", dependencies: ["TermhostRegistry", "CTermhost", "CSQLite", "CCrypto"],
+                path: "Host/Sources/Services", swiftSettings: strict),
+        .target(name: "TermhostLifecycle", dependencies: ["TermhostRegistry"],
+                path: "Host/Sources/Lifecycle", swiftSettings: strict),
+        .target(name: "TermhostRuntime",
+                dependencies: ["TermhostLoader", "TermhostServices", "TermhostLifecycle", "TermhostRegistry", "CTermhost"],
+                path: "Host/Sources/Runtime", swiftSettings: strict),
+        .executableTarget(name: "TermhostCLI", dependencies: ["TermhostRuntime"],
+                          path: "Host/Sources/CLI", swiftSettings: strict),
+        .executableTarget(name: "TermhostProbe", dependencies: ["TermhostRuntime"],
+                          path: "Host/Sources/Probe", swiftSettings: strict),
+
+        // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
+        .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
+                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+
+        .testTarget(name: "RegistryTests", dependencies: ["TermhostRegistry"], swiftSettings: strict),
+        .testTarget(name: "ServicesTests", dependencies: ["TermhostServices", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "LifecycleTests", dependencies: ["TermhostLifecycle", "TermhostRuntime", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "LoaderTests", dependencies: ["TermhostLoader", "TermhostRuntime", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+    ]
+)

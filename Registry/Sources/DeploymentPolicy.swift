@@ -1,0 +1,164 @@
+/// The operator's deployment policy (`/etc/termhost/policy.json`): which features run, which
+/// are required, their settings, and which settings a user may override.
+///
+/// ```json
+/// { "default": "enabled",
+///   "disable": ["org.termhost.assistant"],
+///   "require": ["org.termhost.ssh"],
+///   "settings": { "org.termhost.sftp": { "maxActive": 15 } },
+///   "userOverridable": { "org.termhost.sftp": ["maxActive"] } }
+/// ```
+public struct DeploymentPolicy: Sendable, Equatable, Codable {
+    public enum Default: String, Sendable, Codable { case enabled, disabled }
+
+    /// Features not named in `enable` or `disable` follow this; "enabled" when absent.
+    public var `default`: Default
+    public var enable: [FeatureID]
+    public var disable: [FeatureID]
+    /// The host refuses to start unless each of these is available and enabled.
+    public var require: [FeatureID]
+    public var settings: [String: [String: JSONValue]]
+    /// Per feature, the setting keys a user's config may override ("*" for all).
+    public var userOverridable: [String: [String]]
+    /// Where the policy came from, for messages. Not part of the file.
+    public var source: String
+
+    public init(default: Default = .enabled, enable: [FeatureID] = [], disable: [FeatureID] = [],
+                require: [FeatureID] = [], settings: [String: [String: JSONValue]] = [:],
+                userOverridable: [String: [String]] = [:], source: String = "built-in defaults") {
+        self.default = `default`
+        self.enable = enable
+        self.disable = disable
+        self.require = require
+        self.settings = settings
+        self.userOverridable = userOverridable
+        self.source = source
+    }
+
+    enum CodingKeys: String, CodingKey { case `default`, enable, disable, require, settings, userOverridable }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.default = try c.decodeIfPresent(Default.self, forKey: .default) ?? .enabled
+        enable = try c.decodeIfPresent([FeatureID].self, forKey: .enable) ?? []
+        disable = try c.decodeIfPresent([FeatureID].self, forKey: .disable) ?? []
+        require = try c.decodeIfPresent([FeatureID].self, forKey: .require) ?? []
+        settings = try c.decodeIfPresent([String: [String: JSONValue]].self, forKey: .settings) ?? [:]
+        userOverridable = try c.decodeIfPresent([String: [String]].self, forKey: .userOverridable) ?? [:]
+        source = "policy"
+    }
+
+    public static func load(from path: String) throws(RegistryError) -> DeploymentPolicy {
+        var policy = try JSONDocument.load(DeploymentPolicy.self, from: path)
+        policy.source = "operator policy \(path)"
+        for key in Array(policy.settings.keys) + Array(policy.userOverridable.keys) where !FeatureID.isValid(key) {
+            throw .invalidDocument(file: path, field: "settings", detail: RegistryError.invalidID(key).description)
+        }
+        return policy
+    }
+
+    /// Every feature ID the policy mentions, with the field that mentions it.
+    var mentionedIDs: [FeatureID] {
+        let keyed = (Array(settings.keys) + Array(userOverridable.keys)).compactMap { try? FeatureID($0) }
+        return enable + disable + require + keyed
+    }
+}
+
+/// The user's own configuration (`$XDG_CONFIG_HOME/termhost/config.json`). It can disable any
+/// feature that is not required, enable only what the operator did not disable, and set only
+/// the settings the operator made overridable.
+public struct UserConfig: Sendable, Equatable, Codable {
+    public var enable: [FeatureID]
+    public var disable: [FeatureID]
+    public var settings: [String: [String: JSONValue]]
+    public var source: String
+
+    public init(enable: [FeatureID] = [], disable: [FeatureID] = [],
+                settings: [String: [String: JSONValue]] = [:], source: String = "user config") {
+        self.enable = enable
+        self.disable = disable
+        self.settings = settings
+        self.source = source
+    }
+
+    enum CodingKeys: String, CodingKey { case enable, disable, settings }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        enable = try c.decodeIfPresent([FeatureID].self, forKey: .enable) ?? []
+        disable = try c.decodeIfPresent([FeatureID].self, forKey: .disable) ?? []
+        settings = try c.decodeIfPresent([String: [String: JSONValue]].self, forKey: .settings) ?? [:]
+        source = "user config"
+    }
+
+    public static func load(from path: String) throws(RegistryError) -> UserConfig {
+        var config = try JSONDocument.load(UserConfig.self, from: path)
+        config.source = "user config \(path)"
+        return config
+    }
+}
+
+/// The policy and the user's config combined: what each feature's state is and why, and the
+/// effective settings. Problems (unknown IDs, refused user choices) are collected, not thrown.
+public struct EffectivePolicy: Sendable {
+    public let policy: DeploymentPolicy
+    public let user: UserConfig
+
+    public init(policy: DeploymentPolicy = DeploymentPolicy(), user: UserConfig = UserConfig()) {
+        self.policy = policy
+        self.user = user
+    }
+
+    /// nil when the feature may run, else the reason it is disabled.
+    public func disabledReason(_ id: FeatureID) -> String? {
+        if policy.require.contains(id) { return nil }
+        if policy.disable.contains(id) { return "disabled by \(policy.source)" }
+        if policy.default == .disabled && !policy.enable.contains(id) {
+            return "not enabled by \(policy.source) (its default is disabled)"
+        }
+        if user.disable.contains(id) { return "disabled by \(user.source)" }
+        return nil
+    }
+
+    /// The effective value of a setting: the user's where overridable, else the operator's.
+    public func setting(_ id: FeatureID, _ key: String) -> JSONValue? {
+        if overridable(id, key), let value = user.settings[id.rawValue]?[key] { return value }
+        return policy.settings[id.rawValue]?[key]
+    }
+
+    public func settings(for id: FeatureID) -> [String: JSONValue] {
+        var merged = policy.settings[id.rawValue] ?? [:]
+        for (key, value) in user.settings[id.rawValue] ?? [:] where overridable(id, key) { merged[key] = value }
+        return merged
+    }
+
+    func overridable(_ id: FeatureID, _ key: String) -> Bool {
+        let keys = policy.userOverridable[id.rawValue] ?? []
+        return keys.contains(key) || keys.contains("*")
+    }
+
+    /// Problems with the two files against the set of known features.
+    public func problems(known: Set<FeatureID>) -> [RegistryError] {
+        var out: [RegistryError] = []
+        var seen = Set<FeatureID>()
+        for id in policy.mentionedIDs where !known.contains(id) && seen.insert(id).inserted {
+            out.append(.unknownFeatureInPolicy(id, source: policy.source))
+        }
+        let userIDs = user.enable + user.disable + user.settings.keys.compactMap { try? FeatureID($0) }
+        for id in userIDs where !known.contains(id) && seen.insert(id).inserted {
+            out.append(.unknownFeatureInPolicy(id, source: user.source))
+        }
+        for id in user.enable where known.contains(id) {
+            if policy.disable.contains(id) || (policy.default == .disabled && !policy.enable.contains(id)) {
+                out.append(.userCannotEnable(id, source: user.source))
+            }
+        }
+        for (raw, values) in user.settings {
+            guard let id = try? FeatureID(raw), known.contains(id) else { continue }
+            for key in values.keys.sorted() where !overridable(id, key) {
+                out.append(.settingNotOverridable(id, key: key, source: user.source))
+            }
+        }
+        return out
+    }
+}

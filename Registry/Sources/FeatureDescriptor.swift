@@ -1,0 +1,55 @@
+/// A CLI subcommand contributed by a feature (`termhost <name>`).
+public struct CommandDescriptor: Hashable, Sendable, Codable {
+    public var name: String
+    public var summary: String
+    public var usage: String?
+
+    public init(name: String, summary: String, usage: String? = nil) {
+        self.name = name
+        self.summary = summary
+        self.usage = usage
+    }
+}
+
+/// Everything the registry needs to know about a feature, read from a plugin manifest (without
+/// running plugin code) or from the plugin's factory (in the probe). `source` says where it came
+/// from so that errors can name it.
+public struct FeatureDescriptor: Hashable, Sendable {
+    public var id: FeatureID
+    public var version: String
+    public var displayName: String
+    public var summary: String?
+    public var order: Int32
+    public var scope: FeatureScope
+    /// Soft ordering: start after / before these features when they are present.
+    public var after: [FeatureID]
+    public var before: [FeatureID]
+    /// Hard dependencies: missing or disabled means this feature is not created.
+    public var requiresFeatures: [FeatureID]
+    public var requiresServices: [String]
+    public var providesServices: [String]
+    public var commands: [CommandDescriptor]
+    /// Where the descriptor came from, e.g. "plugin org.example.hello (/path/to/plugin)".
+    public var source: String
+
+    public init(id: FeatureID, version: String = "1.0.0", displayName: String? = nil,
+                summary: String? = nil, order: Int32 = 0, scope: FeatureScope = .process,
+                after: [FeatureID] = [], before: [FeatureID] = [],
+                requiresFeatures: [FeatureID] = [], requiresServices: [String] = [],
+                providesServices: [String] = [], commands: [CommandDescriptor] = [],
+                source: String) {
+        self.id = id
+        self.version = version
+        self.displayName = displayName ?? id.rawValue
+        self.summary = summary
+        self.order = order
+        self.scope = scope
+        self.after = after
+        self.before = before
+        self.requiresFeatures = requiresFeatures
+        self.requiresServices = requiresServices
+        self.providesServices = providesServices
+        self.commands = commands
+        self.source = source
+    }
+}

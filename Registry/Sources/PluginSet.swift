@@ -1,0 +1,49 @@
+/// A distributor's curated plugin set (`plugin-set.json` beside the plugins it names): the set's
+/// name and version, and for each plugin its ID, version and the sha256 of its library. The
+/// loader refuses a listed plugin whose version or hash differs, and `--safe-mode` loads only
+/// plugins that an installed set names.
+///
+/// ```json
+/// { "name": "termhost-default", "version": "2026.11",
+///   "plugins": [ { "id": "org.termhost.hello-c", "version": "1.0.0", "sha256": "9f2c..." } ] }
+/// ```
+public struct PluginSet: Sendable, Equatable, Codable {
+    public struct Entry: Sendable, Equatable, Codable {
+        public var id: String
+        public var version: String
+        public var sha256: String
+
+        public init(id: String, version: String, sha256: String) {
+            self.id = id
+            self.version = version
+            self.sha256 = sha256.lowercased()
+        }
+    }
+
+    public var name: String
+    public var version: String
+    public var plugins: [Entry]
+
+    public init(name: String, version: String, plugins: [Entry]) {
+        self.name = name
+        self.version = version
+        self.plugins = plugins
+    }
+
+    public func entry(for pluginID: String) -> Entry? { plugins.first { $0.id == pluginID } }
+
+    public static func load(from path: String) throws(RegistryError) -> PluginSet {
+        let set = try JSONDocument.load(PluginSet.self, from: path)
+        var seen = Set<String>()
+        for (i, p) in set.plugins.enumerated() {
+            guard seen.insert(p.id).inserted else {
+                throw .invalidDocument(file: path, field: "plugins[\(i)].id", detail: "plugin '\(p.id)' is listed twice")
+            }
+            let hex = p.sha256.lowercased()
+            guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit }) else {
+                throw .invalidDocument(file: path, field: "plugins[\(i)].sha256", detail: "expected 64 hexadecimal digits")
+            }
+        }
+        return set
+    }
+}

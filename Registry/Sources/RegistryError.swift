@@ -1,0 +1,54 @@
+/// Everything that can be wrong with a set of features, a plugin set or a policy. Each case
+/// names the culprits and where they came from, so an operator can fix the right file.
+public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
+    case invalidID(String)
+    case duplicateFeature(FeatureID, first: String, second: String)
+    case duplicateCommand(String, kept: FeatureID, dropped: FeatureID)
+    case cycle([FeatureID])
+    case missingDependency(FeatureID, needs: FeatureID)
+    case disabledDependency(FeatureID, needs: FeatureID)
+    case unavailableDependency(FeatureID, needs: FeatureID)
+    case missingService(FeatureID, service: String)
+    case unknownFeatureInPolicy(FeatureID, source: String)
+    case requiredFeatureNotAvailable(FeatureID, source: String, reason: String)
+    case userCannotEnable(FeatureID, source: String)
+    case settingNotOverridable(FeatureID, key: String, source: String)
+    case malformedJSON(file: String, line: Int, column: Int, detail: String)
+    case invalidDocument(file: String, field: String, detail: String)
+    case unreadableFile(file: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalidID(let raw):
+            "invalid feature ID '\(raw)': expected reverse DNS such as 'org.example.feature' (lowercase letters, digits, '-' and '_')"
+        case .duplicateFeature(let id, let first, let second):
+            "feature '\(id)' is declared twice: by \(first) and by \(second); the second was not registered"
+        case .duplicateCommand(let name, let kept, let dropped):
+            "command '\(name)' is contributed by both '\(kept)' and '\(dropped)'; '\(kept)' keeps it"
+        case .cycle(let members):
+            "dependency cycle between \(members.map { "'\($0)'" }.joined(separator: ", ")); none of them was created"
+        case .missingDependency(let id, let needs):
+            "feature '\(id)' requires feature '\(needs)', which no installed plugin provides"
+        case .disabledDependency(let id, let needs):
+            "feature '\(id)' requires feature '\(needs)', which is disabled"
+        case .unavailableDependency(let id, let needs):
+            "feature '\(id)' requires feature '\(needs)', which is not available"
+        case .missingService(let id, let service):
+            "feature '\(id)' requires service '\(service)', which no enabled feature provides"
+        case .unknownFeatureInPolicy(let id, let source):
+            "\(source) names feature '\(id)', which no installed plugin provides"
+        case .requiredFeatureNotAvailable(let id, let source, let reason):
+            "feature '\(id)' is required by \(source) but is not available: \(reason)"
+        case .userCannotEnable(let id, let source):
+            "\(source) enables feature '\(id)', but the operator's policy disabled it; the operator's choice stands"
+        case .settingNotOverridable(let id, let key, let source):
+            "\(source) sets '\(key)' of feature '\(id)', which the operator's policy does not let users override; ignored"
+        case .malformedJSON(let file, let line, let column, let detail):
+            "\(file):\(line):\(column): malformed JSON: \(detail)"
+        case .invalidDocument(let file, let field, let detail):
+            "\(file): \(field.isEmpty ? "" : "field '\(field)': ")\(detail)"
+        case .unreadableFile(let file, let reason):
+            "cannot read \(file): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,43 @@
+// hello-swift: the hello-c example, written in Swift with the TermhostSDK layer.
+// It contributes org.termhost.examples.hello-swift with one command, `termhost hello-swift`.
+import TermhostSDK
+
+final class HelloSwift: Feature {
+    static let info = FeatureInfo(
+        id: "org.termhost.examples.hello-swift", version: "1.0.0", displayName: "Hello (Swift)",
+        summary: "An example feature written in Swift.", order: 1000,
+        requiresServices: ["termhost.store/1"],
+        commands: [Command("hello-swift", summary: "Greet someone from Swift and count the greetings",
+                           usage: "usage: termhost hello-swift [NAME]")])
+
+    let host: PluginHost
+
+    init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
+
+    func run(_ command: CommandInvocation) -> Int32 {
+        guard command.arguments.count <= 1 else {
+            command.printError("usage: termhost hello-swift [NAME]")
+            return 2
+        }
+        let name = command.arguments.first ?? "world"
+        do {
+            guard let store = host.store else { throw PluginError("the host offers no store") }
+            let count = (Int(try store.getString("counters", "hello-swift") ?? "0") ?? 0) + 1
+            try store.put("counters", "hello-swift", String(count))
+            if command.jsonOutput {
+                command.print("{\"greeting\":\"Hello, \(name)!\",\"count\":\(count)}")
+            } else {
+                command.print("Hello, \(name)! (greeting number \(count), from Swift)")
+            }
+            return 0
+        } catch {
+            command.printError("termhost hello-swift: \(error)")
+            return 1
+        }
+    }
+}
+
+let plugin = Plugin(id: "org.termhost.examples.hello-swift", version: "1.0.0", features: [HelloSwift.self])
+
+@_cdecl("termhost_plugin_entry")
+public func termhostPluginEntry() -> UnsafeRawPointer { plugin.entry }

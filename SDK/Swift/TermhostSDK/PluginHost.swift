@@ -1,0 +1,173 @@
+import CTermhost
+
+/// The host as a Swift plugin sees it: typed wrappers over the service vtables in
+/// `SDK/include/termhost/services/`. Every call names the C function it wraps.
+public struct PluginHost: @unchecked Sendable {
+    public let raw: UnsafePointer<termhost_host_t>
+
+    public init(_ raw: UnsafePointer<termhost_host_t>) { self.raw = raw }
+
+    /// The raw vtable for a service ID, or nil. The C function is `termhost_host_t.get_service`.
+    public func service(_ id: String) -> UnsafeRawPointer? { raw.pointee.get_service(raw, id) }
+
+    func typed<T>(_ id: String, _ type: T.Type) -> UnsafePointer<T>? {
+        service(id)?.assumingMemoryBound(to: T.self)
+    }
+
+    public enum LogLevel { case debug, info, warning, error }
+
+    /// `termhost_host_log_t.log`. Never pass secrets.
+    public func log(_ level: LogLevel, _ message: String) {
+        guard let log = typed(TERMHOST_SERVICE_LOG, termhost_host_log_t.self) else { return }
+        let raw: termhost_log_level_t = switch level {
+        case .debug: TERMHOST_LOG_DEBUG
+        case .info: TERMHOST_LOG_INFO
+        case .warning: TERMHOST_LOG_WARNING
+        case .error: TERMHOST_LOG_ERROR
+        }
+        log.pointee.log(self.raw, raw, message)
+    }
+
+    /// `termhost_host_config_t.get_setting`: the effective value as JSON text, or nil if unset.
+    public func setting(feature: String, key: String) throws(PluginError) -> String? {
+        guard let config = typed(TERMHOST_SERVICE_CONFIG, termhost_host_config_t.self) else { return nil }
+        var size = 256
+        while true {
+            var buf = [CChar](repeating: 0, count: size)
+            var needed = 0
+            var err = termhostEmptyError()
+            let rc = config.pointee.get_setting(raw, feature, key, &buf, size, &needed, &err)
+            switch Int(rc) {
+            case TERMHOST_OK: return stringFromBuffer(buf)
+            case TERMHOST_ERR_NOT_FOUND: return nil
+            case TERMHOST_ERR_TOO_LARGE where needed > size: size = needed
+            default: throw PluginError(termhostErrorMessage(err), code: rc)
+            }
+        }
+    }
+
+    public var store: Store? { typed(TERMHOST_SERVICE_STORE, termhost_host_store_t.self).map { Store(host: raw, vtable: $0) } }
+    public var secrets: Secrets? { typed(TERMHOST_SERVICE_SECRETS, termhost_host_secrets_t.self).map { Secrets(host: raw, vtable: $0) } }
+    public var interact: Interact? { typed(TERMHOST_SERVICE_INTERACT, termhost_host_interact_t.self).map { Interact(host: raw, vtable: $0) } }
+    public var events: Events? { typed(TERMHOST_SERVICE_EVENTS, termhost_host_events_t.self).map { Events(host: raw, vtable: $0) } }
+}
+
+/// Calls a C function that reports through a `termhost_error_t`, throwing its message.
+@discardableResult
+func check(_ body: (UnsafeMutablePointer<termhost_error_t>) -> termhost_status) throws(PluginError) -> termhost_status {
+    var err = termhostEmptyError()
+    let rc = body(&err)
+    guard rc == Int32(TERMHOST_OK) else { throw PluginError(termhostErrorMessage(err), code: rc) }
+    return rc
+}
+
+/// Collects bytes handed to a `termhost_value_sink`.
+final class ByteSink {
+    var bytes: [UInt8]? = nil
+    static let sink: termhost_value_sink = { user, data, size in
+        let box = Unmanaged<ByteSink>.fromOpaque(user!).takeUnretainedValue()
+        box.bytes = data.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+    }
+}
+
+/// `termhost_host_store_t`: namespaced collections in the host's SQLite store.
+public struct Store: @unchecked Sendable {
+    let host: UnsafePointer<termhost_host_t>
+    let vtable: UnsafePointer<termhost_host_store_t>
+
+    public func put(_ collection: String, _ key: String, _ value: [UInt8]) throws(PluginError) {
+        try check { err in value.withUnsafeBytes { vtable.pointee.put(host, collection, key, $0.baseAddress, $0.count, err) } }
+    }
+
+    public func put(_ collection: String, _ key: String, _ value: String) throws(PluginError) {
+        try put(collection, key, Array(value.utf8))
+    }
+
+    /// nil when the key is absent.
+    public func get(_ collection: String, _ key: String) throws(PluginError) -> [UInt8]? {
+        let sink = ByteSink()
+        var err = termhostEmptyError()
+        let rc = vtable.pointee.get(host, collection, key, ByteSink.sink, Unmanaged.passUnretained(sink).toOpaque(), &err)
+        if rc == Int32(TERMHOST_ERR_NOT_FOUND) { return nil }
+        guard rc == Int32(TERMHOST_OK) else { throw PluginError(termhostErrorMessage(err), code: rc) }
+        return sink.bytes
+    }
+
+    public func getString(_ collection: String, _ key: String) throws(PluginError) -> String? {
+        try get(collection, key).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    public func remove(_ collection: String, _ key: String) throws(PluginError) {
+        try check { vtable.pointee.remove(host, collection, key, $0) }
+    }
+
+    /// Every (key, value) in the collection whose key starts with prefix, in key order.
+    public func list(_ collection: String, prefix: String = "") throws(PluginError) -> [(key: String, value: [UInt8])] {
+        final class Box { var items: [(key: String, value: [UInt8])] = [] }
+        let box = Box()
+        try check { err in
+            vtable.pointee.list(host, collection, prefix, { user, key, value, size in
+                let b = Unmanaged<Box>.fromOpaque(user!).takeUnretainedValue()
+                b.items.append((String(cString: key!), value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []))
+                return 0
+            }, Unmanaged.passUnretained(box).toOpaque(), err)
+        }
+        return box.items
+    }
+}
+
+/// `termhost_host_secrets_t`: secrets kept apart from the store.
+public struct Secrets: @unchecked Sendable {
+    let host: UnsafePointer<termhost_host_t>
+    let vtable: UnsafePointer<termhost_host_secrets_t>
+
+    /// Saves the secret and returns its ID (store the ID, never the value).
+    public func put(_ value: [UInt8]) throws(PluginError) -> String {
+        var id = [CChar](repeating: 0, count: Int(TERMHOST_SECRET_ID_SIZE))
+        try check { err in value.withUnsafeBytes { vtable.pointee.put(host, $0.baseAddress, $0.count, &id, err) } }
+        return stringFromBuffer(id)
+    }
+
+    public func get(_ id: String) throws(PluginError) -> [UInt8]? {
+        let sink = ByteSink()
+        var err = termhostEmptyError()
+        let rc = vtable.pointee.get(host, id, ByteSink.sink, Unmanaged.passUnretained(sink).toOpaque(), &err)
+        if rc == Int32(TERMHOST_ERR_NOT_FOUND) { return nil }
+        guard rc == Int32(TERMHOST_OK) else { throw PluginError(termhostErrorMessage(err), code: rc) }
+        return sink.bytes
+    }
+
+    public func remove(_ id: String) throws(PluginError) {
+        try check { vtable.pointee.remove(host, id, $0) }
+    }
+}
+
+/// `termhost_host_interact_t`: prompts through the scene's terminal; fails closed without one.
+public struct Interact: @unchecked Sendable {
+    let host: UnsafePointer<termhost_host_t>
+    let vtable: UnsafePointer<termhost_host_interact_t>
+
+    public func prompt(_ text: String, scene: UInt64, echo: Bool = true) throws(PluginError) -> String {
+        var buf = [CChar](repeating: 0, count: 4096)
+        try check { vtable.pointee.prompt_text(host, scene, text, echo ? 1 : 0, &buf, buf.count, $0) }
+        return stringFromBuffer(buf)
+    }
+
+    public func confirm(_ question: String, scene: UInt64) throws(PluginError) -> Bool {
+        var answer: Int32 = 0
+        try check { vtable.pointee.confirm(host, scene, question, &answer, $0) }
+        return answer != 0
+    }
+
+    public func notify(_ message: String, scene: UInt64) { vtable.pointee.notify(host, scene, message) }
+}
+
+/// `termhost_host_events_t`: publish JSON payloads; subscriptions are delivered synchronously.
+public struct Events: @unchecked Sendable {
+    let host: UnsafePointer<termhost_host_t>
+    let vtable: UnsafePointer<termhost_host_events_t>
+
+    public func publish(_ topic: String, json: String? = nil) throws(PluginError) {
+        try check { vtable.pointee.publish(host, topic, json, $0) }
+    }
+}

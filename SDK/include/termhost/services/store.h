@@ -1,0 +1,70 @@
+/* termhost/services/store.h: the host's SQLite-backed store.
+ *
+ * Values live in collections inside the calling plugin's namespace, so two plugins never see
+ * each other's keys. Every put and delete appends a row to the change journal (sequence,
+ * namespace, collection, key, operation); deletes are kept there as tombstones so that a sync
+ * feature can replicate them. Values are opaque bytes (JSON recommended). Never put a secret
+ * here: use the secrets service and store its ID. */
+#ifndef TERMHOST_SERVICE_STORE_H
+#define TERMHOST_SERVICE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../error.h"
+#include "../host.h"
+
+#define TERMHOST_SERVICE_STORE "termhost.store/1"
+
+/* Receives a value. data: owned by the host, valid only during the call. */
+typedef void (*termhost_value_sink)(void *user, const void *data, size_t size);
+
+/* Receives one entry of a listing. key and value are borrowed for the call.
+ * Return 0 to continue, non-zero to stop early. */
+typedef int32_t (*termhost_entry_visitor)(void *user, const char *key, const void *value,
+                                          size_t size);
+
+/* Receives one journal row. namespace_, collection, key: borrowed for the call.
+ * operation: "put" or "delete". Return 0 to continue, non-zero to stop. */
+typedef int32_t (*termhost_journal_visitor)(void *user, int64_t sequence, const char *namespace_,
+                                            const char *collection, const char *key,
+                                            const char *operation);
+
+/* The work of one transaction; return TERMHOST_OK to commit, anything else rolls back. */
+typedef termhost_status (*termhost_transaction_body)(void *user, termhost_error_t *err);
+
+typedef struct termhost_host_store {   /* implemented by the host */
+   uint32_t struct_size;
+
+   /* Stores value under (collection, key), replacing any previous value.
+    * collection, key: UTF-8, borrowed. value: size bytes, copied. [any-thread] */
+   termhost_status (*put)(const termhost_host_t *host, const char *collection, const char *key,
+                          const void *value, size_t size, termhost_error_t *err);
+
+   /* Calls sink once with the value. TERMHOST_ERR_NOT_FOUND when absent. [any-thread] */
+   termhost_status (*get)(const termhost_host_t *host, const char *collection, const char *key,
+                          termhost_value_sink sink, void *user, termhost_error_t *err);
+
+   /* Removes the key and journals a tombstone. TERMHOST_ERR_NOT_FOUND when absent. [any-thread] */
+   termhost_status (*remove)(const termhost_host_t *host, const char *collection,
+                             const char *key, termhost_error_t *err);
+
+   /* Visits the collection's entries whose key starts with prefix (NULL or "" for all), in
+    * key order. [any-thread] */
+   termhost_status (*list)(const termhost_host_t *host, const char *collection,
+                           const char *prefix, termhost_entry_visitor visitor, void *user,
+                           termhost_error_t *err);
+
+   /* Runs body inside one SQLite transaction. Store calls that body makes on the same thread
+    * join the transaction; other threads wait until it ends. Nested calls join the outer one.
+    * [any-thread] */
+   termhost_status (*transaction)(const termhost_host_t *host, termhost_transaction_body body,
+                                  void *user, termhost_error_t *err);
+
+   /* Visits journal rows with sequence > after, across all namespaces, oldest first.
+    * Meant for sync features. [any-thread] */
+   termhost_status (*journal_since)(const termhost_host_t *host, int64_t after,
+                                    termhost_journal_visitor visitor, void *user,
+                                    termhost_error_t *err);
+} termhost_host_store_t;
+
+#endif
