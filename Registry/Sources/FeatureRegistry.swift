@@ -23,8 +23,11 @@ public struct FeatureRegistry: Sendable {
     public var ids: Set<FeatureID> { Set(registrations.keys) }
 
     /// Applies the policy, checks dependencies and services, and orders what remains.
-    /// hostServices: the service IDs the host itself offers ("termhost.log/1", ...).
-    public func resolve(_ policy: EffectivePolicy, hostServices: Set<String>) -> Resolution {
+    /// hostServices: the service IDs the host itself offers ("termhost.log/1", ...);
+    /// brokenServices: host services that failed to start, with the reason (a store that
+    /// cannot open), so that dependents say why they are unavailable.
+    public func resolve(_ policy: EffectivePolicy, hostServices: Set<String>,
+                        brokenServices: [String: String] = [:]) -> Resolution {
         var state: [FeatureID: FeatureState] = [:]
         for id in registrations.keys {
             state[id] = policy.disabledReason(id).map { .disabled($0) } ?? .enabled
@@ -52,7 +55,11 @@ public struct FeatureRegistry: Sendable {
                 .flatMap(\.descriptor.providesServices))
             for id in registrations.keys.sorted() where state[id] == .enabled {
                 for service in registrations[id]!.descriptor.requiresServices where !offered.contains(service) {
-                    drop(id, .missingService(id, service: service))
+                    if let reason = brokenServices[service] {
+                        drop(id, .serviceUnavailable(id, service: service, reason: reason))
+                    } else {
+                        drop(id, .missingService(id, service: service))
+                    }
                 }
             }
             if changed { continue }
@@ -89,7 +96,7 @@ public struct FeatureRegistry: Sendable {
             case nil:
                 fatal.append(.requiredFeatureNotAvailable(id, source: policy.policy.source,
                                                           reason: "no installed plugin provides it"))
-            case .disabled(let why)?, .unavailable(RegistryError.invalidID(let why))?:
+            case .disabled(let why)?:
                 fatal.append(.requiredFeatureNotAvailable(id, source: policy.policy.source, reason: why))
             case .unavailable(let error)?:
                 fatal.append(.requiredFeatureNotAvailable(id, source: policy.policy.source, reason: error.description))

@@ -9,6 +9,7 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
     case disabledDependency(FeatureID, needs: FeatureID)
     case unavailableDependency(FeatureID, needs: FeatureID)
     case missingService(FeatureID, service: String)
+    case serviceUnavailable(FeatureID, service: String, reason: String)
     case unknownFeatureInPolicy(FeatureID, source: String)
     case requiredFeatureNotAvailable(FeatureID, source: String, reason: String)
     case userCannotEnable(FeatureID, source: String)
@@ -35,6 +36,8 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
             "feature '\(id)' requires feature '\(needs)', which is not available"
         case .missingService(let id, let service):
             "feature '\(id)' requires service '\(service)', which no enabled feature provides"
+        case .serviceUnavailable(let id, let service, let reason):
+            "feature '\(id)' requires service '\(service)', which is unavailable: \(reason)"
         case .unknownFeatureInPolicy(let id, let source):
             "\(source) names feature '\(id)', which no installed plugin provides"
         case .requiredFeatureNotAvailable(let id, let source, let reason):

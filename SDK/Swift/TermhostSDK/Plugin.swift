@@ -153,18 +153,18 @@ enum FeatureBridge {
             struct_size: UInt32(MemoryLayout<termhost_feature_t>.size),
             feature_data: Unmanaged.passRetained(Box(instance)).toOpaque(),
             activate: { f, _, err in
-                do { try feature(f).activate(); return Int32(TERMHOST_OK) } catch {
+                do { try FeatureBridge.feature(f).activate(); return Int32(TERMHOST_OK) } catch {
                     let code = (error as? PluginError)?.code ?? Int32(TERMHOST_ERR_INTERNAL)
                     termhostWriteError(err, code, "\(error)")
                     return code
                 }
             },
-            scene_attached: { f, info in feature(f).sceneAttached(SceneInfo(info)) },
-            scene_detached: { f, info in feature(f).sceneDetached(SceneInfo(info)) },
-            background: { f in feature(f).background() },
-            foreground: { f in feature(f).foreground() },
-            expire: { f in feature(f).expire() },
-            shutdown: { f in feature(f).shutdown() },
+            scene_attached: { f, info in FeatureBridge.feature(f).sceneAttached(SceneInfo(info)) },
+            scene_detached: { f, info in FeatureBridge.feature(f).sceneDetached(SceneInfo(info)) },
+            background: { f in FeatureBridge.feature(f).background() },
+            foreground: { f in FeatureBridge.feature(f).foreground() },
+            expire: { f in FeatureBridge.feature(f).expire() },
+            shutdown: { f in FeatureBridge.feature(f).shutdown() },
             destroy: { f in
                 guard let f else { return }
                 Unmanaged<Box>.fromOpaque(f.pointee.feature_data).release()
@@ -172,12 +172,12 @@ enum FeatureBridge {
             },
             get_service: { f, id in
                 guard let id else { return nil }
-                return feature(f).service(String(cString: id))
+                return FeatureBridge.feature(f).service(String(cString: id))
             },
             run_command: { f, inv in
                 guard let inv = inv?.pointee else { return 2 }
                 let args = (0..<Int(inv.argc)).map { String(cString: inv.argv[$0]!) }
-                return feature(f).run(CommandInvocation(
+                return FeatureBridge.feature(f).run(CommandInvocation(
                     command: String(cString: inv.command), arguments: args, scene: inv.scene,
                     stdoutFD: inv.stdout_fd, stderrFD: inv.stderr_fd, jsonOutput: inv.json_output != 0))
             }))

@@ -1,0 +1,99 @@
+import Foundation
+import TermhostLoader
+import TermhostRegistry
+import TermhostRuntime
+import TermhostServices
+
+/// `termhost doctor`: what was examined, what loads and what does not and why, load times,
+/// quarantines, the policy in force, and the state of the store. Plugin code runs only in the
+/// probe's child process, never in this one. Exit status 1 when it found problems.
+enum DoctorCommand {
+    struct Report: Encodable {
+        var searchPath: [[String: String]]
+        var pluginSets: [String]
+        var plugins: [PluginView]
+        var features: [FeatureView]
+        var policy: [String: String]
+        var problems: [String]
+        var store: [String: String]
+    }
+
+    static func run(_ g: GlobalOptions) -> Int32 {
+        let options = g.runtimeOptions()
+        let store = storeStatus(options.paths)
+        var inspection = Inspection.run(options, probe: true, brokenServices: store.problem.map { ["termhost.store/1": $0] } ?? [:])
+        inspection.closeDescriptors()
+        var problems = inspection.catalog.problems + inspection.policyErrors.map(\.description)
+            + inspection.duplicates.map(\.description) + inspection.resolution.problems.map(\.description)
+            + inspection.resolution.fatal.map(\.description)
+        if let p = store.problem { problems.append(p) }
+        let plugins = inspection.records.map(PluginView.init)
+        problems += plugins.filter { $0.status == "quarantined" || $0.status == "rejected" }.map { "\($0.label): \($0.reason!)" }
+        let p = inspection.policy
+        let policy: [String: String] = [
+            "operatorPolicy": FileManager.default.fileExists(atPath: options.paths.operatorPolicy) ? options.paths.operatorPolicy : "\(options.paths.operatorPolicy) (absent: built-in defaults)",
+            "userConfig": FileManager.default.fileExists(atPath: options.paths.userConfig) ? options.paths.userConfig : "\(options.paths.userConfig) (absent)",
+            "default": p.policy.default.rawValue,
+            "disabled": (p.policy.disable.map(\.rawValue) + p.user.disable.map { "\($0.rawValue) (by user)" }).joined(separator: ", "),
+            "required": p.policy.require.map(\.rawValue).joined(separator: ", "),
+            "safeMode": g.safeMode ? "on: only plugins of an installed plugin set load" : "off",
+        ]
+        let report = Report(
+            searchPath: inspection.catalog.searched.map { ["directory": $0.entry.directory, "origin": $0.entry.origin.rawValue, "found": $0.note] },
+            pluginSets: inspection.catalog.pluginSets.map { "\($0.set.name) \($0.set.version) (\($0.path), \($0.set.plugins.count) plugins)" },
+            plugins: plugins, features: FeatureView.all(inspection.resolution), policy: policy, problems: problems,
+            store: ["path": options.paths.store, "status": store.problem ?? "ok (schema version \(store.version))",
+                    "secrets": options.paths.secrets, "log": options.paths.log ?? "-"])
+        if g.json { Output.json(report); return problems.isEmpty ? ExitCode.success : ExitCode.failure }
+
+        Output.out("Termhost \(TermhostVersion.string) doctor")
+        Output.out("\nSearch path (first match wins):")
+        Output.table(report.searchPath.map { [$0["origin"]!, $0["directory"]!, $0["found"]!] })
+        Output.out("\nPlugin sets: " + (report.pluginSets.isEmpty ? "none installed" : ""))
+        for s in report.pluginSets { Output.out("  \(s)") }
+        Output.out("\nPlugins:")
+        if plugins.isEmpty { Output.out("  none found") }
+        Output.table(plugins.map { v in
+            [v.status == "ok" ? "✓" : "✗", v.label, v.status, "probe \(v.probe ?? "-")", "load \(Output.ms(v.loadMs))", "init \(Output.ms(v.initMs))"]
+        })
+        for v in plugins where v.reason != nil { Output.out("  \(v.label): \(v.reason!)") }
+        Output.out("\nFeatures (start order):")
+        Output.table(report.features.map { f in
+            [f.position.map(String.init) ?? "-", f.id, f.state, f.reason ?? ""]
+        })
+        Output.out("\nPolicy in force:")
+        Output.table(policy.keys.sorted().map { [$0, policy[$0]!.isEmpty ? "(none)" : policy[$0]!] })
+        Output.out("\nStore:")
+        Output.table(report.store.keys.sorted().map { [$0, report.store[$0]!] })
+        Output.out(problems.isEmpty ? "\nNo problems found." : "\n\(problems.count) problem(s):")
+        for p in problems { Output.out("  - \(p)") }
+        return problems.isEmpty ? ExitCode.success : ExitCode.failure
+    }
+
+    /// Opens the store read-write (as a start would) to report whether it is usable.
+    static func storeStatus(_ paths: HostPaths) -> (problem: String?, version: Int) {
+        do {
+            let store = try SQLiteStore(path: paths.store)
+            return (nil, store.schemaVersion)
+        } catch {
+            return (error.message, 0)
+        }
+    }
+}
+
+/// `termhost features`: every feature in start order with its state and the reason.
+enum FeaturesCommand {
+    static func run(_ g: GlobalOptions) -> Int32 {
+        var inspection = Inspection.run(g.runtimeOptions(), probe: true)
+        inspection.closeDescriptors()
+        let views = FeatureView.all(inspection.resolution)
+        if g.json { Output.json(views); return ExitCode.success }
+        if views.isEmpty { Output.out("No features: no plugins found (see 'termhost doctor')."); return ExitCode.success }
+        Output.table([["#", "FEATURE", "VERSION", "SCOPE", "STATE", "COMMANDS"]] + views.map { f in
+            [f.position.map(String.init) ?? "-", f.id, f.version, f.scope, f.state, f.commands.joined(separator: ",")]
+        }, indent: "")
+        for f in views where f.reason != nil { Output.out("\(f.id): \(f.reason!)") }
+        for p in inspection.duplicates + inspection.resolution.problems { Output.out("warning: \(p)") }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,360 @@
+import Foundation
+import TermhostRegistry
+
+/// Drives feature instances through NOTES §5: process, scene and workspace scopes; active,
+/// background, expired and terminating phases; publish-before-connect; bounded, idempotent
+/// shutdown in reverse order.
+///
+/// Threading: public methods may be called from any thread; state is guarded by one recursive
+/// lock, and feature callbacks run while it is held, so they never run concurrently with each
+/// other. Shutdown is the exception: its callbacks run on a dedicated thread that the caller
+/// waits for at most `shutdownBound` seconds, so a hung plugin cannot keep the process alive.
+public final class LifecycleManager: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// Seconds shutdown may take before it is abandoned (NOTES §8: 3 s).
+        public var shutdownBound: Double = 3
+        /// Seconds in background before live work expires; nil disables the timer.
+        public var backgroundGrace: Double? = 30
+        public init(shutdownBound: Double = 3, backgroundGrace: Double? = 30) {
+            self.shutdownBound = shutdownBound
+            self.backgroundGrace = backgroundGrace
+        }
+    }
+
+    struct Live: @unchecked Sendable {
+        let id: FeatureID
+        let instance: any FeatureInstance
+    }
+
+    struct Scene {
+        var phase: Phase = .active
+        var hasTerminal: Bool
+        var instances: [Live] = []
+        var workspaces: [UInt64] = []
+    }
+
+    struct Workspace {
+        let scene: UInt64
+        let index: Int
+        var instances: [Live] = []
+        /// Set by expiry: live work was retired and should resume on foreground.
+        var resumeOnForeground = false
+    }
+
+    public let options: Options
+    private let features: [ResolvedFeature]
+    private let onEvent: @Sendable (LifecycleEvent) -> Void
+    private let lock = NSRecursiveLock()
+
+    private var processInstances: [Live] = []
+    private var scenes: [UInt64: Scene] = [:]
+    private var sceneOrder: [UInt64] = []
+    private var workspaces: [UInt64: Workspace] = [:]
+    private var nextID: UInt64 = 1
+    private var aggregate: Phase = .active
+    private var backgroundGeneration = 0
+    private var started = false
+    /// Features that failed to create or activate, with the reason; dependents are skipped.
+    public private(set) var failures: [FeatureID: String] = [:]
+
+    private var shutdownState: ShutdownState?
+
+    public init(features: [ResolvedFeature], options: Options = Options(),
+                onEvent: @escaping @Sendable (LifecycleEvent) -> Void = { _ in }) {
+        self.features = features.filter { $0.state == .enabled }
+        self.options = options
+        self.onEvent = onEvent
+    }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    // MARK: - Queries
+
+    public var phase: Phase { locked { shutdownState != nil ? .terminating : aggregate } }
+    public func scenePhase(_ scene: UInt64) -> Phase? { locked { scenes[scene]?.phase } }
+    public var sceneIDs: [UInt64] { locked { sceneOrder } }
+    public func workspaceIDs(in scene: UInt64) -> [UInt64] { locked { scenes[scene]?.workspaces ?? [] } }
+    public func workspaceIndex(_ workspace: UInt64) -> Int? { locked { workspaces[workspace]?.index } }
+    public func wantsResume(_ workspace: UInt64) -> Bool { locked { workspaces[workspace]?.resumeOnForeground ?? false } }
+
+    /// The live instance of a feature in a scope (process: scene 0), for command dispatch.
+    public func instance(_ id: FeatureID, scene: UInt64 = 0, workspace: UInt64 = 0) -> (any FeatureInstance)? {
+        locked {
+            if workspace != 0 { return workspaces[workspace]?.instances.first { $0.id == id }?.instance }
+            if scene != 0, let s = scenes[scene]?.instances.first(where: { $0.id == id }) { return s.instance }
+            return processInstances.first { $0.id == id }?.instance
+        }
+    }
+
+    // MARK: - Start
+
+    /// Creates and activates the process-scope features in order. A failure is recorded and
+    /// the host carries on; features that require a failed one are skipped with a reason.
+    public func start() {
+        locked {
+            guard !started else { return }
+            started = true
+            processInstances = instantiate(.process, ScopeContext.process)
+        }
+    }
+
+    private func instantiate(_ scope: FeatureScope, _ context: ScopeContext) -> [Live] {
+        var live: [Live] = []
+        for f in features where f.descriptor.scope == scope {
+            let d = f.descriptor
+            if let failed = d.requiresFeatures.first(where: { failures[$0] != nil }) {
+                failures[d.id] = "requires feature '\(failed)', which failed to start"
+                continue
+            }
+            guard let factory = f.registration.factory else {
+                failures[d.id] = "no factory (known from its manifest only)"
+                continue
+            }
+            do {
+                let instance = try factory.makeInstance(of: d, in: context)
+                do {
+                    try instance.activate(context)
+                } catch {
+                    instance.destroy()
+                    throw error
+                }
+                live.append(Live(id: d.id, instance: instance))
+            } catch {
+                let reason = (error as? FeatureFailure)?.message ?? "\(error)"
+                failures[d.id] = reason
+                onEvent(.featureFailed(d.id.rawValue, reason))
+            }
+        }
+        return live
+    }
+
+    // MARK: - Scenes
+
+    /// Tracks a new front end and creates its scene-scope instances. Returns the scene ID.
+    @discardableResult
+    public func attachScene(hasTerminal: Bool) -> UInt64 {
+        let id: UInt64 = locked {
+            let id = nextID
+            nextID += 1
+            let context = ScopeContext(scene: id, hasTerminal: hasTerminal)
+            scenes[id] = Scene(hasTerminal: hasTerminal)
+            sceneOrder.append(id)
+            scenes[id]!.instances = instantiate(.scene, context)
+            for live in processInstances { live.instance.sceneAttached(context) }
+            recomputeAggregate()
+            return id
+        }
+        onEvent(.sceneAttached(id))
+        return id
+    }
+
+    /// Stops tracking a scene: its workspaces close, its instances shut down, process features
+    /// hear scene_detached. (SIGHUP does this for the CLI's scene.)
+    public func detachScene(_ scene: UInt64) {
+        let detached: Bool = locked {
+            guard var s = scenes[scene] else { return false }
+            for w in s.workspaces.reversed() { closeWorkspaceLocked(w) }
+            s.workspaces = []
+            retire(s.instances)
+            let context = ScopeContext(scene: scene, hasTerminal: s.hasTerminal)
+            for live in processInstances { live.instance.sceneDetached(context) }
+            scenes[scene] = nil
+            sceneOrder.removeAll { $0 == scene }
+            recomputeAggregate()
+            return true
+        }
+        if detached { onEvent(.sceneDetached(scene)) }
+    }
+
+    /// Reports a scene's phase (.active or .background); SIGTSTP/SIGCONT for the CLI.
+    public func setScenePhase(_ scene: UInt64, _ phase: Phase) {
+        precondition(phase == .active || phase == .background, "a scene is either active or in background")
+        locked {
+            guard scenes[scene] != nil else { return }
+            scenes[scene]!.phase = phase
+            recomputeAggregate()
+        }
+    }
+
+    private var allInstances: [Live] {
+        processInstances + sceneOrder.flatMap { scenes[$0]!.instances }
+            + sceneOrder.flatMap { scenes[$0]!.workspaces }.flatMap { workspaces[$0]!.instances }
+    }
+
+    private func recomputeAggregate() {
+        guard shutdownState == nil else { return }
+        let allBackground = !scenes.isEmpty && scenes.values.allSatisfy { $0.phase == .background }
+        switch (aggregate, allBackground) {
+        case (.active, true):
+            aggregate = .background
+            backgroundGeneration += 1
+            for live in allInstances { live.instance.background() }
+            onEvent(.phaseChanged(.background))
+            scheduleExpiry(generation: backgroundGeneration)
+        case (.background, false), (.expired, false):
+            aggregate = .active
+            backgroundGeneration += 1
+            for live in allInstances { live.instance.foreground() }
+            for id in workspaces.keys { workspaces[id]!.resumeOnForeground = false }
+            onEvent(.phaseChanged(.active))
+        default:
+            break
+        }
+    }
+
+    private func scheduleExpiry(generation: Int) {
+        guard let grace = options.backgroundGrace else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [weak self] in
+            self?.expire(ifGeneration: generation)
+        }
+    }
+
+    /// Expires background work now (the grace timer calls this; tests may too). Only acts when
+    /// the process is in background. Live work is retired but its intent kept.
+    public func expire() { locked { expire(ifGeneration: backgroundGeneration) } }
+
+    private func expire(ifGeneration generation: Int) {
+        locked {
+            // A timer from an earlier background period must not expire this one.
+            guard aggregate == .background, generation == backgroundGeneration, shutdownState == nil else { return }
+            aggregate = .expired
+            for live in allInstances { live.instance.expire() }
+            for id in workspaces.keys { workspaces[id]!.resumeOnForeground = true }
+            onEvent(.phaseChanged(.expired))
+        }
+    }
+
+    // MARK: - Workspaces
+
+    /// Publishes a workspace in the scene (event first, so front ends show it before it
+    /// connects), then creates and activates its workspace-scope instances ("connect").
+    /// Returns nil for an unknown scene or during shutdown.
+    @discardableResult
+    public func openWorkspace(in scene: UInt64) -> UInt64? {
+        let published: (UInt64, Int)? = locked {
+            guard let s = scenes[scene], shutdownState == nil else { return nil }
+            let used = Set(s.workspaces.compactMap { workspaces[$0]?.index })
+            let index = (1...).first { !used.contains($0) }!
+            let id = nextID
+            nextID += 1
+            workspaces[id] = Workspace(scene: scene, index: index)
+            scenes[scene]!.workspaces.append(id)
+            return (id, index)
+        }
+        guard let (id, index) = published else { return nil }
+        onEvent(.workspacePublished(scene: scene, workspace: id, index: index))
+        locked {
+            guard workspaces[id] != nil, let s = scenes[scene] else { return }
+            workspaces[id]!.instances = instantiate(.workspace, ScopeContext(scene: scene, workspace: id, hasTerminal: s.hasTerminal))
+        }
+        return id
+    }
+
+    public func closeWorkspace(_ workspace: UInt64) {
+        let scene: UInt64? = locked {
+            let scene = workspaces[workspace]?.scene
+            closeWorkspaceLocked(workspace)
+            return scene
+        }
+        if let scene { onEvent(.workspaceClosed(scene: scene, workspace: workspace)) }
+    }
+
+    private func closeWorkspaceLocked(_ workspace: UInt64) {
+        guard let w = workspaces[workspace] else { return }
+        retire(w.instances)
+        workspaces[workspace] = nil
+        scenes[w.scene]?.workspaces.removeAll { $0 == workspace }
+    }
+
+    private func retire(_ instances: [Live]) {
+        for live in instances.reversed() {
+            live.instance.shutdown()
+            live.instance.destroy()
+        }
+    }
+
+    // MARK: - Shutdown
+
+    final class ShutdownState: @unchecked Sendable {
+        let done = DispatchSemaphore(value: 0)
+        let lock = NSLock()
+        var outcome: ShutdownOutcome?
+        var pending: [String] = []
+        var finishedCleanup = false
+    }
+
+    /// Shuts every instance down in reverse order (workspaces, scenes, then process features)
+    /// and destroys them, waiting at most `options.shutdownBound` seconds. Idempotent: later or
+    /// concurrent calls wait for and return the same outcome. The outcome is decided once,
+    /// by whichever comes first: the cleanup finishing or the bound expiring.
+    @discardableResult
+    public func shutdown() -> ShutdownOutcome {
+        let (state, isFirst): (ShutdownState, Bool) = locked {
+            if let s = shutdownState { return (s, false) }
+            let s = ShutdownState()
+            shutdownState = s
+            return (s, true)
+        }
+        if isFirst {
+            onEvent(.phaseChanged(.terminating))
+            let start = Date()
+            let order: [Live] = locked {
+                let ws = sceneOrder.reversed().flatMap { scenes[$0]!.workspaces.reversed() }
+                    .flatMap { workspaces[$0]!.instances.reversed() }
+                let sc = sceneOrder.reversed().flatMap { scenes[$0]!.instances.reversed() }
+                return ws + sc + processInstances.reversed()
+            }
+            state.pending = order.map(\.id.rawValue)
+            let thread = Thread {
+                for live in order {
+                    live.instance.shutdown()
+                    state.lock.lock()
+                    if let i = state.pending.firstIndex(of: live.id.rawValue) { state.pending.remove(at: i) }
+                    let late = state.outcome != nil
+                    state.lock.unlock()
+                    if late { return }   // the bound won; leave the rest alone
+                }
+                state.lock.lock()
+                let late = state.outcome != nil
+                state.lock.unlock()
+                if !late { for live in order { live.instance.destroy() } }
+                state.lock.lock()
+                state.finishedCleanup = true
+                state.lock.unlock()
+                state.done.signal()
+            }
+            thread.name = "termhost-shutdown"
+            thread.start()
+            let timedOut = state.done.wait(timeout: .now() + options.shutdownBound) == .timedOut
+            state.lock.lock()
+            if state.outcome == nil {
+                state.outcome = ShutdownOutcome(boundExpired: timedOut && !state.finishedCleanup,
+                                                abandoned: timedOut && !state.finishedCleanup ? state.pending : [],
+                                                seconds: Date().timeIntervalSince(start))
+            }
+            let outcome = state.outcome!
+            state.lock.unlock()
+            locked {
+                processInstances = []
+                scenes = [:]
+                sceneOrder = []
+                workspaces = [:]
+            }
+            // Let waiting callers through.
+            state.done.signal()
+            return outcome
+        }
+        // A second caller: wait for the first to decide, then return the same outcome.
+        while true {
+            state.lock.lock()
+            if let o = state.outcome { state.lock.unlock(); return o }
+            state.lock.unlock()
+            state.done.wait()
+            state.done.signal()
+        }
+    }
+}

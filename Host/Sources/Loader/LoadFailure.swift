@@ -1,0 +1,89 @@
+import TermhostRegistry
+
+/// Why a plugin was not loaded. One case per stage, each carrying the evidence an operator
+/// needs; `description` is the sentence `termhost doctor` prints after the plugin's name.
+public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConvertible {
+    case unreadableDirectory(path: String, reason: String)
+    case badManifest(String)
+    case libraryMissing(path: String, reason: String)
+    case notLoadable(path: String, reason: String)
+    case architectureMismatch(library: String, plugin: String, host: String)
+    case abiMismatch(plugin: String, host: String)
+    case toolchainMismatch(plugin: String, host: String)
+    case hashMismatch(library: String, expected: String, actual: String, pinnedBy: String)
+    case versionMismatch(expected: String, actual: String, pinnedBy: String)
+    case shadowed(by: String)
+    case notInPluginSet
+    case cannotOpen(path: String, reason: String)
+    case noEntryPoint(symbol: String, path: String)
+    case entryMismatch(field: String, manifest: String, library: String)
+    case crashedInProbe(signal: Int32, stage: String)
+    case probeTimedOut(seconds: Double, stage: String)
+    case probeFailed(String)
+    case initFailed(String)
+    case disabledByRegistry(String)
+
+    public var description: String {
+        switch self {
+        case .unreadableDirectory(let path, let reason):
+            "cannot read plugin directory \(path): \(reason)"
+        case .badManifest(let detail):
+            detail
+        case .libraryMissing(let path, let reason):
+            "cannot open library \(path): \(reason)"
+        case .notLoadable(let path, let reason):
+            "\(path) is not a loadable plugin: \(reason)"
+        case .architectureMismatch(let library, let plugin, let host):
+            "\(library) is built for \(plugin) but this host runs on \(host)"
+        case .abiMismatch(let plugin, let host):
+            "built for Termhost ABI \(plugin) but this host implements ABI \(host); rebuild it against this host's SDK"
+        case .toolchainMismatch(let plugin, let host):
+            "built with a different Swift toolchain (\(plugin)) but this host runs \(host); Swift has no stable ABI on Linux, so rebuild it with the host's toolchain"
+        case .hashMismatch(let library, let expected, let actual, let pinnedBy):
+            "sha256 of \(library) is \(actual) but \(pinnedBy) expects \(expected); the file was changed or replaced"
+        case .versionMismatch(let expected, let actual, let pinnedBy):
+            "version \(actual) does not match version \(expected) pinned by \(pinnedBy)"
+        case .shadowed(let by):
+            "not loaded: a plugin with the same ID was found first in \(by)"
+        case .notInPluginSet:
+            "skipped in safe mode: not part of an installed plugin set"
+        case .cannotOpen(let path, let reason):
+            "unable to load shared library \(path): \(reason)"
+        case .noEntryPoint(let symbol, let path):
+            "no entry point \(symbol) in shared library \(path)"
+        case .entryMismatch(let field, let manifest, let library):
+            "the manifest says \(field) '\(manifest)' but the library says '\(library)'"
+        case .crashedInProbe(let signal, let stage):
+            "probe crashed with \(LoadFailure.signalName(signal)) in \(stage)"
+        case .probeTimedOut(let seconds, let stage):
+            "probe timed out after \(LoadFailure.format(seconds)) s in \(stage)"
+        case .probeFailed(let detail):
+            "probe failed: \(detail)"
+        case .initFailed(let message):
+            "error during initialization: \(message)"
+        case .disabledByRegistry(let reason):
+            reason
+        }
+    }
+
+    /// Failures found by running the plugin in the probe; the plugin is quarantined until its
+    /// library changes.
+    public var isQuarantine: Bool {
+        switch self {
+        case .crashedInProbe, .probeTimedOut, .probeFailed, .noEntryPoint, .cannotOpen, .entryMismatch, .initFailed:
+            true
+        default:
+            false
+        }
+    }
+
+    public static func signalName(_ signal: Int32) -> String {
+        let names: [Int32: String] = [4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
+                                      9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"]
+        return names[signal] ?? "signal \(signal)"
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)
+    }
+}

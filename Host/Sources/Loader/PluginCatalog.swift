@@ -1,0 +1,136 @@
+import Foundation
+import TermhostRegistry
+
+/// Design: discovery reads directories and manifests only; no plugin code runs and no library
+/// is opened here. Each directory examined becomes a `PluginRecord` whose `failure` says why it
+/// will not be loaded (unreadable, malformed manifest, shadowed by an earlier directory,
+/// outside the plugin set in safe mode). `termhost plugins list` and `doctor` print these
+/// records as they are.
+public struct PluginCatalog: Sendable {
+    public var records: [PluginRecord]
+    /// Plugin sets found in distribution and system directories, with their files.
+    public var pluginSets: [(path: String, set: PluginSet)]
+    /// Problems that belong to no single plugin: malformed plugin sets, unreadable search dirs.
+    public var problems: [String]
+    /// Every search directory with what was found there ("3 plugins", "does not exist").
+    public var searched: [(entry: PluginSearchPath.Entry, note: String)]
+
+    public var candidates: [PluginRecord] { records.filter { $0.failure == nil } }
+
+    public init(records: [PluginRecord], pluginSets: [(path: String, set: PluginSet)] = [], problems: [String] = [],
+                searched: [(entry: PluginSearchPath.Entry, note: String)] = []) {
+        self.records = records
+        self.pluginSets = pluginSets
+        self.problems = problems
+        self.searched = searched
+    }
+
+    public static func discover(_ path: PluginSearchPath, safeMode: Bool = false) -> PluginCatalog {
+        let fm = FileManager.default
+        var catalog = PluginCatalog(records: [], pluginSets: [], problems: [], searched: [])
+        for entry in path.entries {
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: entry.directory, isDirectory: &isDir), isDir.boolValue else {
+                catalog.searched.append((entry, "does not exist"))
+                continue
+            }
+            if entry.origin == .distribution || entry.origin == .system {
+                let setPath = entry.directory + "/plugin-set.json"
+                if fm.fileExists(atPath: setPath) {
+                    do { catalog.pluginSets.append((setPath, try PluginSet.load(from: setPath))) }
+                    catch { catalog.problems.append("plugin set ignored: \(error.description)") }
+                }
+            }
+            let children: [String]
+            do { children = try fm.contentsOfDirectory(atPath: entry.directory).sorted() } catch {
+                let reason = String(cString: strerror(access(entry.directory, R_OK | X_OK) == 0 ? EIO : errno))
+                catalog.records.append(PluginRecord(directory: entry.directory, origin: entry.origin,
+                                                    failure: .unreadableDirectory(path: entry.directory, reason: reason)))
+                catalog.searched.append((entry, "unreadable: \(reason)"))
+                continue
+            }
+            var found = 0
+            for name in children where !name.hasPrefix(".") {
+                let dir = entry.directory + "/" + name
+                guard fm.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else { continue }
+                found += 1
+                catalog.records.append(examine(dir, origin: entry.origin))
+            }
+            catalog.searched.append((entry, "\(found) plugin director\(found == 1 ? "y" : "ies")"))
+        }
+        catalog.applyShadowingAndSafeMode(safeMode)
+        return catalog
+    }
+
+    public static func examine(_ dir: String, origin: PluginSearchPath.Origin) -> PluginRecord {
+        var record = PluginRecord(directory: dir, origin: origin)
+        guard access(dir, R_OK | X_OK) == 0 else {
+            record.failure = .unreadableDirectory(path: dir, reason: String(cString: strerror(errno)))
+            return record
+        }
+        let manifestPath = dir + "/manifest.json"
+        guard FileManager.default.fileExists(atPath: manifestPath) else {
+            record.failure = .badManifest("\(dir): no manifest.json")
+            return record
+        }
+        do { record.manifest = try PluginManifest.load(from: manifestPath) } catch {
+            record.failure = .badManifest(error.description)
+        }
+        return record
+    }
+
+    mutating func applyShadowingAndSafeMode(_ safeMode: Bool) {
+        var firstByID: [String: String] = [:]
+        for i in records.indices {
+            guard records[i].failure == nil, let id = records[i].manifest?.id else { continue }
+            if let first = firstByID[id] {
+                records[i].failure = .shadowed(by: first)
+                continue
+            }
+            firstByID[id] = records[i].directory
+            if safeMode && pin(for: id) == nil {
+                records[i].failure = .notInPluginSet
+            }
+        }
+    }
+
+    /// The plugin set entry that pins this plugin ID, with the set's file, if any.
+    public func pin(for pluginID: String) -> (entry: PluginSet.Entry, path: String)? {
+        for (path, set) in pluginSets {
+            if let e = set.entry(for: pluginID) { return (e, path) }
+        }
+        return nil
+    }
+}
+
+/// One plugin directory and everything decided about it, from discovery to init.
+public struct PluginRecord: Sendable {
+    public var directory: String
+    public var origin: PluginSearchPath.Origin
+    public var manifest: PluginManifest?
+    public var failure: LoadFailure?
+    /// Filled by the preflight checks.
+    public var libraryPath: String?
+    public var size: Int64?
+    public var mtimeNanoseconds: Int64?
+    public var sha256: String?
+    /// "cached" when the probe cache was current, "probed" when the probe ran, nil if not reached.
+    public var probe: String?
+    public var probeMilliseconds: Double?
+    public var loadMilliseconds: Double?
+    public var initMilliseconds: Double?
+
+    public init(directory: String, origin: PluginSearchPath.Origin, manifest: PluginManifest? = nil,
+                failure: LoadFailure? = nil) {
+        self.directory = directory
+        self.origin = origin
+        self.manifest = manifest
+        self.failure = failure
+    }
+
+    /// "plugin org.example.hello (/path/to/dir)" for messages.
+    public var label: String {
+        if let id = manifest?.id { return "plugin '\(id)' (\(directory))" }
+        return "plugin directory \(directory)"
+    }
+}

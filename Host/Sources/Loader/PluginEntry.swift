@@ -1,0 +1,94 @@
+import CTermhost
+import Glibc
+import TermhostRegistry
+
+/// A plugin image loaded into this process, and its entry struct.
+///
+/// The image stays resident: it is opened with RTLD_NODELETE and never passed to dlclose,
+/// because unloading a Swift image leaves the runtime holding its conformance records and the
+/// next dynamic cast crashes (swiftlang/swift#75889). Reloading a plugin means a new process.
+public struct PluginEntry: @unchecked Sendable {
+    public let entry: UnsafePointer<termhost_plugin_entry_t>
+
+    /// dlopen(`/proc/self/fd/<fd>`) with RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE, then look up and
+    /// call the entry function. `displayPath` is used in messages.
+    public static func load(fd: Int32, displayPath: String) throws(LoadFailure) -> PluginEntry {
+        _ = dlerror()
+        guard let handle = dlopen("/proc/self/fd/\(fd)", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
+            throw .cannotOpen(path: displayPath, reason: reason.replacingOccurrences(of: "/proc/self/fd/\(fd)", with: displayPath))
+        }
+        guard let symbol = dlsym(handle, TERMHOST_ENTRY_SYMBOL) else {
+            throw .noEntryPoint(symbol: TERMHOST_ENTRY_SYMBOL, path: displayPath)
+        }
+        let function = unsafeBitCast(symbol, to: termhost_plugin_entry_fn.self)
+        guard let entry = function() else {
+            throw .probeFailed("\(TERMHOST_ENTRY_SYMBOL)() returned NULL")
+        }
+        return PluginEntry(entry: entry)
+    }
+
+    public var abi: termhost_version_t { entry.pointee.abi }
+    public var pluginID: String { entry.pointee.plugin_id.map { String(cString: $0) } ?? "" }
+    public var pluginVersion: String { entry.pointee.plugin_version.map { String(cString: $0) } ?? "" }
+
+    /// Calls init(host); a false return becomes `.initFailed` with the plugin's own message.
+    public func initialize(_ host: UnsafePointer<termhost_host_t>) throws(LoadFailure) {
+        guard let initFn = entry.pointee.`init` else { throw .probeFailed("the entry has no init()") }
+        var err = termhost_error_t()
+        if !initFn(host, &err) {
+            let message = CErrorRecord.message(err)
+            throw .initFailed(message.isEmpty ? "init() returned false without a message (code \(err.code))" : message)
+        }
+    }
+
+    public func deinitialize() { entry.pointee.deinit?() }
+
+    /// The plugin's feature factory, or nil if it registered none.
+    public var featureFactory: UnsafePointer<termhost_feature_factory_t>? {
+        entry.pointee.get_factory?(TERMHOST_FEATURE_FACTORY_ID)?.assumingMemoryBound(to: termhost_feature_factory_t.self)
+    }
+
+    /// Reads the factory's descriptors into registry values. Strings are copied.
+    public static func descriptors(of factory: UnsafePointer<termhost_feature_factory_t>,
+                                   source: String) throws(LoadFailure) -> [FeatureDescriptor] {
+        let count = factory.pointee.count?(factory) ?? 0
+        var out: [FeatureDescriptor] = []
+        for i in 0..<count {
+            guard let d = factory.pointee.get_descriptor?(factory, i)?.pointee else {
+                throw .probeFailed("feature factory returned no descriptor at index \(i)")
+            }
+            func str(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
+            func list(_ p: UnsafePointer<UnsafePointer<CChar>?>?) -> [String] {
+                guard var p else { return [] }
+                var items: [String] = []
+                while let s = p.pointee { items.append(String(cString: s)); p += 1 }
+                return items
+            }
+            func ids(_ p: UnsafePointer<UnsafePointer<CChar>?>?) throws(LoadFailure) -> [FeatureID] {
+                var result: [FeatureID] = []
+                for raw in list(p) {
+                    do { result.append(try FeatureID(raw)) } catch { throw .probeFailed(error.description) }
+                }
+                return result
+            }
+            var commands: [CommandDescriptor] = []
+            if var c = d.commands {
+                while let cmd = c.pointee {
+                    commands.append(CommandDescriptor(name: str(cmd.pointee.name) ?? "", summary: str(cmd.pointee.summary) ?? "",
+                                                      usage: str(cmd.pointee.usage)))
+                    c += 1
+                }
+            }
+            let id: FeatureID
+            do { id = try FeatureID(str(d.id) ?? "") } catch { throw .probeFailed(error.description) }
+            out.append(FeatureDescriptor(
+                id: id, version: str(d.version) ?? "", displayName: str(d.display_name), summary: str(d.description),
+                order: d.order, scope: FeatureScope(rawValue: Int32(d.scope.rawValue)) ?? .process,
+                after: try ids(d.after), before: try ids(d.before), requiresFeatures: try ids(d.requires_features),
+                requiresServices: list(d.requires_services), providesServices: list(d.provides_services),
+                commands: commands, source: source))
+        }
+        return out
+    }
+}

@@ -1,0 +1,123 @@
+import Glibc
+import TermhostRegistry
+import CTermhost
+
+/// Checks that run before any plugin code: the library is opened once, and every check reads
+/// that descriptor. The same descriptor is later handed to the probe and to dlopen
+/// (`/proc/self/fd/N`), so what was checked is what runs (no time-of-check/time-of-use gap).
+public enum Preflight {
+    /// What the host itself is: its ABI, architecture and Swift toolchain fingerprint.
+    public struct HostIdentity: Sendable {
+        public var abiMajor: UInt32 = UInt32(TERMHOST_ABI_MAJOR)
+        public var abiMinor: UInt32 = UInt32(TERMHOST_ABI_MINOR)
+        public var machine: UInt16
+        public var swiftFingerprint: String?
+
+        public init(abiMajor: UInt32 = UInt32(TERMHOST_ABI_MAJOR), abiMinor: UInt32 = UInt32(TERMHOST_ABI_MINOR),
+                    machine: UInt16, swiftFingerprint: String?) {
+            self.abiMajor = abiMajor
+            self.abiMinor = abiMinor
+            self.machine = machine
+            self.swiftFingerprint = swiftFingerprint
+        }
+
+        public static let current: HostIdentity = {
+            let me = ELFFile.ofCurrentExecutable()
+            return HostIdentity(machine: me?.machine ?? 62, swiftFingerprint: me?.swiftToolchainFingerprint)
+        }()
+    }
+
+    /// Opens and checks the record's library. On success the record gains path, size, mtime
+    /// and hash, and the open descriptor is returned (the caller closes it). On failure the
+    /// record's `failure` is set and nil is returned.
+    public static func check(_ record: inout PluginRecord, catalog: PluginCatalog,
+                             host: HostIdentity = .current) -> Int32? {
+        guard record.failure == nil, let manifest = record.manifest else { return nil }
+        let path = record.directory + "/" + manifest.library
+        record.libraryPath = path
+        if let failure = abiFailure(manifest, host) {
+            record.failure = failure
+            return nil
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            record.failure = .libraryMissing(path: path, reason: String(cString: strerror(errno)))
+            return nil
+        }
+        if let failure = checkOpened(fd, path: path, manifest: manifest, record: &record, catalog: catalog, host: host) {
+            record.failure = failure
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    static func abiFailure(_ manifest: PluginManifest, _ host: HostIdentity) -> LoadFailure? {
+        guard let abi = manifest.abiVersion else { return .badManifest("abi '\(manifest.abi)' is malformed") }
+        if abi.major != host.abiMajor || abi.minor > host.abiMinor {
+            return .abiMismatch(plugin: "\(abi.major).\(abi.minor)", host: "\(host.abiMajor).\(host.abiMinor)")
+        }
+        return nil
+    }
+
+    static func checkOpened(_ fd: Int32, path: String, manifest: PluginManifest, record: inout PluginRecord,
+                            catalog: PluginCatalog, host: HostIdentity) -> LoadFailure? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return .libraryMissing(path: path, reason: String(cString: strerror(errno))) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return .notLoadable(path: path, reason: "not a regular file") }
+        record.size = Int64(st.st_size)
+        record.mtimeNanoseconds = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+
+        let elf: ELFFile
+        do { elf = try ELFFile(fd: fd) } catch { return .notLoadable(path: path, reason: error.description) }
+        let hostArch = ELFFile.architectureName(host.machine)
+        if elf.machine != host.machine {
+            return .architectureMismatch(library: path, plugin: elf.architecture, host: hostArch)
+        }
+        if let declared = manifest.architecture, declared != hostArch {
+            return .architectureMismatch(library: "manifest of \(manifest.id)", plugin: declared, host: hostArch)
+        }
+        if elf.usesSwiftRuntime, let mine = host.swiftFingerprint {
+            let theirs = elf.swiftToolchainFingerprint
+            if theirs != mine {
+                return .toolchainMismatch(plugin: theirs.map(shortFingerprint) ?? "no toolchain record in .comment",
+                                          host: shortFingerprint(mine))
+            }
+        }
+
+        do { record.sha256 = try SHA256.hex(fd: fd) } catch {
+            return .libraryMissing(path: path, reason: error.description)
+        }
+        if let expected = manifest.sha256?.lowercased(), expected != record.sha256 {
+            return .hashMismatch(library: path, expected: expected, actual: record.sha256!,
+                                 pinnedBy: "its manifest \(record.directory)/manifest.json")
+        }
+        if let pin = catalog.pin(for: manifest.id) {
+            if pin.entry.version != manifest.version {
+                return .versionMismatch(expected: pin.entry.version, actual: manifest.version, pinnedBy: "plugin set \(pin.path)")
+            }
+            if pin.entry.sha256 != record.sha256 {
+                return .hashMismatch(library: path, expected: pin.entry.sha256, actual: record.sha256!,
+                                     pinnedBy: "plugin set \(pin.path)")
+            }
+        }
+        return nil
+    }
+
+    /// "clang version 21.0.0 (https://github.com/swiftlang/llvm-project.git 11673e6660b2...)"
+    /// -> "Swift toolchain with LLVM 21.0.0 (11673e6660b2)".
+    static func shortFingerprint(_ line: String) -> String {
+        let words = line.split(separator: " ")
+        let version = words.count > 2 ? String(words[2]) : "?"
+        let commit = words.last.map { String($0.trimmingCharacters(")")).prefix(12) } ?? "?"
+        return "Swift toolchain with LLVM \(version) (\(commit))"
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(_ c: Character) -> Substring {
+        var s = self
+        while s.last == c { s = s.dropLast() }
+        return s
+    }
+}

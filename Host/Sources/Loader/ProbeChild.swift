@@ -1,0 +1,64 @@
+import Foundation
+import CTermhost
+import TermhostRegistry
+
+/// The child side of the probe protocol (see `ProbeRunner`). Runs inside `termhost-probe`.
+public enum ProbeChild {
+    /// Loads the library on `fd`, runs entry, init (with `host`), the factory and deinit, and
+    /// prints stages and the report. Returns the process exit status.
+    public static func run(fd: Int32, manifestPath: String, displayPath: String,
+                           makeHost: (String) -> UnsafePointer<termhost_host_t>) -> Int32 {
+        func say(_ line: String) {
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+        func fail(_ failure: LoadFailure) -> Int32 {
+            let json = (try? JSONEncoder().encode(failure)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            say("failure \(json)")
+            return 3
+        }
+        let manifest: PluginManifest
+        do { manifest = try PluginManifest.load(from: manifestPath) } catch { return fail(.badManifest(error.description)) }
+
+        say("stage loading the library (its constructors run here)")
+        let loadStart = Date()
+        let entry: PluginEntry
+        do { entry = try PluginEntry.load(fd: fd, displayPath: displayPath) } catch { return fail(error) }
+        let loadMilliseconds = Date().timeIntervalSince(loadStart) * 1000
+
+        say("stage the entry struct returned by \(TERMHOST_ENTRY_SYMBOL)()")
+        let abi = entry.abi
+        if abi.major != UInt32(TERMHOST_ABI_MAJOR) || abi.minor > UInt32(TERMHOST_ABI_MINOR) {
+            return fail(.abiMismatch(plugin: "\(abi.major).\(abi.minor)", host: "\(TERMHOST_ABI_MAJOR).\(TERMHOST_ABI_MINOR)"))
+        }
+        if entry.pluginID != manifest.id {
+            return fail(.entryMismatch(field: "id", manifest: manifest.id, library: entry.pluginID))
+        }
+        if entry.pluginVersion != manifest.version {
+            return fail(.entryMismatch(field: "version", manifest: manifest.version, library: entry.pluginVersion))
+        }
+
+        say("stage init()")
+        let initStart = Date()
+        do { try entry.initialize(makeHost(manifest.id)) } catch { return fail(error) }
+        let initMilliseconds = Date().timeIntervalSince(initStart) * 1000
+
+        say("stage get_factory(\"\(TERMHOST_FEATURE_FACTORY_ID)\")")
+        var features: [PluginManifest.Feature] = []
+        if let factory = entry.featureFactory {
+            say("stage the feature factory's descriptors")
+            do {
+                features = try PluginEntry.descriptors(of: factory, source: manifest.id).map(PluginManifest.Feature.init)
+            } catch { return fail(error) }
+        }
+
+        say("stage deinit()")
+        entry.deinitialize()
+
+        let report = ProbeReport(pluginID: entry.pluginID, pluginVersion: entry.pluginVersion,
+                                 abi: [abi.major, abi.minor, abi.patch], features: features,
+                                 loadMilliseconds: loadMilliseconds, initMilliseconds: initMilliseconds)
+        let json = (try? JSONEncoder().encode(report)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        say("report \(json)")
+        return 0
+    }
+}

@@ -1,0 +1,30 @@
+// termhost-probe: runs one plugin for the first time, away from the host (see ProbeRunner).
+// Usage: termhost-probe --library-fd N --manifest PATH [--display-path PATH]
+// The plugin gets a real host whose store and secrets live in memory only.
+import Foundation
+import TermhostLoader
+import TermhostRuntime
+import TermhostRegistry
+
+var args = CommandLine.arguments.dropFirst()
+var fd: Int32 = -1
+var manifest = ""
+var display = ""
+while let arg = args.popFirst() {
+    switch arg {
+    case "--library-fd": fd = Int32(args.popFirst() ?? "") ?? -1
+    case "--manifest": manifest = args.popFirst() ?? ""
+    case "--display-path": display = args.popFirst() ?? ""
+    default:
+        FileHandle.standardError.write(Data("termhost-probe: unknown argument '\(arg)'\n".utf8))
+        exit(2)
+    }
+}
+guard fd >= 0, !manifest.isEmpty else {
+    FileHandle.standardError.write(Data("usage: termhost-probe --library-fd N --manifest PATH [--display-path PATH]\n".utf8))
+    exit(2)
+}
+let services = HostServices(paths: .inMemory, policy: EffectivePolicy(), nonInteractive: true, stderrLevel: .error)
+exit(ProbeChild.run(fd: fd, manifestPath: manifest, displayPath: display.isEmpty ? manifest : display) { id in
+    HostBridge.makeHost(pluginID: id, services: services)
+})

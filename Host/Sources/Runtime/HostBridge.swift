@@ -1,0 +1,343 @@
+import CTermhost
+import Foundation
+import TermhostLoader
+import TermhostRegistry
+import TermhostServices
+
+/// The calling plugin behind a `termhost_host_t`: its ID (the store and secrets namespace) and
+/// the host services. One per plugin, kept for the life of the process (plugins never unload).
+final class PluginContext: @unchecked Sendable {
+    let pluginID: String
+    let services: HostServices
+    init(pluginID: String, services: HostServices) {
+        self.pluginID = pluginID
+        self.services = services
+    }
+}
+
+/// Exposes `HostServices` through the C vtables of SDK/include/termhost/services/*.h.
+/// The vtables are static; each call finds its plugin through `host->host_data`.
+public enum HostBridge {
+    /// A `termhost_host_t` for one plugin. It and its context are never freed: the plugin may
+    /// keep the pointer until deinit(), and images are never unloaded.
+    public static func makeHost(pluginID: String, services: HostServices) -> UnsafePointer<termhost_host_t> {
+        let context = Unmanaged.passRetained(PluginContext(pluginID: pluginID, services: services))
+        let host = UnsafeMutablePointer<termhost_host_t>.allocate(capacity: 1)
+        host.initialize(to: termhost_host_t(
+            struct_size: UInt32(MemoryLayout<termhost_host_t>.size),
+            abi: termhost_version_t(major: UInt32(TERMHOST_ABI_MAJOR), minor: UInt32(TERMHOST_ABI_MINOR),
+                                    patch: UInt32(TERMHOST_ABI_PATCH)),
+            name: UnsafePointer(strdup("termhost")), version: UnsafePointer(strdup(TermhostVersion.string)),
+            plugin_id: UnsafePointer(strdup(pluginID)), host_data: context.toOpaque(),
+            get_service: { host, id in
+                guard let host, let id else { return nil }
+                return HostBridge.service(HostBridge.context(host), String(cString: id))
+            }))
+        return UnsafePointer(host)
+    }
+
+    static func context(_ host: UnsafePointer<termhost_host_t>) -> PluginContext {
+        Unmanaged<PluginContext>.fromOpaque(host.pointee.host_data).takeUnretainedValue()
+    }
+
+    static func service(_ ctx: PluginContext, _ id: String) -> UnsafeRawPointer? {
+        switch id {
+        case TERMHOST_SERVICE_LOG: return UnsafeRawPointer(logTable)
+        case TERMHOST_SERVICE_CONFIG: return UnsafeRawPointer(configTable)
+        case TERMHOST_SERVICE_STORE: return ctx.services.store == nil ? nil : UnsafeRawPointer(storeTable)
+        case TERMHOST_SERVICE_SECRETS: return UnsafeRawPointer(secretsTable)
+        case TERMHOST_SERVICE_INTERACT: return UnsafeRawPointer(interactTable)
+        case TERMHOST_SERVICE_EVENTS: return UnsafeRawPointer(eventsTable)
+        case TERMHOST_SERVICE_COMMANDS: return UnsafeRawPointer(commandsTable)
+        default: return ctx.services.providedService(id)
+        }
+    }
+
+    static func str(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
+
+    static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
+        CErrorRecord.write(err, code, message)
+        return termhost_status(code)
+    }
+
+    static func storeFailure(_ err: UnsafeMutablePointer<termhost_error_t>?, _ error: any Error) -> termhost_status {
+        guard let e = error as? StoreError else { return fail(err, TERMHOST_ERR_INTERNAL, "\(error)") }
+        let code = switch e.kind {
+        case .busy: TERMHOST_ERR_BUSY
+        case .notFound: TERMHOST_ERR_NOT_FOUND
+        case .invalid: TERMHOST_ERR_INVALID_ARGUMENT
+        case .io: TERMHOST_ERR_IO
+        }
+        return HostBridge.fail(err, code, e.message)
+    }
+
+    // MARK: log
+
+    nonisolated(unsafe) static let logTable: UnsafeMutablePointer<termhost_host_log_t> = {
+        let t = UnsafeMutablePointer<termhost_host_log_t>.allocate(capacity: 1)
+        t.initialize(to: termhost_host_log_t(
+            struct_size: UInt32(MemoryLayout<termhost_host_log_t>.size),
+            log: { host, level, message in
+                guard let host else { return }
+                let ctx = HostBridge.context(host)
+                let l = LogSink.Level(rawValue: Int(level.rawValue)) ?? .error
+                ctx.services.log.log(l, ctx.pluginID, HostBridge.str(message))
+            }))
+        return t
+    }()
+
+    // MARK: config
+
+    nonisolated(unsafe) static let configTable: UnsafeMutablePointer<termhost_host_config_t> = {
+        let t = UnsafeMutablePointer<termhost_host_config_t>.allocate(capacity: 1)
+        t.initialize(to: termhost_host_config_t(
+            struct_size: UInt32(MemoryLayout<termhost_host_config_t>.size),
+            get_setting: { host, feature, key, buf, size, needed, err in
+                guard let host else { return termhost_status(TERMHOST_ERR_INVALID_ARGUMENT) }
+                let ctx = HostBridge.context(host)
+                guard let id = try? FeatureID(HostBridge.str(feature)) else {
+                    return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "invalid feature ID '\(HostBridge.str(feature))'")
+                }
+                guard let value = ctx.services.policy.setting(id, HostBridge.str(key)) else {
+                    return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "setting '\(HostBridge.str(key))' of '\(id)' is not set")
+                }
+                let text = Array(value.description.utf8)
+                needed?.pointee = text.count + 1
+                guard let buf, size > text.count else {
+                    return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "setting '\(HostBridge.str(key))' needs \(text.count + 1) bytes")
+                }
+                text.withUnsafeBytes { UnsafeMutableRawPointer(buf).copyMemory(from: $0.baseAddress!, byteCount: text.count) }
+                buf[text.count] = 0
+                return termhost_status(TERMHOST_OK)
+            },
+            is_feature_enabled: { host, feature in
+                guard let host, let id = try? FeatureID(HostBridge.str(feature)) else { return 0 }
+                return HostBridge.context(host).services.policy.disabledReason(id) == nil ? 1 : 0
+            }))
+        return t
+    }()
+
+    // MARK: store
+
+    nonisolated(unsafe) static let storeTable: UnsafeMutablePointer<termhost_host_store_t> = {
+        let t = UnsafeMutablePointer<termhost_host_store_t>.allocate(capacity: 1)
+        t.initialize(to: termhost_host_store_t(
+            struct_size: UInt32(MemoryLayout<termhost_host_store_t>.size),
+            put: { host, collection, key, value, size, err in
+                guard let host, let collection, let key else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: NULL argument") }
+                let ctx = HostBridge.context(host)
+                let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+                do {
+                    try ctx.services.store!.put(namespace: ctx.pluginID, collection: String(cString: collection),
+                                                key: String(cString: key), value: bytes)
+                    return termhost_status(TERMHOST_OK)
+                } catch { return HostBridge.storeFailure(err, error) }
+            },
+            get: { host, collection, key, sink, user, err in
+                guard let host, let collection, let key, let sink else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: NULL argument") }
+                let ctx = HostBridge.context(host)
+                do {
+                    guard let bytes = try ctx.services.store!.get(namespace: ctx.pluginID, collection: String(cString: collection),
+                                                                 key: String(cString: key)) else {
+                        return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no key '\(String(cString: key))' in collection '\(String(cString: collection))'")
+                    }
+                    bytes.withUnsafeBytes { sink(user, $0.baseAddress, $0.count) }
+                    return termhost_status(TERMHOST_OK)
+                } catch { return HostBridge.storeFailure(err, error) }
+            },
+            remove: { host, collection, key, err in
+                guard let host, let collection, let key else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: NULL argument") }
+                let ctx = HostBridge.context(host)
+                do {
+                    let existed = try ctx.services.store!.remove(namespace: ctx.pluginID, collection: String(cString: collection),
+                                                                 key: String(cString: key))
+                    return existed ? termhost_status(TERMHOST_OK)
+                        : HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no key '\(String(cString: key))' in collection '\(String(cString: collection))'")
+                } catch { return HostBridge.storeFailure(err, error) }
+            },
+            list: { host, collection, prefix, visitor, user, err in
+                guard let host, let collection, let visitor else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "list: NULL argument") }
+                let ctx = HostBridge.context(host)
+                do {
+                    try ctx.services.store!.list(namespace: ctx.pluginID, collection: String(cString: collection),
+                                                 prefix: HostBridge.str(prefix)) { key, value in
+                        value.withUnsafeBytes { visitor(user, key, $0.baseAddress, $0.count) } == 0
+                    }
+                    return termhost_status(TERMHOST_OK)
+                } catch { return HostBridge.storeFailure(err, error) }
+            },
+            transaction: { host, body, user, err in
+                guard let host, let body else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "transaction: NULL argument") }
+                struct BodyFailed: Error { let code: termhost_status }
+                do {
+                    try HostBridge.context(host).services.store!.transaction {
+                        let rc = body(user, err)
+                        if rc != termhost_status(TERMHOST_OK) { throw BodyFailed(code: rc) }
+                    }
+                    return termhost_status(TERMHOST_OK)
+                } catch let e as BodyFailed {
+                    return e.code
+                } catch let e as StoreError {
+                    return HostBridge.storeFailure(err, e)
+                } catch {
+                    return HostBridge.fail(err, TERMHOST_ERR_INTERNAL, "\(error)")
+                }
+            },
+            journal_since: { host, after, visitor, user, err in
+                guard let host, let visitor else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "journal_since: NULL argument") }
+                do {
+                    try HostBridge.context(host).services.store!.journal(after: after) { row in
+                        visitor(user, row.sequence, row.namespace, row.collection, row.key, row.operation) == 0
+                    }
+                    return termhost_status(TERMHOST_OK)
+                } catch { return HostBridge.storeFailure(err, error) }
+            }))
+        return t
+    }()
+
+    // MARK: secrets
+
+    nonisolated(unsafe) static let secretsTable: UnsafeMutablePointer<termhost_host_secrets_t> = {
+        let t = UnsafeMutablePointer<termhost_host_secrets_t>.allocate(capacity: 1)
+        t.initialize(to: termhost_host_secrets_t(
+            struct_size: UInt32(MemoryLayout<termhost_host_secrets_t>.size),
+            put: { host, value, size, outID, err in
+                guard let host, let outID else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: NULL argument") }
+                let ctx = HostBridge.context(host)
+                var bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+                defer { for i in bytes.indices { bytes[i] = 0 } }
+                do {
+                    let id = Array(try ctx.services.secrets.put(namespace: ctx.pluginID, value: bytes).utf8)
+                    for (i, b) in id.enumerated() { outID[i] = CChar(bitPattern: b) }
+                    outID[id.count] = 0
+                    return termhost_status(TERMHOST_OK)
+                } catch { return HostBridge.storeFailure(err, error) }
+            },
+            get: { host, id, sink, user, err in
+                guard let host, let id, let sink else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: NULL argument") }
+                let ctx = HostBridge.context(host)
+                do {
+                    guard var bytes = try ctx.services.secrets.get(namespace: ctx.pluginID, id: String(cString: id)) else {
+                        return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(String(cString: id))'")
+                    }
+                    bytes.withUnsafeBytes { sink(user, $0.baseAddress, $0.count) }
+                    for i in bytes.indices { bytes[i] = 0 }
+                    return termhost_status(TERMHOST_OK)
+                } catch { return HostBridge.storeFailure(err, error) }
+            },
+            remove: { host, id, err in
+                guard let host, let id else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: NULL argument") }
+                let ctx = HostBridge.context(host)
+                do {
+                    return try ctx.services.secrets.remove(namespace: ctx.pluginID, id: String(cString: id))
+                        ? termhost_status(TERMHOST_OK)
+                        : HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(String(cString: id))'")
+                } catch { return HostBridge.storeFailure(err, error) }
+            }))
+        return t
+    }()
+
+    // MARK: interact
+
+    static func interactFailure(_ err: UnsafeMutablePointer<termhost_error_t>?, _ error: any Error) -> termhost_status {
+        guard let e = error as? Interaction.Failure else { return fail(err, TERMHOST_ERR_INTERNAL, "\(error)") }
+        return switch e {
+        case .nonInteractive: HostBridge.fail(err, TERMHOST_ERR_NON_INTERACTIVE, e.description)
+        case .cancelled: HostBridge.fail(err, TERMHOST_ERR_CANCELLED, e.description)
+        case .tooLong: HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, e.description)
+        }
+    }
+
+    nonisolated(unsafe) static let interactTable: UnsafeMutablePointer<termhost_host_interact_t> = {
+        let t = UnsafeMutablePointer<termhost_host_interact_t>.allocate(capacity: 1)
+        t.initialize(to: termhost_host_interact_t(
+            struct_size: UInt32(MemoryLayout<termhost_host_interact_t>.size),
+            prompt_text: { host, scene, prompt, echo, buf, size, err in
+                guard let host, let buf, size > 0 else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "prompt_text: NULL argument") }
+                do {
+                    var answer = Array(try HostBridge.context(host).services.interaction.promptText(scene: scene, prompt: HostBridge.str(prompt), echo: echo != 0).utf8)
+                    defer { for i in answer.indices { answer[i] = 0 } }
+                    guard answer.count < size else { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "the answer does not fit in \(size) bytes") }
+                    for (i, b) in answer.enumerated() { buf[i] = CChar(bitPattern: b) }
+                    buf[answer.count] = 0
+                    return termhost_status(TERMHOST_OK)
+                } catch { return HostBridge.interactFailure(err, error) }
+            },
+            confirm: { host, scene, question, answer, err in
+                guard let host, let answer else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "confirm: NULL argument") }
+                do {
+                    answer.pointee = try HostBridge.context(host).services.interaction.confirm(scene: scene, question: HostBridge.str(question)) ? 1 : 0
+                    return termhost_status(TERMHOST_OK)
+                } catch { return HostBridge.interactFailure(err, error) }
+            },
+            choose: { host, scene, prompt, choices, count, chosen, err in
+                guard let host, let chosen, count > 0, let choices else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "choose: no choices") }
+                let list = (0..<Int(count)).map { HostBridge.str(choices[$0]) }
+                do {
+                    chosen.pointee = UInt32(try HostBridge.context(host).services.interaction.choose(scene: scene, prompt: HostBridge.str(prompt), choices: list))
+                    return termhost_status(TERMHOST_OK)
+                } catch { return HostBridge.interactFailure(err, error) }
+            },
+            notify: { host, scene, message in
+                guard let host else { return }
+                let ctx = HostBridge.context(host)
+                if !ctx.services.interaction.notify(scene: scene, HostBridge.str(message)) {
+                    ctx.services.log.log(.info, ctx.pluginID, HostBridge.str(message))
+                }
+            }))
+        return t
+    }()
+
+    // MARK: events
+
+    nonisolated(unsafe) static let eventsTable: UnsafeMutablePointer<termhost_host_events_t> = {
+        let t = UnsafeMutablePointer<termhost_host_events_t>.allocate(capacity: 1)
+        t.initialize(to: termhost_host_events_t(
+            struct_size: UInt32(MemoryLayout<termhost_host_events_t>.size),
+            publish: { host, topic, payload, err in
+                guard let host, let topic else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "publish: NULL topic") }
+                HostBridge.context(host).services.events.publish(String(cString: topic), payload.map { String(cString: $0) } ?? "null")
+                return termhost_status(TERMHOST_OK)
+            },
+            subscribe: { host, topic, handler, user, token, err in
+                guard let host, let topic, let handler, let token else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "subscribe: NULL argument") }
+                let ctx = HostBridge.context(host)
+                let userBits = UInt(bitPattern: user)
+                token.pointee = ctx.services.events.subscribe(owner: ctx.pluginID, topic: String(cString: topic)) { topic, payload in
+                    handler(UnsafeMutableRawPointer(bitPattern: userBits), topic, payload)
+                }
+                return termhost_status(TERMHOST_OK)
+            },
+            unsubscribe: { host, token in
+                guard let host else { return }
+                HostBridge.context(host).services.events.unsubscribe(token)
+            }))
+        return t
+    }()
+
+    // MARK: commands
+
+    nonisolated(unsafe) static let commandsTable: UnsafeMutablePointer<termhost_host_commands_t> = {
+        let t = UnsafeMutablePointer<termhost_host_commands_t>.allocate(capacity: 1)
+        t.initialize(to: termhost_host_commands_t(
+            struct_size: UInt32(MemoryLayout<termhost_host_commands_t>.size),
+            list: { host, visitor, user in
+                guard let host, let visitor else { return }
+                for c in HostBridge.context(host).services.commandList() where visitor(user, c.name, c.summary, c.feature) != 0 { break }
+            },
+            run: { host, scene, argc, argv, status, err in
+                guard let host, let argv, argc > 0 else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "run: no command") }
+                let args = (0..<Int(argc)).map { HostBridge.str(argv[$0]) }
+                guard let rc = HostBridge.context(host).services.runCommand(scene, args) else {
+                    return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no enabled feature contributes command '\(args[0])'")
+                }
+                status?.pointee = rc
+                return termhost_status(TERMHOST_OK)
+            }))
+        return t
+    }()
+}
+
+public enum TermhostVersion {
+    public static let string = "0.1.0"
+}

@@ -1,0 +1,145 @@
+import CTermhost
+import Foundation
+import TermhostLifecycle
+import TermhostLoader
+import TermhostRegistry
+import TermhostServices
+
+/// A running host: plugins loaded in one batch, features resolved and started, one lifecycle
+/// manager. Start-up order: host services (store, secrets, log) -> inspection (discovery,
+/// preflight, probe) -> dlopen + init of each plugin that passed -> registry from the live
+/// factories -> policy resolution -> process-scope features activated.
+/// One plugin failing at any stage is recorded with its cause and the others carry on.
+public final class HostRuntime: @unchecked Sendable {
+    public let options: RuntimeOptions
+    public let services: HostServices
+    public private(set) var inspection: Inspection
+    public private(set) var resolution: Resolution
+    public private(set) var lifecycle: LifecycleManager
+    /// Problems found while registering live features (duplicate IDs), naming both plugins.
+    public private(set) var registryProblems: [RegistryError] = []
+    private var loaded: [(record: PluginRecord, entry: PluginEntry)] = []
+    private var shutdownOutcome: ShutdownOutcome?
+
+    public var records: [PluginRecord] { inspection.records }
+
+    public static func start(_ options: RuntimeOptions) throws(StartupError) -> HostRuntime {
+        let services = HostServices(paths: options.paths, policy: EffectivePolicy(),
+                                    nonInteractive: options.nonInteractive, stderrLevel: options.logLevel)
+        var inspection = Inspection.run(options, probe: true, brokenServices: services.brokenServices)
+        if !inspection.policyErrors.isEmpty {
+            inspection.closeDescriptors()
+            throw StartupError(messages: inspection.policyErrors.map(\.description)
+                               + ["termhost: refusing to start until the configuration above is fixed"])
+        }
+        services.policy = inspection.policy
+        let runtime = HostRuntime(options: options, services: services, inspection: inspection)
+        try runtime.load()
+        return runtime
+    }
+
+    private init(options: RuntimeOptions, services: HostServices, inspection: Inspection) {
+        self.options = options
+        self.services = services
+        self.inspection = inspection
+        self.resolution = inspection.resolution
+        self.lifecycle = LifecycleManager(features: [])
+    }
+
+    private func load() throws(StartupError) {
+        var registry = FeatureRegistry()
+        for i in inspection.catalog.records.indices {
+            let record = inspection.catalog.records[i]
+            guard record.failure == nil, let fd = inspection.descriptors[record.directory] else { continue }
+            defer { close(fd) }
+            let pluginID = record.manifest!.id
+            let loadStart = Date()
+            do {
+                let entry = try PluginEntry.load(fd: fd, displayPath: record.libraryPath ?? record.directory)
+                inspection.catalog.records[i].loadMilliseconds = Date().timeIntervalSince(loadStart) * 1000
+                let initStart = Date()
+                try entry.initialize(HostBridge.makeHost(pluginID: pluginID, services: services))
+                inspection.catalog.records[i].initMilliseconds = Date().timeIntervalSince(initStart) * 1000
+                services.log.log(.debug, "host", String(format: "loaded %@ in %.2f ms, init %.2f ms", pluginID,
+                                                        inspection.catalog.records[i].loadMilliseconds!,
+                                                        inspection.catalog.records[i].initMilliseconds!))
+                loaded.append((inspection.catalog.records[i], entry))
+                guard let factory = entry.featureFactory else { continue }
+                let source = inspection.catalog.records[i].label
+                for d in try PluginEntry.descriptors(of: factory, source: source) {
+                    do { try registry.register(d, factory: PluginFeatureFactory(factory: factory, pluginID: pluginID)) }
+                    catch { registryProblems.append(error) }
+                }
+            } catch {
+                inspection.catalog.records[i].failure = error
+                services.log.log(.error, "host", "\(record.label) not loaded: \(error)")
+            }
+        }
+        inspection.descriptors = [:]
+
+        resolution = registry.resolve(services.policy, hostServices: services.availableServiceIDs,
+                                      brokenServices: services.brokenServices)
+        if !resolution.fatal.isEmpty {
+            throw StartupError(messages: resolution.fatal.map(\.description)
+                               + ["termhost: refusing to start without the required features above"])
+        }
+        let events = services.events
+        lifecycle = LifecycleManager(features: resolution.enabled,
+                                     options: .init(shutdownBound: options.shutdownBound),
+                                     onEvent: { event in
+                                         let (topic, payload) = event.topicAndPayload
+                                         events.publish(topic, payload)
+                                     })
+        services.commandList = { [resolution] in
+            resolution.enabled.flatMap { f in f.descriptor.commands.compactMap { c in
+                resolution.commandOwners[c.name] == f.descriptor.id ? (c.name, c.summary, f.descriptor.id.rawValue) : nil
+            } }.sorted { $0.name < $1.name }
+        }
+        services.runCommand = { [weak self] scene, argv in self?.runCommand(scene: scene, argv: argv, json: false) }
+        services.providedService = { [weak self] id in self?.providedService(id) }
+        lifecycle.start()
+        for (id, reason) in lifecycle.failures.sorted(by: { $0.key < $1.key }) {
+            services.log.log(.error, "host", "feature '\(id)' did not start: \(reason)")
+        }
+    }
+
+    /// A service offered by an active feature that lists it in providesServices.
+    private func providedService(_ id: String) -> UnsafeRawPointer? {
+        for f in resolution.enabled where f.descriptor.providesServices.contains(id) {
+            if let instance = lifecycle.instance(f.descriptor.id) as? PluginFeature, let p = instance.service(id) { return p }
+        }
+        return nil
+    }
+
+    /// Runs a contributed command in a scene. nil when no enabled feature contributes it.
+    public func runCommand(scene: UInt64, argv: [String], json: Bool) -> Int32? {
+        guard let name = argv.first, let owner = resolution.commandOwners[name],
+              let feature = resolution.feature(owner) else { return nil }
+        let scope = feature.descriptor.scope
+        guard let instance = lifecycle.instance(owner, scene: scope == .process ? 0 : scene) as? PluginFeature else {
+            let reason = lifecycle.failures[owner] ?? "it has no live instance in this scope (\(scope))"
+            FileHandle.standardError.write(Data("termhost: \(name): feature '\(owner)' is not running: \(reason)\n".utf8))
+            return 1
+        }
+        return instance.run(command: name, arguments: Array(argv.dropFirst()), scene: scene, json: json)
+    }
+
+    /// Shuts features down (bounded), then calls each plugin's deinit() unless a feature of it
+    /// was abandoned mid-shutdown. Idempotent.
+    @discardableResult
+    public func shutdown() -> ShutdownOutcome {
+        if let shutdownOutcome { return shutdownOutcome }
+        let outcome = lifecycle.shutdown()
+        shutdownOutcome = outcome
+        for id in outcome.abandoned {
+            services.log.log(.error, "host", "feature '\(id)' did not finish shutting down within \(options.shutdownBound) s; abandoned")
+        }
+        let abandonedPlugins = Set(outcome.abandoned.compactMap { id in
+            resolution.features.first { $0.descriptor.id.rawValue == id }?.descriptor.source })
+        for (record, entry) in loaded.reversed() where !abandonedPlugins.contains(record.label) && !outcome.boundExpired {
+            entry.deinitialize()
+            services.events.unsubscribeAll(owner: record.manifest!.id)
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import TermhostLoader
+import TermhostRegistry
+import TermhostServices
+
+/// Where the host keeps its files, from XDG base directories (overridable for tests).
+public struct HostPaths: Sendable {
+    public var store: String
+    public var secrets: String
+    public var log: String?
+    public var probeCache: String?
+    public var operatorPolicy: String
+    public var userConfig: String
+
+    public static func standard(_ env: [String: String] = ProcessInfo.processInfo.environment) -> HostPaths {
+        HostPaths(store: XDG.dataHome(env) + "/termhost/termhost.db",
+                  secrets: XDG.dataHome(env) + "/termhost/secrets.json",
+                  log: XDG.stateHome(env) + "/termhost/termhost.log",
+                  probeCache: XDG.cacheHome(env) + "/termhost/probe-cache.json",
+                  operatorPolicy: env["TERMHOST_POLICY"] ?? "/etc/termhost/policy.json",
+                  userConfig: XDG.configHome(env) + "/termhost/config.json")
+    }
+
+    /// Nothing on disk: the probe child runs plugins against these.
+    public static let inMemory = HostPaths(store: ":memory:", secrets: "", log: nil, probeCache: nil,
+                                           operatorPolicy: "", userConfig: "")
+}
+
+/// The host services v1 as Swift objects; `HostBridge` exposes them through the C vtables.
+public final class HostServices: @unchecked Sendable {
+    public let store: SQLiteStore?
+    /// Why the store is unavailable, naming the file; features requiring it say so.
+    public let storeProblem: String?
+    public let secrets: SecretsFile
+    public let log: LogSink
+    public let events = EventBus()
+    public let interaction: Interaction
+    public var policy: EffectivePolicy
+    /// Commands: set by the runtime once features are resolved.
+    var commandList: @Sendable () -> [(name: String, summary: String, feature: String)] = { [] }
+    var runCommand: @Sendable (_ scene: UInt64, _ argv: [String]) -> Int32? = { _, _ in nil }
+    /// Services provided by active features, looked up by ID.
+    var providedService: @Sendable (String) -> UnsafeRawPointer? = { _ in nil }
+
+    public static let hostServiceIDs: Set<String> = [
+        "termhost.log/1", "termhost.config/1", "termhost.store/1", "termhost.secrets/1",
+        "termhost.interact/1", "termhost.events/1", "termhost.commands/1",
+    ]
+
+    public init(paths: HostPaths, policy: EffectivePolicy, nonInteractive: Bool, stderrLevel: LogSink.Level) {
+        log = LogSink(filePath: paths.log, stderrLevel: stderrLevel)
+        var store: SQLiteStore? = nil
+        var problem: String? = nil
+        do { store = try SQLiteStore(path: paths.store) } catch { problem = error.message }
+        self.store = store
+        storeProblem = problem
+        secrets = SecretsFile(path: paths.secrets.isEmpty ? nil : paths.secrets)
+        interaction = Interaction(nonInteractive: nonInteractive)
+        self.policy = policy
+        if let problem { log.log(.error, "host", problem) }
+    }
+
+    /// Host services that failed, with the reason, for the registry's resolution.
+    public var brokenServices: [String: String] {
+        storeProblem.map { ["termhost.store/1": $0] } ?? [:]
+    }
+
+    public var availableServiceIDs: Set<String> {
+        HostServices.hostServiceIDs.subtracting(brokenServices.keys)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import TermhostLoader
+import TermhostRegistry
+import TermhostServices
+
+/// Everything the host can learn without running plugin code in its own process: discovery,
+/// preflight checks, the probe (in a child process, or its cached outcome), and the registry's
+/// resolution of the manifests' features under the policy. `plugins list`, `features` and
+/// `doctor` print this; `HostRuntime.start` continues from it.
+public struct Inspection: Sendable {
+    public var catalog: PluginCatalog
+    /// Open, checked library descriptors of the records that passed, by directory.
+    var descriptors: [String: Int32] = [:]
+    public var policy: EffectivePolicy
+    /// Problems reading the policy files; they stop a real start.
+    public var policyErrors: [RegistryError]
+    public var duplicates: [RegistryError] = []
+    public var resolution: Resolution
+
+    public var records: [PluginRecord] { catalog.records }
+
+    /// probe: false reads cached probe outcomes only (listing); true runs the probe for
+    /// unknown or changed libraries (doctor, start).
+    public static func run(_ options: RuntimeOptions, probe: Bool, brokenServices: [String: String] = [:]) -> Inspection {
+        var catalog = PluginCatalog.discover(options.searchPath, safeMode: options.safeMode)
+        var cache = options.paths.probeCache.map(ProbeCache.load(path:)) ?? .temporary()
+        var fds: [String: Int32] = [:]
+        for i in catalog.records.indices where catalog.records[i].failure == nil {
+            guard let fd = Preflight.check(&catalog.records[i], catalog: catalog, host: options.host) else { continue }
+            if let cached = cache.current(for: catalog.records[i]) {
+                catalog.records[i].probe = "cached"
+                catalog.records[i].probeMilliseconds = cached.probeMilliseconds
+                apply(cached.outcome, to: &catalog.records[i])
+            } else if probe {
+                let start = Date()
+                let outcome = options.probe.probe(fd: fd, record: catalog.records[i])
+                let ms = Date().timeIntervalSince(start) * 1000
+                cache.store(outcome, for: catalog.records[i], milliseconds: ms)
+                catalog.records[i].probe = "probed"
+                catalog.records[i].probeMilliseconds = ms
+                apply(outcome, to: &catalog.records[i])
+            } else {
+                catalog.records[i].probe = nil
+            }
+            if catalog.records[i].failure == nil { fds[catalog.records[i].directory] = fd } else { close(fd) }
+        }
+        if probe { cache.save() }
+
+        var errors: [RegistryError] = []
+        var policy = DeploymentPolicy()
+        var user = UserConfig()
+        if !options.paths.operatorPolicy.isEmpty, FileManager.default.fileExists(atPath: options.paths.operatorPolicy) {
+            do { policy = try DeploymentPolicy.load(from: options.paths.operatorPolicy) } catch { errors.append(error) }
+        }
+        if !options.paths.userConfig.isEmpty, FileManager.default.fileExists(atPath: options.paths.userConfig) {
+            do { user = try UserConfig.load(from: options.paths.userConfig) } catch { errors.append(error) }
+        }
+        let effective = EffectivePolicy(policy: policy, user: user)
+
+        var inspection = Inspection(catalog: catalog, descriptors: fds, policy: effective, policyErrors: errors,
+                                    resolution: FeatureRegistry().resolve(effective, hostServices: []))
+        var registry = FeatureRegistry()
+        for record in catalog.records where record.failure == nil {
+            for d in record.manifest!.descriptors(source: record.label) {
+                do { try registry.register(d) } catch { inspection.duplicates.append(error) }
+            }
+        }
+        inspection.resolution = registry.resolve(effective, hostServices: HostServices.hostServiceIDs.subtracting(brokenServices.keys),
+                                                 brokenServices: brokenServices)
+        return inspection
+    }
+
+    static func apply(_ outcome: ProbeCache.Outcome, to record: inout PluginRecord) {
+        switch outcome {
+        case .passed(let report):
+            record.loadMilliseconds = report.loadMilliseconds
+            record.initMilliseconds = report.initMilliseconds
+        case .quarantined(let failure):
+            record.failure = failure
+        }
+    }
+
+    /// Closes the descriptors kept for loading (when the caller does not load).
+    public mutating func closeDescriptors() {
+        for fd in descriptors.values { close(fd) }
+        descriptors = [:]
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Glibc
+
+/// Leveled log lines to stderr (at or above `stderrLevel`) and to a file (at or above
+/// `fileLevel`), each prefixed with its source ("host" or a plugin ID).
+public final class LogSink: @unchecked Sendable {
+    public enum Level: Int, Sendable, Comparable, CustomStringConvertible {
+        case debug = 0, info, warning, error
+        public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
+        public var description: String { ["debug", "info", "warning", "error"][rawValue] }
+        public init?(name: String) {
+            guard let i = ["debug", "info", "warning", "error"].firstIndex(of: name.lowercased()) else { return nil }
+            self.init(rawValue: i)
+        }
+    }
+
+    public let filePath: String?
+    public var stderrLevel: Level
+    public var fileLevel: Level
+    private let lock = RecursiveLock()
+    private var fileFD: Int32 = -1
+
+    public init(filePath: String?, stderrLevel: Level = .warning, fileLevel: Level = .info) {
+        self.filePath = filePath
+        self.stderrLevel = stderrLevel
+        self.fileLevel = fileLevel
+        if let filePath {
+            let dir = (filePath as NSString).deletingLastPathComponent
+            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o700])
+            fileFD = open(filePath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        }
+    }
+
+    deinit { if fileFD >= 0 { close(fileFD) } }
+
+    public func log(_ level: Level, _ source: String, _ message: String) {
+        let clean = message.replacingOccurrences(of: "\n", with: " ")
+        lock.withLock {
+            if level >= stderrLevel { emit(2, "termhost: \(source): \(level): \(clean)\n") }
+            if level >= fileLevel, fileFD >= 0 {
+                let stamp = ISO8601DateFormatter().string(from: Date())
+                emit(fileFD, "\(stamp) \(level) [\(source)] \(clean)\n")
+            }
+        }
+    }
+
+    private func emit(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+}

@@ -1,0 +1,101 @@
+import CCrypto
+import Foundation
+import Glibc
+
+/// Secrets kept apart from the store: one JSON file, mode 0600 in a 0700 directory
+/// (`$XDG_DATA_HOME/termhost/secrets.json`), namespaced per plugin, values base64-encoded.
+/// Like OpenSSH with private keys, a secrets file readable by others is refused rather than
+/// used. Values never reach logs, the store's journal or diagnostics: nothing here logs, and
+/// errors name IDs, never values. `path == nil` keeps secrets in memory only (the probe).
+public final class SecretsFile: @unchecked Sendable {
+    public let path: String?
+    private let lock = RecursiveLock()
+    private var cache: [String: [String: String]]?
+
+    public init(path: String?) { self.path = path }
+
+    public func put(namespace: String, value: [UInt8]) throws(StoreError) -> String {
+        var raw = [UInt8](repeating: 0, count: 16)
+        guard RAND_bytes(&raw, 16) == 1 else { throw StoreError(.io, "cannot generate a secret ID: no randomness") }
+        let id = "sec_" + raw.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        try lock.withLock { () throws(StoreError) in
+            var all = try load()
+            all[namespace, default: [:]][id] = Data(value).base64EncodedString()
+            try save(all)
+        }
+        return id
+    }
+
+    public func get(namespace: String, id: String) throws(StoreError) -> [UInt8]? {
+        try lock.withLock { () throws(StoreError) -> [UInt8]? in
+            guard let encoded = try load()[namespace]?[id] else { return nil }
+            guard let data = Data(base64Encoded: encoded) else {
+                throw StoreError(.invalid, "secret \(id) in \(path ?? "memory") is not valid base64; the file was edited by hand")
+            }
+            return [UInt8](data)
+        }
+    }
+
+    @discardableResult
+    public func remove(namespace: String, id: String) throws(StoreError) -> Bool {
+        try lock.withLock { () throws(StoreError) -> Bool in
+            var all = try load()
+            guard all[namespace]?.removeValue(forKey: id) != nil else { return false }
+            try save(all)
+            return true
+        }
+    }
+
+    private func load() throws(StoreError) -> [String: [String: String]] {
+        if let cache { return cache }
+        guard let path else { cache = [:]; return [:] }
+        var st = stat()
+        if stat(path, &st) != 0 {
+            guard errno == ENOENT else { throw StoreError(.io, "cannot read secrets \(path): \(String(cString: strerror(errno)))") }
+            cache = [:]
+            return [:]
+        }
+        if st.st_mode & 0o077 != 0 {
+            throw StoreError(.invalid, "permissions \(String(st.st_mode & 0o777, radix: 8)) for \(path) are too open; secrets must be readable by their owner only (chmod 600 \(path))")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw StoreError(.io, "cannot read secrets \(path): \(String(cString: strerror(errno)))")
+        }
+        guard let decoded = try? JSONDecoder().decode([String: [String: String]].self, from: data) else {
+            throw StoreError(.invalid, "secrets \(path) is not valid JSON; it was left untouched")
+        }
+        cache = decoded
+        return decoded
+    }
+
+    /// Writes a new file with mode 0600 from the start, fsyncs it and renames it into place.
+    private func save(_ all: [String: [String: String]]) throws(StoreError) {
+        cache = all
+        guard let path else { return }
+        let dir = (path as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+        let tmp = path + ".tmp"
+        unlink(tmp)
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StoreError(.io, "cannot write secrets \(tmp): \(String(cString: strerror(errno)))") }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let bytes = [UInt8]((try? encoder.encode(all)) ?? Data("{}".utf8))
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                close(fd)
+                throw StoreError(.io, "cannot write secrets \(tmp): \(String(cString: strerror(errno)))")
+            }
+            written += n
+        }
+        fsync(fd)
+        close(fd)
+        guard rename(tmp, path) == 0 else {
+            throw StoreError(.io, "cannot replace secrets \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds Termhost and lays out a runnable distribution under a prefix (default .build/termhost):
+#   bin/termhost, bin/termhost-probe
+#   lib/termhost/plugins/<plugin-id>/{manifest.json,lib*.so}   the default plugin set
+#   lib/termhost/plugins/plugin-set.json                        versions and sha256 of that set
+# Usage: Scripts/stage.sh [--release] [PREFIX]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+config=debug
+if [ "${1:-}" = "--release" ]; then config=release; shift; fi
+prefix=${1:-.build/termhost}
+
+swift build -c "$config" --product termhost
+swift build -c "$config" --product termhost-probe
+swift build -c "$config" --product HelloSwiftPlugin
+bin=$(swift build -c "$config" --show-bin-path)
+
+plugins="$prefix/lib/termhost/plugins"
+rm -rf "$prefix"
+mkdir -p "$prefix/bin" "$plugins"
+cp "$bin/termhost" "$bin/termhost-probe" "$prefix/bin/"
+
+# Swift plugins built by SwiftPM: <bundle dir> <product library> <manifest>
+bundle_swift() {
+  local dir="$plugins/$1"
+  mkdir -p "$dir"
+  cp "$bin/$2" "$dir/"
+  cp "$3" "$dir/manifest.json"
+}
+bundle_swift org.termhost.examples.hello-swift libHelloSwiftPlugin.so SDK/Examples/hello-swift/manifest.json
+
+# C plugins built with make from the SDK header alone.
+make -s -C SDK/Examples/hello-c OUT="$PWD/$plugins"
+
+# The plugin set pins each plugin's version and the sha256 of its library.
+{
+  echo '{ "name": "termhost-default", "version": "'"$(date -u +%Y.%m.%d)"'", "plugins": ['
+  first=1
+  for manifest in "$plugins"/*/manifest.json; do
+    dir=$(dirname "$manifest")
+    id=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["id"], m["version"], m["library"])' "$manifest")
+    set -- $id
+    sum=$(sha256sum "$dir/$3" | cut -d' ' -f1)
+    [ $first = 1 ] || echo ','
+    first=0
+    printf '  { "id": "%s", "version": "%s", "sha256": "%s" }' "$1" "$2" "$sum"
+  done
+  echo; echo '] }'
+} > "$plugins/plugin-set.json"
+echo "staged Termhost in $prefix"
