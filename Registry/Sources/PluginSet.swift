@@ -33,7 +33,8 @@ public struct PluginSet: Sendable, Equatable, Codable {
     public func entry(for pluginID: String) -> Entry? { plugins.first { $0.id == pluginID } }
 
     public static func load(from path: String) throws(RegistryError) -> PluginSet {
-        let set = try JSONDocument.load(PluginSet.self, from: path)
+        var set = try JSONDocument.load(PluginSet.self, from: path)
+        set.plugins = set.plugins.map { Entry(id: $0.id, version: $0.version, sha256: $0.sha256) }
         var seen = Set<String>()
         for (i, p) in set.plugins.enumerated() {
             guard seen.insert(p.id).inserted else {

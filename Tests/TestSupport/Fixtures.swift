@@ -1,0 +1,92 @@
+import Foundation
+
+/// Builds real plugin bundles (manifest.json + .so) during the test run: C fixtures compiled
+/// with cc from Tests/Fixtures/fixture-plugin.c, and the example plugins.
+public enum Fixtures {
+    public static var fixtureSource: String { Paths.root + "/Tests/Fixtures/fixture-plugin.c" }
+
+    public struct Plugin: Sendable {
+        public let directory: String
+        public let library: String
+        public let manifest: String
+    }
+
+    /// Compiles the fixture with `defines` into `<parent>/<dirName>/lib<dirName>.so` and writes a
+    /// manifest. `manifest` overrides fields of the generated manifest (JSON text per key).
+    @discardableResult
+    public static func cPlugin(in parent: String, dirName: String, id: String = "org.test.fixture",
+                               version: String = "1.0.0", defines: [String] = [], manifestID: String? = nil,
+                               manifestVersion: String? = nil, abi: String = "1.0", extraFeatureJSON: String = "",
+                               manifestOverride: String? = nil, linkFlags: [String] = []) throws -> Plugin {
+        let dir = parent + "/" + dirName
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let lib = dir + "/lib\(dirName).so"
+        var args = ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fPIC", "-shared",
+                    "-I", Paths.sdkInclude, "-o", lib, fixtureSource,
+                    "-DPLUGIN_ID=\"\(id)\"", "-DPLUGIN_VERSION=\"\(version)\""]
+        args += defines.map { "-D" + $0 }
+        args += linkFlags
+        let cc = try Shell.run("/usr/bin/cc", args)
+        guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
+        let featureID = defines.first { $0.hasPrefix("FEATURE_ID=") }.map { String($0.dropFirst(11)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? id
+        let command = defines.first { $0.hasPrefix("COMMAND_NAME=") }.map { String($0.dropFirst(13)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? "fixture"
+        let order = defines.first { $0.hasPrefix("FEATURE_ORDER=") }.map { String($0.dropFirst(14)) } ?? "100"
+        let manifest = manifestOverride ?? """
+        {
+          "id": "\(manifestID ?? id)", "version": "\(manifestVersion ?? version)", "abi": "\(abi)",
+          "library": "lib\(dirName).so",
+          "features": [ { "id": "\(featureID)", "version": "\(manifestVersion ?? version)", "order": \(order)\(extraFeatureJSON),
+                          "commands": [ { "name": "\(command)", "summary": "fixture command" } ] } ]
+        }
+        """
+        let manifestPath = dir + "/manifest.json"
+        _ = FileManager.default.createFile(atPath: manifestPath, contents: Data(manifest.utf8))
+        return Plugin(directory: dir, library: lib, manifest: manifestPath)
+    }
+
+    /// The hello-c example built with its own Makefile into `parent`.
+    @discardableResult
+    public static func helloC(in parent: String) throws -> Plugin {
+        let r = try Shell.run("/usr/bin/make", ["-s", "-C", Paths.root + "/SDK/Examples/hello-c", "OUT=\(parent)"])
+        guard r.status == 0 else { throw Shell.Failure(description: "make failed: \(r.output)") }
+        let dir = parent + "/org.termhost.examples.hello-c"
+        return Plugin(directory: dir, library: dir + "/libhello-c.so", manifest: dir + "/manifest.json")
+    }
+
+    /// The hello-swift example as SwiftPM built it, bundled with its manifest into `parent`.
+    @discardableResult
+    public static func helloSwift(in parent: String) throws -> Plugin {
+        let dir = parent + "/org.termhost.examples.hello-swift"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let lib = dir + "/libHelloSwiftPlugin.so"
+        try? FileManager.default.removeItem(atPath: lib)
+        try FileManager.default.copyItem(atPath: Paths.products + "/libHelloSwiftPlugin.so", toPath: lib)
+        try? FileManager.default.removeItem(atPath: dir + "/manifest.json")
+        try FileManager.default.copyItem(atPath: Paths.root + "/SDK/Examples/hello-swift/manifest.json", toPath: dir + "/manifest.json")
+        return Plugin(directory: dir, library: lib, manifest: dir + "/manifest.json")
+    }
+
+    /// The directory holding the loaded libswiftCore.so, for fixtures that pretend to be Swift.
+    public static var swiftRuntimeDirectory: String? {
+        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+        for line in maps.split(separator: "\n") where line.hasSuffix("/libswiftCore.so") {
+            if let path = line.split(separator: " ").last { return (String(path) as NSString).deletingLastPathComponent }
+        }
+        return nil
+    }
+
+    /// A scratch environment: XDG dirs inside `dir`, the plugin path, no operator policy.
+    public static func environment(_ dir: TemporaryDirectory, pluginPath: String, extra: [String: String] = [:]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_DATA_HOME"] = dir.sub("data")
+        env["XDG_CONFIG_HOME"] = dir.sub("config")
+        env["XDG_CACHE_HOME"] = dir.sub("cache")
+        env["XDG_STATE_HOME"] = dir.sub("state")
+        env["XDG_DATA_DIRS"] = dir.sub("system")
+        env["TERMHOST_PLUGIN_PATH"] = pluginPath
+        env["TERMHOST_POLICY"] = dir.path + "/policy.json"
+        env["TERMHOST_PROBE"] = Paths.probe
+        for (k, v) in extra { env[k] = v }
+        return env
+    }
+}

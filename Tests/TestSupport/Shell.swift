@@ -1,0 +1,58 @@
+import Foundation
+
+/// Runs a program to completion and captures its output.
+public enum Shell {
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+        /// True when the process was ended by a signal (status is then the signal number).
+        public let signaled: Bool
+        public var output: String { stdout + stderr }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    @discardableResult
+    public static func run(_ executable: String, _ args: [String], environment: [String: String]? = nil,
+                           stdin: String? = nil, timeout: Double = 60) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = args
+        if let environment { p.environment = environment }
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        try p.run()
+        if let stdin {
+            input.fileHandleForWriting.write(Data(stdin.utf8))
+            try? input.fileHandleForWriting.close()
+        }
+        // Read both pipes concurrently so a chatty child cannot block on a full pipe.
+        final class Box: @unchecked Sendable { var data = Data() }
+        let outBox = Box(), errBox = Box()
+        let group = DispatchGroup()
+        for (handle, box) in [(out.fileHandleForReading, outBox), (err.fileHandleForReading, errBox)] {
+            group.enter()
+            DispatchQueue.global().async {
+                box.data = handle.readDataToEndOfFile()
+                group.leave()
+            }
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.isRunning && Date() < deadline { usleep(10_000) }
+        if p.isRunning {
+            p.terminate()
+            p.waitUntilExit()
+            throw Failure(description: "\(executable) \(args.joined(separator: " ")) did not finish within \(timeout) s")
+        }
+        p.waitUntilExit()
+        group.wait()
+        return Result(status: p.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
+                      stderr: String(decoding: errBox.data, as: UTF8.self),
+                      signaled: p.terminationReason == .uncaughtSignal)
+    }
+}
