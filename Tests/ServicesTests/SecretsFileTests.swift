@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import TermhostServices
+import TestSupport
+
+@Suite struct SecretsFileTests {
+    @Test func secretsAreKeptInA0600FileNamespacedAndRemovable() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/data/termhost/secrets.json"
+        let secrets = SecretsFile(path: path)
+        let id = try secrets.put(namespace: "org.a", value: Array("hunter2".utf8))
+        #expect(id.hasPrefix("sec_") && id.count == 36)
+        let attrs = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attrs[.posixPermissions] as? Int) == 0o600)
+        #expect(try SecretsFile(path: path).get(namespace: "org.a", id: id) == Array("hunter2".utf8))
+        #expect(try SecretsFile(path: path).get(namespace: "org.b", id: id) == nil)
+        #expect(try secrets.remove(namespace: "org.a", id: id))
+        #expect(try SecretsFile(path: path).get(namespace: "org.a", id: id) == nil)
+    }
+
+    @Test func secretsFileReadableByOthersIsRefused() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/secrets.json"
+        _ = try SecretsFile(path: path).put(namespace: "n", value: [1])
+        chmod(path, 0o644)
+        #expect(throws: StoreError(.invalid, "permissions 644 for \(path) are too open; secrets must be readable by their owner only (chmod 600 \(path))")) {
+            try SecretsFile(path: path).get(namespace: "n", id: "sec_x")
+        }
+    }
+
+    @Test func secretValueNeverReachesTheStoreOrItsJournal() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try SQLiteStore(path: dir.path + "/t.db")
+        let secrets = SecretsFile(path: dir.path + "/secrets.json")
+        let id = try secrets.put(namespace: "org.a", value: Array("s3cr3t-value".utf8))
+        try store.put(namespace: "org.a", collection: "identities", key: "prod", value: Array("{\"password\":\"\(id)\"}".utf8))
+        let dump = try Shell.run("/usr/bin/sqlite3", [dir.path + "/t.db", "SELECT CAST(value AS TEXT) FROM items; SELECT * FROM journal;"])
+        #expect(dump.stdout.contains(id))
+        #expect(!dump.stdout.contains("s3cr3t-value"))
+        for f in try FileManager.default.contentsOfDirectory(atPath: dir.path) where f.hasPrefix("t.db") {
+            let bytes = FileManager.default.contents(atPath: dir.path + "/" + f) ?? Data()
+            #expect(bytes.range(of: Data("s3cr3t-value".utf8)) == nil, "\(f) must not contain the secret")
+        }
+    }
+}
