@@ -2,7 +2,7 @@
  * switched on with -D at build time (see Tests/TestSupport/Fixtures.swift); the defaults make
  * a well-behaved plugin with one feature and one command. Lifecycle callbacks are appended to
  * the file named by $TERMHOST_FIXTURE_LOG so tests can check order and counts. */
-#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +35,9 @@
 #endif
 
 #ifdef CRASH_IN_CONSTRUCTOR
-__attribute__((constructor)) static void crash_on_load(void) { raise(SIGSEGV); }
+/* A real invalid write, not raise(): a signal handler that returns would let raise() go on. */
+static void crash(void) { *(volatile int *)(uintptr_t)16 = 1; }
+__attribute__((constructor)) static void crash_on_load(void) { crash(); }
 #endif
 
 static const termhost_host_t *g_host;
@@ -145,7 +147,7 @@ static const termhost_feature_factory_t factory = {
 static bool p_init(const termhost_host_t *host, termhost_error_t *err) {
    g_host = host;
 #ifdef CRASH_IN_INIT
-   raise(SIGSEGV);
+   *(volatile int *)(uintptr_t)16 = 1;
 #endif
 #ifdef HANG_IN_INIT
    for (;;) sleep(1);

@@ -68,7 +68,9 @@ public enum Fixtures {
 
     /// The directory holding the loaded libswiftCore.so, for fixtures that pretend to be Swift.
     public static var swiftRuntimeDirectory: String? {
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+        // /proc files report size 0, so read to the end rather than by size.
+        guard let data = FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() else { return nil }
+        let maps = String(decoding: data, as: UTF8.self)
         for line in maps.split(separator: "\n") where line.hasSuffix("/libswiftCore.so") {
             if let path = line.split(separator: " ").last { return (String(path) as NSString).deletingLastPathComponent }
         }

@@ -14,6 +14,10 @@ public struct PluginSearchPath: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         public let directory: String
         public let origin: Origin
+        public init(directory: String, origin: Origin) {
+            self.directory = directory
+            self.origin = origin
+        }
     }
 
     public var entries: [Entry]

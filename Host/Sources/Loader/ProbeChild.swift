@@ -19,7 +19,7 @@ public enum ProbeChild {
         let manifest: PluginManifest
         do { manifest = try PluginManifest.load(from: manifestPath) } catch { return fail(.badManifest(error.description)) }
 
-        say("stage loading the library (its constructors run here)")
+        say("stage dlopen (the library's constructors)")
         let loadStart = Date()
         let entry: PluginEntry
         do { entry = try PluginEntry.load(fd: fd, displayPath: displayPath) } catch { return fail(error) }

@@ -45,7 +45,13 @@ public struct ProbeRunner: Sendable {
         var pid: pid_t = 0
         let cArgs = args.map { strdup($0) } + [nil]
         defer { cArgs.forEach { free($0) } }
-        let rc = posix_spawn(&pid, executable, &actions, nil, cArgs, environ)
+        // The Swift runtime's backtracer would turn a plugin's crash into pages of output and
+        // seconds of delay; the probe only needs the signal.
+        let env = ProcessInfo.processInfo.environment.filter { $0.key != "SWIFT_BACKTRACE" }
+            .map { "\($0.key)=\($0.value)" } + ["SWIFT_BACKTRACE=enable=no"]
+        let cEnv = env.map { strdup($0) } + [nil]
+        defer { cEnv.forEach { free($0) } }
+        let rc = posix_spawn(&pid, executable, &actions, nil, cArgs, cEnv)
         close(pipeFDs[1])
         guard rc == 0 else {
             close(pipeFDs[0])

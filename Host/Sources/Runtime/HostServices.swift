@@ -12,6 +12,22 @@ public struct HostPaths: Sendable {
     public var operatorPolicy: String
     public var userConfig: String
 
+    public init(store: String, secrets: String, log: String?, probeCache: String?, operatorPolicy: String, userConfig: String) {
+        self.store = store
+        self.secrets = secrets
+        self.log = log
+        self.probeCache = probeCache
+        self.operatorPolicy = operatorPolicy
+        self.userConfig = userConfig
+    }
+
+    /// Everything under one directory (tests, sandboxes).
+    public static func under(_ dir: String) -> HostPaths {
+        HostPaths(store: dir + "/data/termhost.db", secrets: dir + "/data/secrets.json", log: dir + "/state/termhost.log",
+                  probeCache: dir + "/cache/probe-cache.json", operatorPolicy: dir + "/policy.json",
+                  userConfig: dir + "/config.json")
+    }
+
     public static func standard(_ env: [String: String] = ProcessInfo.processInfo.environment) -> HostPaths {
         HostPaths(store: XDG.dataHome(env) + "/termhost/termhost.db",
                   secrets: XDG.dataHome(env) + "/termhost/secrets.json",
