@@ -1,0 +1,74 @@
+import Foundation
+import Synchronization
+import Testing
+import TermhostLifecycle
+import TermhostRegistry
+
+@Suite struct WorkspaceAndShutdownTests {
+    @Test func aWorkspaceIsPublishedBeforeItConnects() throws {
+        let rec = Recorder()
+        let m = try manager([("session", .workspace, 1)], recorder: rec, onEvent: { event in
+            if case .workspacePublished(_, let w, let index) = event { rec.add("published w\(w) #\(index)") }
+        })
+        m.start()
+        let s = m.attachScene(hasTerminal: true)
+        let w = try #require(m.openWorkspace(in: s))
+        #expect(rec.events == ["published w\(w) #1", "activate session@w\(w)"])
+    }
+
+    @Test func aFailedFeatureIsRecordedAndItsDependentsAreSkippedWithAReason() throws {
+        let rec = Recorder()
+        let m = try manager([("broken", .process, 1), ("user", .process, 2), ("other", .process, 3)],
+                            requires: ["user": "broken"], recorder: rec)
+        m.start()
+        #expect(m.failures[FeatureID(checked: "org.t.broken")] == "cannot reach the agent")
+        #expect(m.failures[FeatureID(checked: "org.t.user")] == "requires feature 'org.t.broken', which failed to start")
+        // The instance whose activate failed is destroyed at once; the dependent is never created.
+        #expect(rec.events == ["destroy broken", "activate other"])
+    }
+
+    @Test func shutdownRunsInReverseOrderOnceAndIsIdempotent() throws {
+        let rec = Recorder()
+        let m = try manager([("a", .process, 1), ("b", .process, 2), ("nav", .scene, 3), ("session", .workspace, 4)], recorder: rec)
+        m.start()
+        let s = m.attachScene(hasTerminal: false)
+        let w = try #require(m.openWorkspace(in: s))
+        let first = m.shutdown()
+        #expect(!first.boundExpired && first.abandoned.isEmpty)
+        let shutdowns = rec.events.filter { $0.hasPrefix("shutdown") }
+        #expect(shutdowns == ["shutdown session@w\(w)", "shutdown nav@s\(s)", "shutdown b", "shutdown a"])
+        #expect(rec.count("destroy") == 4)
+        #expect(m.shutdown() == first)
+        #expect(rec.count("shutdown") == 4, "a second shutdown must not run callbacks again")
+        #expect(m.phase == .terminating)
+    }
+
+    @Test func aFeatureHangingInShutdownDoesNotHoldTheProcessPastTheBound() throws {
+        let rec = Recorder()
+        let m = try manager([("a", .process, 1), ("hung", .process, 2), ("c", .process, 3)], recorder: rec, hangs: ["hung"],
+                            options: .init(shutdownBound: 0.5, backgroundGrace: nil))
+        m.start()
+        let start = Date()
+        let outcome = m.shutdown()
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(outcome.boundExpired)
+        #expect(outcome.abandoned == ["org.t.hung", "org.t.a"])
+        #expect(elapsed >= 0.5 && elapsed < 1.5)
+        #expect(rec.events == ["activate a", "activate hung", "activate c", "shutdown c", "shutdown hung"])
+        #expect(m.shutdown() == outcome, "the bound's outcome is the one every caller sees")
+    }
+
+    @Test func concurrentShutdownCallsCompleteOnceWithTheSameOutcome() throws {
+        let rec = Recorder()
+        let m = try manager([("a", .process, 1), ("b", .process, 2)], recorder: rec)
+        m.start()
+        let outcomes = Mutex<[ShutdownOutcome]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let o = m.shutdown()
+            outcomes.withLock { $0.append(o) }
+        }
+        let all = outcomes.withLock { $0 }
+        #expect(all.count == 8 && Set(all.map(\.seconds)).count == 1)
+        #expect(rec.count("shutdown") == 2 && rec.count("destroy") == 2)
+    }
+}
