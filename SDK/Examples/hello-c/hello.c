@@ -50,6 +50,10 @@ static int32_t hello_run(const termhost_feature_t *f, const termhost_command_inv
    FILE *out;
    (void)f;
 
+   if (!g_store) {
+      dprintf(inv->stderr_fd, "termhost hello: the host store is unavailable\n");
+      return 1;
+   }
    if (inv->argc > 1) {
       dprintf(inv->stderr_fd, "usage: termhost hello [NAME]\n");
       return 2;
@@ -135,16 +139,15 @@ static const termhost_feature_factory_t factory = {
 
 /* ---- the entry -------------------------------------------------------------------------- */
 
+/* Looks the services up once. A missing service is not a reason to fail init(): the feature
+ * lists the store in requires_services, so the host will not create it without one (and says
+ * why in `termhost features`). */
 static bool plugin_init(const termhost_host_t *host, termhost_error_t *err) {
+   (void)err;
    g_host = host;
    g_log = host->get_service(host, TERMHOST_SERVICE_LOG);
    g_config = host->get_service(host, TERMHOST_SERVICE_CONFIG);
    g_store = host->get_service(host, TERMHOST_SERVICE_STORE);
-   if (!g_store) {
-      err->code = TERMHOST_ERR_UNSUPPORTED;
-      snprintf(err->message, sizeof err->message, "the host offers no %s", TERMHOST_SERVICE_STORE);
-      return false;
-   }
    return true;
 }
 
