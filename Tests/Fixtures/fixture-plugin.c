@@ -173,6 +173,12 @@ static const termhost_plugin_entry_t entry = {
 
 TERMHOST_EXPORT const termhost_plugin_entry_t *ENTRY_NAME(void) { return &entry; }
 
+#ifdef EXTRA_EXPORT
+/* A symbol a careless plugin leaks into the global namespace (no version script). */
+int fixture_helper(void);
+int fixture_helper(void) { return 42; }
+#endif
+
 #ifdef FAKE_SWIFT_TOOLCHAIN
 /* Looks like a Swift image built by another toolchain: swiftc's .comment line, another commit. */
 __asm__(".ident \"clang version 17.0.0 (https://github.com/swiftlang/llvm-project.git 0123456789abcdef0123)\"");
