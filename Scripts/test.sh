@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The README's "test" command (and CI's): set up, build everything, run the whole test suite.
+# Tests build real plugins with cc, dlopen them, and use real SQLite files under /tmp.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+Scripts/setup.sh
+log=$(mktemp)
+if ! swift build --build-tests >"$log" 2>&1; then cat "$log"; exit 1; fi
+if grep -q "warning:" "$log"; then grep -A3 "warning:" "$log"; echo "test: the build has warnings" >&2; exit 1; fi
+swift test --skip-build
