@@ -18,6 +18,7 @@ let package = Package(
     products: [
         .executable(name: "termhost", targets: ["TermhostCLI"]),
         .executable(name: "termhost-probe", targets: ["TermhostProbe"]),
+        .executable(name: "termhost-bench", targets: ["TermhostBench"]),
         .library(name: "TermhostRegistry", targets: ["TermhostRegistry"]),
         .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
@@ -45,6 +46,9 @@ let package = Package(
                           path: "Host/Sources/CLI", swiftSettings: strict),
         .executableTarget(name: "TermhostProbe", dependencies: ["TermhostRuntime"],
                           path: "Host/Sources/Probe", swiftSettings: strict),
+
+        .executableTarget(name: "TermhostBench", dependencies: ["TermhostRuntime", "CTermhost"],
+                          path: "Benchmarks/ABICallCost", swiftSettings: strict),
 
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",

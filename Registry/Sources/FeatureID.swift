@@ -15,13 +15,26 @@ public struct FeatureID: Hashable, Comparable, Sendable, CustomStringConvertible
         self.rawValue = rawValue
     }
 
+    /// One pass over the UTF-8 bytes: this runs on every ID that crosses the ABI.
     public static func isValid(_ s: String) -> Bool {
-        let labels = s.split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count >= 2, s.utf8.count <= 200 else { return false }
-        return labels.allSatisfy { label in
-            guard let first = label.unicodeScalars.first, first.isIDStart else { return false }
-            return label.unicodeScalars.allSatisfy { $0.isIDStart || $0 == "-" || $0 == "_" }
+        var labels = 0, labelLength = 0, total = 0
+        for byte in s.utf8 {
+            total += 1
+            switch byte {
+            case UInt8(ascii: "."):
+                guard labelLength > 0 else { return false }
+                labels += 1
+                labelLength = 0
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                labelLength += 1
+            case UInt8(ascii: "-"), UInt8(ascii: "_"):
+                guard labelLength > 0 else { return false }   // a label starts with a letter or digit
+                labelLength += 1
+            default:
+                return false
+            }
         }
+        return labelLength > 0 && labels >= 1 && total <= 200
     }
 
     public var description: String { rawValue }
@@ -41,6 +54,3 @@ public struct FeatureID: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 }
 
-private extension Unicode.Scalar {
-    var isIDStart: Bool { ("a"..."z").contains(self) || ("0"..."9").contains(self) }
-}
