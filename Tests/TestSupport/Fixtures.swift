@@ -92,3 +92,24 @@ public enum Fixtures {
         return env
     }
 }
+
+extension Fixtures {
+    /// Tests/Fixtures/services-plugin.c: `termhost svc <action>` exercises each host service.
+    @discardableResult
+    public static func servicesPlugin(in parent: String) throws -> Plugin {
+        let dir = parent + "/services"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let lib = dir + "/libservices.so"
+        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                                               "-fPIC", "-shared", "-I", Paths.sdkInclude, "-o", lib,
+                                               Paths.root + "/Tests/Fixtures/services-plugin.c"])
+        guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
+        let manifest = dir + "/manifest.json"
+        _ = FileManager.default.createFile(atPath: manifest, contents: Data("""
+        { "id": "org.test.services", "version": "1.0.0", "abi": "1.0", "library": "libservices.so",
+          "features": [ { "id": "org.test.services", "version": "1.0.0", "order": 10,
+                          "commands": [ { "name": "svc", "summary": "exercise host services" } ] } ] }
+        """.utf8))
+        return Plugin(directory: dir, library: lib, manifest: manifest)
+    }
+}

@@ -55,4 +55,22 @@ public enum Shell {
                       stderr: String(decoding: errBox.data, as: UTF8.self),
                       signaled: p.terminationReason == .uncaughtSignal)
     }
+
+    /// posix_spawn + waitpid with all three streams on /dev/null; returns the exit status.
+    /// For programs that leave a daemon behind (tmux), where captured pipes would never close.
+    public static func spawnDetachedOutput(_ executable: String, _ args: [String]) -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        let argv = ([executable] + args).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status >> 8) & 0xff
+    }
 }

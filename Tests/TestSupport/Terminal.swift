@@ -1,0 +1,49 @@
+import Foundation
+
+/// A real terminal for tests: a detached tmux session running one command, read with
+/// capture-pane and typed into with send-keys (as a person at the keyboard would).
+public final class TmuxSession {
+    public let name: String
+    let socket: String
+
+    public init(command: [String], environment: [String: String], width: Int = 120, height: Int = 30) throws {
+        name = "th\(getpid())\(Int.random(in: 0..<1_000_000))"
+        socket = "/tmp/tmux-\(name).sock"
+        let env = environment.map { "\($0.key)=\(Self.quote($0.value))" }.joined(separator: " ")
+        let line = "env -i \(env) " + command.map(Self.quote).joined(separator: " ") + "; echo \"[exit $?]\"; sleep 30"
+        // The tmux server outlives this call and would hold captured pipes open forever, so
+        // the client runs with /dev/null for output and is waited for directly.
+        let status = Shell.spawnDetachedOutput("/usr/bin/tmux", ["-S", socket, "new-session", "-d", "-s", name,
+                                                                 "-x", "\(width)", "-y", "\(height)", line])
+        guard status == 0 else { throw Shell.Failure(description: "tmux new-session failed with status \(status)") }
+    }
+
+    static func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+    public func screen() -> String {
+        (try? Shell.run("/usr/bin/tmux", ["-S", socket, "capture-pane", "-p", "-t", name]).stdout) ?? ""
+    }
+
+    /// Waits until the screen contains text; returns the screen (or what it was at the deadline).
+    @discardableResult
+    public func waitFor(_ text: String, timeout: Double = 20) -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var s = screen()
+        while !s.contains(text) && Date() < deadline {
+            usleep(50_000)
+            s = screen()
+        }
+        return s
+    }
+
+    /// Types literal text, then Enter if asked.
+    public func type(_ text: String, enter: Bool = true) {
+        _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "send-keys", "-t", name, "-l", text])
+        if enter { _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "send-keys", "-t", name, "Enter"]) }
+    }
+
+    public func close() {
+        _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "kill-server"])
+        try? FileManager.default.removeItem(atPath: socket)
+    }
+}
