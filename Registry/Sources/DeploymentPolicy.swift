@@ -9,7 +9,18 @@
 ///   "userOverridable": { "org.termhost.sftp": ["maxActive"] } }
 /// ```
 public struct DeploymentPolicy: Sendable, Equatable, Codable {
-    public enum Default: String, Sendable, Codable { case enabled, disabled }
+    public enum Default: String, Sendable, Codable {
+        case enabled, disabled
+
+        public init(from decoder: any Decoder) throws {
+            let raw = try decoder.singleValueContainer().decode(String.self)
+            guard let value = Default(rawValue: raw) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                        debugDescription: "expected \"enabled\" or \"disabled\", found \"\(raw)\""))
+            }
+            self = value
+        }
+    }
 
     /// Features not named in `enable` or `disable` follow this; "enabled" when absent.
     public var `default`: Default
@@ -51,8 +62,10 @@ public struct DeploymentPolicy: Sendable, Equatable, Codable {
     public static func load(from path: String) throws(RegistryError) -> DeploymentPolicy {
         var policy = try JSONDocument.load(DeploymentPolicy.self, from: path)
         policy.source = "operator policy \(path)"
-        for key in Array(policy.settings.keys) + Array(policy.userOverridable.keys) where !FeatureID.isValid(key) {
-            throw .invalidDocument(file: path, field: "settings", detail: RegistryError.invalidID(key).description)
+        for (field, keys) in [("settings", Array(policy.settings.keys)), ("userOverridable", Array(policy.userOverridable.keys))] {
+            for key in keys.sorted() where !FeatureID.isValid(key) {
+                throw .invalidDocument(file: path, field: field, detail: RegistryError.invalidID(key).description)
+            }
         }
         return policy
     }

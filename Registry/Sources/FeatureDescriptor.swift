@@ -9,6 +9,12 @@ public struct CommandDescriptor: Hashable, Sendable, Codable {
         self.summary = summary
         self.usage = usage
     }
+
+    /// One word of `[a-z0-9-]`, starting with a letter or digit, at most 64 bytes.
+    public static func isValidName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, first != UInt8(ascii: "-"), name.utf8.count <= 64 else { return false }
+        return name.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }
+    }
 }
 
 /// Everything the registry needs to know about a feature, read from a plugin manifest (without

@@ -26,8 +26,10 @@ public struct FeatureRegistry: Sendable {
     /// hostServices: the service IDs the host itself offers ("termhost.log/1", ...);
     /// brokenServices: host services that failed to start, with the reason (a store that
     /// cannot open), so that dependents say why they are unavailable.
+    /// reservedCommands: names the host itself uses ("plugins", "doctor"...); a feature cannot
+    /// take them.
     public func resolve(_ policy: EffectivePolicy, hostServices: Set<String>,
-                        brokenServices: [String: String] = [:]) -> Resolution {
+                        brokenServices: [String: String] = [:], reservedCommands: Set<String> = []) -> Resolution {
         var state: [FeatureID: FeatureState] = [:]
         for id in registrations.keys {
             state[id] = policy.disabledReason(id).map { .disabled($0) } ?? .enabled
@@ -83,7 +85,11 @@ public struct FeatureRegistry: Sendable {
         var owners: [String: FeatureID] = [:]
         for f in features where f.state == .enabled {
             for command in f.descriptor.commands {
-                if let kept = owners[command.name] {
+                if !CommandDescriptor.isValidName(command.name) {
+                    problems.append(.invalidCommandName(command.name, feature: f.descriptor.id))
+                } else if reservedCommands.contains(command.name) {
+                    problems.append(.reservedCommand(command.name, feature: f.descriptor.id))
+                } else if let kept = owners[command.name] {
                     problems.append(.duplicateCommand(command.name, kept: kept, dropped: f.descriptor.id))
                 } else {
                     owners[command.name] = f.descriptor.id

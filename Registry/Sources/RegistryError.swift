@@ -4,6 +4,8 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidID(String)
     case duplicateFeature(FeatureID, first: String, second: String)
     case duplicateCommand(String, kept: FeatureID, dropped: FeatureID)
+    case invalidCommandName(String, feature: FeatureID)
+    case reservedCommand(String, feature: FeatureID)
     case cycle([FeatureID])
     case missingDependency(FeatureID, needs: FeatureID)
     case disabledDependency(FeatureID, needs: FeatureID)
@@ -26,6 +28,10 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
             "feature '\(id)' is declared twice: by \(first) and by \(second); the second was not registered"
         case .duplicateCommand(let name, let kept, let dropped):
             "command '\(name)' is contributed by both '\(kept)' and '\(dropped)'; '\(kept)' keeps it"
+        case .invalidCommandName(let name, let feature):
+            "feature '\(feature)' contributes command '\(name)', which is not a valid command name (lowercase letters, digits and '-'); it was dropped"
+        case .reservedCommand(let name, let feature):
+            "feature '\(feature)' contributes command '\(name)', which is a built-in termhost command; it was dropped"
         case .cycle(let members):
             "dependency cycle between \(members.map { "'\($0)'" }.joined(separator: ", ")); none of them was created"
         case .missingDependency(let id, let needs):

@@ -10,7 +10,7 @@ import TestSupport
         try Fixtures.helloC(in: cli.plugins)
         let policy = cli.policy(#"{ "disable": ["org.termhost.examples.hello-c"] }"#)
         let r = try cli.run("hello")
-        #expect(r.status == 2)
+        #expect(r.status == 1)
         #expect(r.stderr.hasPrefix("termhost: command 'hello' is unavailable: feature 'org.termhost.examples.hello-c' is disabled: disabled by operator policy \(policy)"))
         #expect(!(try cli.run("help").stdout.contains("hello ")))
         let features = try cli.run("features")
@@ -81,7 +81,8 @@ import TestSupport
         cli.extraEnvironment = [:]
         #expect(try cli.run("third").status == 0)
         let safe = try cli.run("--safe-mode", "third")
-        #expect(safe.status == 2)
+        #expect(safe.status == 1)
+        #expect(safe.stderr == "termhost: command 'third' is unavailable: plugin 'org.test.third' (\(cli.plugins)/third) was not loaded: skipped in safe mode: not part of an installed plugin set\n")
         #expect(try cli.run("--safe-mode", "hello").status == 0)
         #expect(try cli.run("--safe-mode", "plugins", "list").stdout.contains("org.test.third 1.0.0: skipped in safe mode: not part of an installed plugin set"))
     }

@@ -71,6 +71,23 @@ static const char *const services_list[] = { REQUIRES_SERVICE, NULL };
 #define SERVICES NULL
 #endif
 
+#ifdef PROVIDES_SERVICE
+/* A service this feature offers other plugins: one function returning 42. */
+typedef struct fixture_service { uint32_t struct_size; int (*answer)(void); } fixture_service_t;
+static int answer(void) { return 42; }
+static const fixture_service_t service = { sizeof(fixture_service_t), answer };
+static const void *f_get_service(const termhost_feature_t *f, const char *id) {
+   (void)f;
+   return strcmp(id, PROVIDES_SERVICE) == 0 ? &service : NULL;
+}
+static const char *const provides_list[] = { PROVIDES_SERVICE, NULL };
+#define PROVIDES provides_list
+#define GET_SERVICE f_get_service
+#else
+#define PROVIDES NULL
+#define GET_SERVICE NULL
+#endif
+
 static const termhost_command_descriptor_t command = {
    sizeof(termhost_command_descriptor_t), COMMAND_NAME, "fixture command", NULL
 };
@@ -78,12 +95,16 @@ static const termhost_command_descriptor_t *const commands[] = { &command, NULL 
 
 static const termhost_feature_descriptor_t descriptor = {
    sizeof(termhost_feature_descriptor_t), FEATURE_ID, PLUGIN_VERSION, "Fixture", NULL,
-   FEATURE_ORDER, FEATURE_SCOPE, AFTER, NULL, REQUIRES, SERVICES, NULL, commands
+   FEATURE_ORDER, FEATURE_SCOPE, AFTER, NULL, REQUIRES, SERVICES, PROVIDES, commands
 };
+
 
 static termhost_status f_activate(const termhost_feature_t *f, const termhost_scene_info_t *info,
                                   termhost_error_t *err) {
    (void)f; (void)info;
+#ifdef CHECK_SERVICE
+   note(g_host->get_service(g_host, CHECK_SERVICE) ? "service-available" : "service-missing");
+#endif
 #ifdef FAIL_ACTIVATE
    err->code = TERMHOST_ERR_IO;
    snprintf(err->message, sizeof err->message, "%s", FAIL_ACTIVATE);
@@ -122,7 +143,7 @@ static int32_t f_run(const termhost_feature_t *f, const termhost_command_invocat
 
 static const termhost_feature_t instance = {
    sizeof(termhost_feature_t), NULL, f_activate, f_attached, f_detached, f_background,
-   f_foreground, f_expire, f_shutdown, f_destroy, NULL, f_run
+   f_foreground, f_expire, f_shutdown, f_destroy, GET_SERVICE, f_run
 };
 
 static uint32_t fac_count(const termhost_feature_factory_t *x) { (void)x; return 1; }
@@ -146,6 +167,7 @@ static const termhost_feature_factory_t factory = {
 
 static bool p_init(const termhost_host_t *host, termhost_error_t *err) {
    g_host = host;
+   note("init");
 #ifdef CRASH_IN_INIT
    *(volatile int *)(uintptr_t)16 = 1;
 #endif

@@ -157,3 +157,32 @@ import TestSupport
         #expect(runtime.records.allSatisfy { $0.loadMilliseconds != nil && $0.initMilliseconds != nil })
     }
 }
+
+@Suite struct PluginSetFailClosedTests {
+    @Test func aMalformedPluginSetRefusesEveryPluginBesideIt() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let system = dir.sub("system")
+        try Fixtures.cPlugin(in: system, dirName: "p", id: "org.test.unverified")
+        let set = dir.write("system/plugin-set.json", #"{ "name": "x", "version": "1", "plugins": [ { "id": "org.test.unverified" } ] }"#)
+        var i = Inspection.run(options(dir, plugins: [.init(directory: system, origin: .system)]), probe: true)
+        i.closeDescriptors()
+        #expect(i.record("org.test.unverified")?.failure == .pluginSetUnusable("\(set): field 'plugins[0].version': missing"))
+        #expect(i.catalog.problems == ["plugin set unusable, so the plugins beside it are refused: \(set): field 'plugins[0].version': missing"])
+    }
+
+    @Test func inSafeModeAUserCopyDoesNotHideThePinnedDistributionCopy() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let dist = dir.sub("dist"), user = dir.sub("user")
+        let pinned = try Fixtures.cPlugin(in: dist, dirName: "p", id: "org.test.pinned")
+        try Fixtures.cPlugin(in: user, dirName: "p", id: "org.test.pinned", defines: ["COMMAND_NAME=\"other\""])
+        let hash = SHA256.hex(Array(FileManager.default.contents(atPath: pinned.library)!))
+        _ = dir.write("dist/plugin-set.json", #"{ "name": "d", "version": "1", "plugins": [ { "id": "org.test.pinned", "version": "1.0.0", "sha256": "\#(hash)" } ] }"#)
+        var i = Inspection.run(options(dir, plugins: [.init(directory: user, origin: .user), .init(directory: dist, origin: .distribution)],
+                                       safeMode: true), probe: true)
+        i.closeDescriptors()
+        #expect(i.records.map(\.failure) == [.notInPluginSet, nil])
+        #expect(i.resolution.commandOwners["fixture"]?.rawValue == "org.test.pinned")
+    }
+}

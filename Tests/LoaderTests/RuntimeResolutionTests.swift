@@ -90,3 +90,73 @@ import TestSupport
         runtime.shutdown()
     }
 }
+
+@Suite struct RuntimeStartTests {
+    @Test func aServiceProvidedByAnEarlierFeatureIsAvailableInALaterFeaturesActivate() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let log = dir.path + "/callbacks.log"
+        let plugins = dir.sub("plugins")
+        try Fixtures.cPlugin(in: plugins, dirName: "provider", id: "org.test.provider",
+                             defines: ["PROVIDES_SERVICE=\"org.test.answer/1\"", "COMMAND_NAME=\"p\"", "FEATURE_ORDER=1"],
+                             extraFeatureJSON: #", "providesServices": ["org.test.answer/1"]"#)
+        try Fixtures.cPlugin(in: plugins, dirName: "consumer", id: "org.test.consumer",
+                             defines: ["CHECK_SERVICE=\"org.test.answer/1\"", "REQUIRES_SERVICE=\"org.test.answer/1\"", "COMMAND_NAME=\"c\"", "FEATURE_ORDER=2"],
+                             extraFeatureJSON: #", "requiresServices": ["org.test.answer/1"]"#)
+        setenv("TERMHOST_FIXTURE_LOG", log, 1)
+        defer { unsetenv("TERMHOST_FIXTURE_LOG") }
+        let runtime = try HostRuntime.start(options(dir, pluginDir: plugins))
+        runtime.shutdown()
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.contains("service-available org.test.consumer"))
+        #expect(!lines.contains("service-missing org.test.consumer"))
+    }
+
+    @Test func aPluginWhoseFeaturesAreAllDisabledIsNotLoadedAndSaysWhy() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let log = dir.path + "/callbacks.log"
+        let plugins = dir.sub("plugins")
+        try Fixtures.cPlugin(in: plugins, dirName: "off", id: "org.test.off")
+        setenv("TERMHOST_FIXTURE_LOG", log, 1)
+        defer { unsetenv("TERMHOST_FIXTURE_LOG") }
+        try HostRuntime.start(options(dir, pluginDir: plugins)).shutdown()   // probes (cached from now on) and loads
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("init org.test.off"))
+        try FileManager.default.removeItem(atPath: log)
+        _ = dir.write("policy.json", #"{ "disable": ["org.test.off"] }"#)
+        let runtime = try HostRuntime.start(options(dir, pluginDir: plugins))
+        defer { runtime.shutdown() }
+        #expect(!FileManager.default.fileExists(atPath: log), "no code of a disabled plugin may run")
+        #expect(runtime.resolution.feature(FeatureID(checked: "org.test.off"))?.state == .disabled("disabled by operator policy \(dir.path)/policy.json"))
+    }
+
+    @Test func aMissingProbeExecutableIsNotCachedAsAQuarantine() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "p", id: "org.test.p")
+        var o = options(dir, pluginDir: dir.path + "/plugins")
+        o.probe = ProbeRunner(executable: dir.path + "/no-such-probe", timeout: 5)
+        var broken = Inspection.run(o, probe: true)
+        broken.closeDescriptors()
+        #expect(broken.record("org.test.p")?.failure == .probeUnavailable("cannot start \(dir.path)/no-such-probe: No such file or directory"))
+        var fixed = Inspection.run(options(dir, pluginDir: dir.path + "/plugins"), probe: true)
+        fixed.closeDescriptors()
+        #expect(fixed.record("org.test.p")?.probe == "probed")
+        #expect(fixed.record("org.test.p")?.failure == nil)
+    }
+
+    @Test func fixingTheManifestLiftsTheQuarantine() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let p = try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "p", id: "org.test.m", version: "1.0.0", manifestVersion: "1.1.0")
+        var first = Inspection.run(options(dir, pluginDir: dir.path + "/plugins"), probe: true)
+        first.closeDescriptors()
+        #expect(first.record("org.test.m")?.failure == .entryMismatch(field: "version", manifest: "1.1.0", library: "1.0.0"))
+        let text = try String(contentsOfFile: p.manifest, encoding: .utf8).replacingOccurrences(of: "1.1.0", with: "1.0.0")
+        try text.write(toFile: p.manifest, atomically: true, encoding: .utf8)
+        var second = Inspection.run(options(dir, pluginDir: dir.path + "/plugins"), probe: true)
+        second.closeDescriptors()
+        #expect(second.record("org.test.m")?.probe == "probed")
+        #expect(second.record("org.test.m")?.failure == nil)
+    }
+}

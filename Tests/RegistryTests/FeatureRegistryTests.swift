@@ -72,3 +72,14 @@ import TermhostRegistry
         #expect(res.commandOwners["hello"] == nil)
     }
 }
+
+@Suite struct CommandNameTests {
+    @Test func invalidAndBuiltInCommandNamesAreDroppedWithAReason() throws {
+        let res = try registry([feature("org.x.a", commands: ["Bad Name", "doctor", "ok-1"])])
+            .resolve(EffectivePolicy(), hostServices: [], reservedCommands: ["doctor"])
+        #expect(res.commandOwners == ["ok-1": fid("org.x.a")])
+        #expect(res.problems == [.invalidCommandName("Bad Name", feature: fid("org.x.a")), .reservedCommand("doctor", feature: fid("org.x.a"))])
+        #expect(RegistryError.reservedCommand("doctor", feature: fid("org.x.a")).description
+                == "feature 'org.x.a' contributes command 'doctor', which is a built-in termhost command; it was dropped")
+    }
+}

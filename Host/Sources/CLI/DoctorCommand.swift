@@ -21,7 +21,7 @@ enum DoctorCommand {
     static func run(_ g: GlobalOptions) -> Int32 {
         let options = g.runtimeOptions()
         let store = storeStatus(options.paths)
-        var inspection = Inspection.run(options, probe: true, brokenServices: store.problem.map { ["termhost.store/1": $0] } ?? [:])
+        var inspection = Inspection.run(options, probe: true)
         inspection.closeDescriptors()
         var problems = inspection.catalog.problems + inspection.policyErrors.map(\.description)
             + inspection.duplicates.map(\.description) + inspection.resolution.problems.map(\.description)
@@ -40,16 +40,16 @@ enum DoctorCommand {
         ]
         let report = Report(
             searchPath: inspection.catalog.searched.map { ["directory": $0.entry.directory, "origin": $0.entry.origin.rawValue, "found": $0.note] },
-            pluginSets: inspection.catalog.pluginSets.map { "\($0.set.name) \($0.set.version) (\($0.path), \($0.set.plugins.count) plugins)" },
+            pluginSets: inspection.catalog.pluginSets.map { "\($0.set.name) \($0.set.version) (\($0.path), \($0.set.plugins.count) plugin\($0.set.plugins.count == 1 ? "" : "s"))" },
             plugins: plugins, features: FeatureView.all(inspection.resolution), policy: policy, problems: problems,
-            store: ["path": options.paths.store, "status": store.problem ?? "ok (schema version \(store.version))",
+            store: ["path": options.paths.store, "status": store.problem ?? store.state,
                     "secrets": options.paths.secrets, "log": options.paths.log ?? "-"])
         if g.json { Output.json(report); return problems.isEmpty ? ExitCode.success : ExitCode.failure }
 
         Output.out("Termhost \(TermhostVersion.string) doctor")
         Output.out("\nSearch path (first match wins):")
         Output.table(report.searchPath.map { [$0["origin"]!, $0["directory"]!, $0["found"]!] })
-        Output.out("\nPlugin sets: " + (report.pluginSets.isEmpty ? "none installed" : ""))
+        Output.out(report.pluginSets.isEmpty ? "\nPlugin sets: none installed" : "\nPlugin sets:")
         for s in report.pluginSets { Output.out("  \(s)") }
         Output.out("\nPlugins:")
         if plugins.isEmpty { Output.out("  none found") }
@@ -70,14 +70,10 @@ enum DoctorCommand {
         return problems.isEmpty ? ExitCode.success : ExitCode.failure
     }
 
-    /// Opens the store read-write (as a start would) to report whether it is usable.
-    static func storeStatus(_ paths: HostPaths) -> (problem: String?, version: Int) {
-        do {
-            let store = try SQLiteStore(path: paths.store)
-            return (nil, store.schemaVersion)
-        } catch {
-            return (error.message, 0)
-        }
+    /// Whether the store is usable, read-only (doctor never creates or migrates it).
+    static func storeStatus(_ paths: HostPaths) -> (problem: String?, state: String) {
+        if let problem = SQLiteStore.diagnose(path: paths.store) { return (problem, "") }
+        return (nil, FileManager.default.fileExists(atPath: paths.store) ? "ok" : "not created yet (the first start creates it)")
     }
 }
 
@@ -88,7 +84,11 @@ enum FeaturesCommand {
         inspection.closeDescriptors()
         let views = FeatureView.all(inspection.resolution)
         if g.json { Output.json(views); return ExitCode.success }
-        if views.isEmpty { Output.out("No features: no plugins found (see 'termhost doctor')."); return ExitCode.success }
+        if views.isEmpty {
+            Output.out(inspection.records.isEmpty ? "No features: no plugins were found (see 'termhost doctor')."
+                                                  : "No features: no plugin could be used (see 'termhost doctor').")
+            return ExitCode.success
+        }
         Output.table([["#", "FEATURE", "VERSION", "SCOPE", "STATE", "COMMANDS"]] + views.map { f in
             [f.position.map(String.init) ?? "-", f.id, f.version, f.scope, f.state, f.commands.joined(separator: ",")]
         }, indent: "")

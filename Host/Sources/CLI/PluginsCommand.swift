@@ -95,7 +95,9 @@ enum PluginsCommand {
                 for d in record.manifest!.descriptors(source: record.label) {
                     do { try registry.register(d) } catch { problems.append("\(error)") }
                 }
-                let resolution = registry.resolve(EffectivePolicy(), hostServices: HostServices.hostServiceIDs)
+                let resolution = registry.resolve(EffectivePolicy(), hostServices: HostServices.hostServiceIDs,
+                                                  reservedCommands: HostRuntime.builtInCommands)
+                problems += resolution.problems.map(\.description)
                 for f in resolution.features where f.state != .enabled {
                     if case .unavailable(.missingDependency) = f.state {
                         notes.append("feature \(f.descriptor.id) needs a feature from another plugin: \(f.state.reason!)")

@@ -8,17 +8,25 @@ import TermhostRuntime
 import TermhostServices
 
 func runCLI() -> Int32 {
-    let global: GlobalOptions
+    var global: GlobalOptions
     var args: [String]
     do { (global, args) = try GlobalOptions.parse(Array(CommandLine.arguments.dropFirst())) } catch {
         Output.err("termhost: \(error)\nRun 'termhost help' for usage.")
         return ExitCode.usage
     }
-    if args.first == "help" { args.removeFirst(); if args.isEmpty { return help(global) } else { args.append("--help") } }
+    // `termhost help X` is `termhost X --help`.
+    if args.first == "help" {
+        args.removeFirst()
+        if args.isEmpty { return help(global) }
+        global.help = true
+    }
     guard let command = args.first else { return help(global) }
     let rest = Array(args.dropFirst())
     let wantsHelp = global.help
     switch command {
+    case "version" where wantsHelp:
+        Output.out("usage: termhost version\nPrints the version.")
+        return ExitCode.success
     case "version":
         Output.out("termhost \(TermhostVersion.string)")
         return ExitCode.success
@@ -50,19 +58,27 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
         return ExitCode.refusedToStart
     }
     guard let owner = runtime.resolution.commandOwners[name] else {
-        let known = HelpText.builtIn.map(\.0) + Array(runtime.resolution.commandOwners.keys)
+        let known = runtime.resolution.commandOwners.keys.sorted() + HelpText.builtIn.map(\.0)
         var message = "termhost: unknown command '\(name)'"
-        // Say why when a disabled or unavailable feature declares it.
+        var status = ExitCode.usage
+        // Say why when a feature that is not running, or a plugin that was not loaded, declares it.
         if let f = runtime.resolution.features.first(where: { $0.descriptor.commands.contains { $0.name == name } }),
            let reason = f.state.reason {
-            message = "termhost: command '\(name)' is unavailable: feature '\(f.descriptor.id)' is \(f.state.label): \(reason)"
+            status = ExitCode.failure
+            message = switch f.state {
+            case .disabled: "termhost: command '\(name)' is unavailable: feature '\(f.descriptor.id)' is disabled: \(reason)"
+            default: "termhost: command '\(name)' is unavailable: \(reason)"
+            }
+        } else if let r = runtime.records.first(where: { r in r.failure != nil && r.manifest?.features.contains { $0.commands?.contains { $0.name == name } ?? false } == true }) {
+            status = ExitCode.failure
+            message = "termhost: command '\(name)' is unavailable: \(r.label) was not loaded: \(r.failure!)"
         } else if let best = known.min(by: { UsageError.distance($0, name) < UsageError.distance($1, name) }),
                   UsageError.distance(best, name) <= 2 {
             message += ". Did you mean '\(best)'?"
         }
-        Output.err(message + "\nRun 'termhost help' for the list of commands.")
+        Output.err(message + (status == ExitCode.usage ? "\nRun 'termhost help' for the list of commands." : ""))
         runtime.shutdown()
-        return ExitCode.usage
+        return status
     }
     if g.help, let c = runtime.resolution.feature(owner)?.descriptor.commands.first(where: { $0.name == name }) {
         Output.out(c.usage ?? "usage: termhost \(name)\n\(c.summary)")

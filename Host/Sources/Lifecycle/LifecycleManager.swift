@@ -98,12 +98,13 @@ public final class LifecycleManager: @unchecked Sendable {
         locked {
             guard !started else { return }
             started = true
-            processInstances = instantiate(.process, ScopeContext.process)
+            instantiate(.process, ScopeContext.process) { processInstances.append($0) }
         }
     }
 
-    private func instantiate(_ scope: FeatureScope, _ context: ScopeContext) -> [Live] {
-        var live: [Live] = []
+    /// Creates and activates the scope's features in order; each one is published (`add`) as
+    /// soon as it is active, so the next feature's activate() can already use its services.
+    private func instantiate(_ scope: FeatureScope, _ context: ScopeContext, add: (Live) -> Void) {
         for f in features where f.descriptor.scope == scope {
             let d = f.descriptor
             if let failed = d.requiresFeatures.first(where: { failures[$0] != nil }) {
@@ -122,14 +123,13 @@ public final class LifecycleManager: @unchecked Sendable {
                     instance.destroy()
                     throw error
                 }
-                live.append(Live(id: d.id, instance: instance))
+                add(Live(id: d.id, instance: instance))
             } catch {
                 let reason = (error as? FeatureFailure)?.message ?? "\(error)"
                 failures[d.id] = reason
                 onEvent(.featureFailed(d.id.rawValue, reason))
             }
         }
-        return live
     }
 
     // MARK: - Scenes
@@ -143,7 +143,7 @@ public final class LifecycleManager: @unchecked Sendable {
             let context = ScopeContext(scene: id, hasTerminal: hasTerminal)
             scenes[id] = Scene(hasTerminal: hasTerminal)
             sceneOrder.append(id)
-            scenes[id]!.instances = instantiate(.scene, context)
+            instantiate(.scene, context) { scenes[id]!.instances.append($0) }
             for live in processInstances { live.instance.sceneAttached(context) }
             recomputeAggregate()
             return id
@@ -152,22 +152,25 @@ public final class LifecycleManager: @unchecked Sendable {
         return id
     }
 
-    /// Stops tracking a scene: its workspaces close, its instances shut down, process features
-    /// hear scene_detached. (SIGHUP does this for the CLI's scene.)
+    /// Stops tracking a scene: its workspaces close, its instances shut down (bounded, like
+    /// shutdown), process features hear scene_detached. (SIGHUP does this for the CLI's scene.)
     public func detachScene(_ scene: UInt64) {
-        let detached: Bool = locked {
-            guard var s = scenes[scene] else { return false }
-            for w in s.workspaces.reversed() { closeWorkspaceLocked(w) }
-            s.workspaces = []
-            retire(s.instances)
-            let context = ScopeContext(scene: scene, hasTerminal: s.hasTerminal)
-            for live in processInstances { live.instance.sceneDetached(context) }
+        let removed: (Scene, [Live])? = locked {
+            guard let s = scenes[scene] else { return nil }
+            let instances = s.workspaces.reversed().flatMap { workspaces[$0]!.instances.reversed() } + s.instances.reversed()
+            for w in s.workspaces { workspaces[w] = nil }
             scenes[scene] = nil
             sceneOrder.removeAll { $0 == scene }
-            recomputeAggregate()
-            return true
+            return (s, instances)
         }
-        if detached { onEvent(.sceneDetached(scene)) }
+        guard let (s, instances) = removed else { return }
+        retire(instances)
+        locked {
+            let context = ScopeContext(scene: scene, hasTerminal: s.hasTerminal)
+            for live in processInstances { live.instance.sceneDetached(context) }
+            recomputeAggregate()
+        }
+        onEvent(.sceneDetached(scene))
     }
 
     /// Reports a scene's phase (.active or .background); SIGTSTP/SIGCONT for the CLI.
@@ -249,31 +252,39 @@ public final class LifecycleManager: @unchecked Sendable {
         onEvent(.workspacePublished(scene: scene, workspace: id, index: index))
         locked {
             guard workspaces[id] != nil, let s = scenes[scene] else { return }
-            workspaces[id]!.instances = instantiate(.workspace, ScopeContext(scene: scene, workspace: id, hasTerminal: s.hasTerminal))
+            instantiate(.workspace, ScopeContext(scene: scene, workspace: id, hasTerminal: s.hasTerminal)) {
+                workspaces[id]!.instances.append($0)
+            }
         }
         return id
     }
 
     public func closeWorkspace(_ workspace: UInt64) {
-        let scene: UInt64? = locked {
-            let scene = workspaces[workspace]?.scene
-            closeWorkspaceLocked(workspace)
-            return scene
+        let closed: Workspace? = locked {
+            guard let w = workspaces[workspace] else { return nil }
+            workspaces[workspace] = nil
+            scenes[w.scene]?.workspaces.removeAll { $0 == workspace }
+            return w
         }
-        if let scene { onEvent(.workspaceClosed(scene: scene, workspace: workspace)) }
+        guard let closed else { return }
+        retire(closed.instances.reversed())
+        onEvent(.workspaceClosed(scene: closed.scene, workspace: workspace))
     }
 
-    private func closeWorkspaceLocked(_ workspace: UInt64) {
-        guard let w = workspaces[workspace] else { return }
-        retire(w.instances)
-        workspaces[workspace] = nil
-        scenes[w.scene]?.workspaces.removeAll { $0 == workspace }
-    }
-
+    /// Shuts down and destroys instances, already in the order given, within the shutdown
+    /// bound; an instance still in shutdown() when it expires is abandoned, not destroyed.
     private func retire(_ instances: [Live]) {
-        for live in instances.reversed() {
-            live.instance.shutdown()
-            live.instance.destroy()
+        guard !instances.isEmpty else { return }
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            for live in instances { live.instance.shutdown() }
+            for live in instances { live.instance.destroy() }
+            done.signal()
+        }
+        thread.name = "termhost-retire"
+        thread.start()
+        if done.wait(timeout: .now() + options.shutdownBound) == .timedOut {
+            onEvent(.featureFailed(instances.map(\.id.rawValue).joined(separator: ","), "did not finish shutting down within \(options.shutdownBound) s"))
         }
     }
 

@@ -14,12 +14,14 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
     case versionMismatch(expected: String, actual: String, pinnedBy: String)
     case shadowed(by: String)
     case notInPluginSet
+    case pluginSetUnusable(String)
     case cannotOpen(path: String, reason: String)
     case noEntryPoint(symbol: String, path: String)
     case entryMismatch(field: String, manifest: String, library: String)
     case crashedInProbe(signal: Int32, stage: String)
     case probeTimedOut(seconds: Double, stage: String)
     case probeFailed(String)
+    case probeUnavailable(String)
     case initFailed(String)
     case disabledByRegistry(String)
 
@@ -47,6 +49,8 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
             "not loaded: a plugin with the same ID was found first in \(by)"
         case .notInPluginSet:
             "skipped in safe mode: not part of an installed plugin set"
+        case .pluginSetUnusable(let detail):
+            "refused: the plugin set of its directory cannot be used, so nothing there can be verified (\(detail))"
         case .cannotOpen(let path, let reason):
             "unable to load shared library \(path): \(reason)"
         case .noEntryPoint(let symbol, let path):
@@ -59,6 +63,8 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
             "probe timed out after \(LoadFailure.format(seconds)) s in \(stage)"
         case .probeFailed(let detail):
             "probe failed: \(detail)"
+        case .probeUnavailable(let detail):
+            "not loaded because the probe could not run (\(detail)); it is tried again on the next start"
         case .initFailed(let message):
             "error during initialization: \(message)"
         case .disabledByRegistry(let reason):

@@ -34,11 +34,17 @@ public struct PluginCatalog: Sendable {
                 catalog.searched.append((entry, "does not exist"))
                 continue
             }
+            // A plugin set that cannot be read pins nothing; rather than load its directory
+            // unverified, every plugin there is refused until it is fixed (fail closed).
+            var brokenSet: String? = nil
             if entry.origin == .distribution || entry.origin == .system {
                 let setPath = entry.directory + "/plugin-set.json"
                 if fm.fileExists(atPath: setPath) {
                     do { catalog.pluginSets.append((setPath, try PluginSet.load(from: setPath))) }
-                    catch { catalog.problems.append("plugin set ignored: \(error.description)") }
+                    catch {
+                        brokenSet = error.description
+                        catalog.problems.append("plugin set unusable, so the plugins beside it are refused: \(error.description)")
+                    }
                 }
             }
             let children: [String]
@@ -54,7 +60,9 @@ public struct PluginCatalog: Sendable {
                 let dir = entry.directory + "/" + name
                 guard fm.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else { continue }
                 found += 1
-                catalog.records.append(examine(dir, origin: entry.origin))
+                var record = examine(dir, origin: entry.origin)
+                if let brokenSet, record.failure == nil { record.failure = .pluginSetUnusable(brokenSet) }
+                catalog.records.append(record)
             }
             catalog.searched.append((entry, "\(found) plugin director\(found == 1 ? "y" : "ies")"))
         }
@@ -70,16 +78,25 @@ public struct PluginCatalog: Sendable {
         }
         let manifestPath = dir + "/manifest.json"
         guard FileManager.default.fileExists(atPath: manifestPath) else {
-            record.failure = .badManifest("\(dir): no manifest.json")
+            record.failure = .badManifest("no manifest.json in the plugin directory")
             return record
         }
         do { record.manifest = try PluginManifest.load(from: manifestPath) } catch {
             record.failure = .badManifest(error.description)
         }
+        if let bytes = FileManager.default.contents(atPath: manifestPath) { record.manifestSHA256 = SHA256.hex([UInt8](bytes)) }
         return record
     }
 
+    /// Safe mode first sets aside everything outside the distribution and system directories,
+    /// so a user's copy of a plugin cannot shadow the distribution's pinned one.
     mutating func applyShadowingAndSafeMode(_ safeMode: Bool) {
+        if safeMode {
+            for i in records.indices where records[i].failure == nil
+                && (records[i].origin == .environment || records[i].origin == .user) {
+                records[i].failure = .notInPluginSet
+            }
+        }
         var firstByID: [String: String] = [:]
         for i in records.indices {
             guard records[i].failure == nil, let id = records[i].manifest?.id else { continue }
@@ -114,6 +131,8 @@ public struct PluginRecord: Sendable {
     public var size: Int64?
     public var mtimeNanoseconds: Int64?
     public var sha256: String?
+    /// sha256 of manifest.json as read; part of the probe cache key.
+    public var manifestSHA256: String?
     /// "cached" when the probe cache was current, "probed" when the probe ran, nil if not reached.
     public var probe: String?
     public var probeMilliseconds: Double?

@@ -1,7 +1,9 @@
 import Foundation
 
 /// Design: a library is in one of three states in this cache: unknown (no entry for its path),
-/// stale (size, mtime or sha256 differ from the entry) or current. Only unknown and stale
+/// stale (size, mtime or sha256 of the library, or the sha256 of its manifest, differ from the
+/// entry) or current. The manifest is part of the key because the probe compares the two: a
+/// fixed manifest must lift a quarantine, and an edited one must be checked again. Only unknown and stale
 /// libraries are probed. Both outcomes are cached: a passed probe with what the plugin
 /// reported, or a quarantine with its cause, so a crashing plugin is not re-run on every start
 /// but is probed again as soon as its file changes. The file is
@@ -16,6 +18,7 @@ public struct ProbeCache: Sendable {
         public var size: Int64
         public var mtimeNanoseconds: Int64
         public var sha256: String
+        public var manifestSHA256: String?
         public var outcome: Outcome
         public var probeMilliseconds: Double
     }
@@ -43,14 +46,18 @@ public struct ProbeCache: Sendable {
     /// The cached outcome when the entry for this library is current, else nil.
     public func current(for record: PluginRecord) -> Entry? {
         guard let lib = record.libraryPath, let e = entries[lib], e.size == record.size,
-              e.mtimeNanoseconds == record.mtimeNanoseconds, e.sha256 == record.sha256 else { return nil }
+              e.mtimeNanoseconds == record.mtimeNanoseconds, e.sha256 == record.sha256,
+              e.manifestSHA256 == record.manifestSHA256 else { return nil }
         return e
     }
 
+    /// Records an outcome. A probe that could not run at all says nothing about the plugin and
+    /// is not cached.
     public mutating func store(_ outcome: Outcome, for record: PluginRecord, milliseconds: Double) {
+        if case .quarantined(.probeUnavailable) = outcome { return }
         guard let lib = record.libraryPath, let size = record.size, let mtime = record.mtimeNanoseconds,
               let hash = record.sha256 else { return }
-        entries[lib] = Entry(size: size, mtimeNanoseconds: mtime, sha256: hash, outcome: outcome,
+        entries[lib] = Entry(size: size, mtimeNanoseconds: mtime, sha256: hash, manifestSHA256: record.manifestSHA256, outcome: outcome,
                              probeMilliseconds: milliseconds)
         dirty = true
     }

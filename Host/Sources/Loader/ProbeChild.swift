@@ -6,10 +6,12 @@ import TermhostRegistry
 public enum ProbeChild {
     /// Loads the library on `fd`, runs entry, init (with `host`), the factory and deinit, and
     /// prints stages and the report. Returns the process exit status.
-    public static func run(fd: Int32, manifestPath: String, displayPath: String,
+    public static func run(fd: Int32, reportFD: Int32, manifestPath: String, displayPath: String,
                            makeHost: (String) -> UnsafePointer<termhost_host_t>) -> Int32 {
+        // Unbuffered: a line written before a crash must not be lost.
+        let report = FileHandle(fileDescriptor: reportFD, closeOnDealloc: false)
         func say(_ line: String) {
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            report.write(Data((line + "\n").utf8))
         }
         func fail(_ failure: LoadFailure) -> Int32 {
             let json = (try? JSONEncoder().encode(failure)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
@@ -54,10 +56,10 @@ public enum ProbeChild {
         say("stage deinit()")
         entry.deinitialize()
 
-        let report = ProbeReport(pluginID: entry.pluginID, pluginVersion: entry.pluginVersion,
+        let result = ProbeReport(pluginID: entry.pluginID, pluginVersion: entry.pluginVersion,
                                  abi: [abi.major, abi.minor, abi.patch], features: features,
                                  loadMilliseconds: loadMilliseconds, initMilliseconds: initMilliseconds)
-        let json = (try? JSONEncoder().encode(report)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let json = (try? JSONEncoder().encode(result)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         say("report \(json)")
         return 0
     }

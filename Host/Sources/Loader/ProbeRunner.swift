@@ -6,8 +6,10 @@ import Glibc
 /// symbol or a library that disagrees with its manifest is found there, and the host carries on.
 ///
 /// Protocol: the child receives the already-checked library as descriptor 3 and the manifest
-/// path; it prints `stage <name>` before each step and finally `report <json>` or
-/// `failure <json>` on stdout. If it dies, the last stage printed says where.
+/// path; it writes `stage <name>` before each step and finally `report <json>` or
+/// `failure <json>` to descriptor 4. If it dies, the last stage written says where. The
+/// plugin's own stdout and stderr go to /dev/null, so nothing it prints can be taken for the
+/// protocol or reach the user's terminal.
 public struct ProbeRunner: Sendable {
     public var executable: String
     public var timeout: Double
@@ -31,17 +33,19 @@ public struct ProbeRunner: Sendable {
     public func probe(fd: Int32, record: PluginRecord) -> ProbeCache.Outcome {
         guard let manifest = record.manifest else { return .quarantined(.probeFailed("no manifest")) }
         let manifestPath = record.directory + "/manifest.json"
-        let args = [executable, "--library-fd", "3", "--manifest", manifestPath,
+        let args = [executable, "--library-fd", "3", "--report-fd", "4", "--manifest", manifestPath,
                     "--display-path", record.libraryPath ?? manifestPath]
         var pipeFDs: [Int32] = [0, 0]
-        guard pipe(&pipeFDs) == 0 else { return .quarantined(.probeFailed("pipe: \(String(cString: strerror(errno)))")) }
+        guard pipe(&pipeFDs) == 0 else { return .quarantined(.probeUnavailable("pipe: \(String(cString: strerror(errno)))")) }
         for p in pipeFDs { _ = fcntl(p, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fd, 3)
-        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 4)
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var pid: pid_t = 0
         let cArgs = args.map { strdup($0) } + [nil]
         defer { cArgs.forEach { free($0) } }
@@ -55,7 +59,7 @@ public struct ProbeRunner: Sendable {
         close(pipeFDs[1])
         guard rc == 0 else {
             close(pipeFDs[0])
-            return .quarantined(.probeFailed("cannot start \(executable): \(String(cString: strerror(rc)))"))
+            return .quarantined(.probeUnavailable("cannot start \(executable): \(String(cString: strerror(rc)))"))
         }
         let (output, timedOut) = readAll(pipeFDs[0], pid: pid)
         close(pipeFDs[0])

@@ -1,5 +1,5 @@
 // termhost-probe: runs one plugin for the first time, away from the host (see ProbeRunner).
-// Usage: termhost-probe --library-fd N --manifest PATH [--display-path PATH]
+// Usage: termhost-probe --library-fd N [--report-fd M] --manifest PATH [--display-path PATH]
 // The plugin gets a real host whose store and secrets live in memory only.
 import Foundation
 import TermhostLoader
@@ -8,11 +8,13 @@ import TermhostRegistry
 
 var args = CommandLine.arguments.dropFirst()
 var fd: Int32 = -1
+var reportFD: Int32 = 1
 var manifest = ""
 var display = ""
 while let arg = args.popFirst() {
     switch arg {
     case "--library-fd": fd = Int32(args.popFirst() ?? "") ?? -1
+    case "--report-fd": reportFD = Int32(args.popFirst() ?? "") ?? 1
     case "--manifest": manifest = args.popFirst() ?? ""
     case "--display-path": display = args.popFirst() ?? ""
     default:
@@ -25,6 +27,6 @@ guard fd >= 0, !manifest.isEmpty else {
     exit(2)
 }
 let services = HostServices(paths: .inMemory, policy: EffectivePolicy(), nonInteractive: true, stderrLevel: .error)
-exit(ProbeChild.run(fd: fd, manifestPath: manifest, displayPath: display.isEmpty ? manifest : display) { id in
+exit(ProbeChild.run(fd: fd, reportFD: reportFD, manifestPath: manifest, displayPath: display.isEmpty ? manifest : display) { id in
     HostBridge.makeHost(pluginID: id, services: services)
 })

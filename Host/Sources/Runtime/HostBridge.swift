@@ -112,7 +112,7 @@ public enum HostBridge {
             },
             is_feature_enabled: { host, feature in
                 guard let host, let id = try? FeatureID(HostBridge.str(feature)) else { return 0 }
-                return HostBridge.context(host).services.policy.disabledReason(id) == nil ? 1 : 0
+                return HostBridge.context(host).services.featureEnabled(id) ? 1 : 0
             }))
         return t
     }()

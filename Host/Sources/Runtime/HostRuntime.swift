@@ -20,8 +20,12 @@ public final class HostRuntime: @unchecked Sendable {
     public private(set) var registryProblems: [RegistryError] = []
     private var loaded: [(record: PluginRecord, entry: PluginEntry)] = []
     private var shutdownOutcome: ShutdownOutcome?
+    private let shutdownLock = NSLock()
 
     public var records: [PluginRecord] { inspection.records }
+
+    /// Commands the CLI implements itself; no feature may contribute these names.
+    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "version", "help"]
 
     public static func start(_ options: RuntimeOptions) throws(StartupError) -> HostRuntime {
         let services = HostServices(paths: options.paths, policy: EffectivePolicy(),
@@ -53,6 +57,17 @@ public final class HostRuntime: @unchecked Sendable {
             guard record.failure == nil, let fd = inspection.descriptors[record.directory] else { continue }
             defer { close(fd) }
             let pluginID = record.manifest!.id
+            // A plugin whose every feature the policy disables is not loaded at all: none of its
+            // code runs. Its features are still registered, from the manifest, so that
+            // `termhost features` and a call to its command say why.
+            let manifestFeatures = record.manifest!.descriptors(source: record.label)
+            if manifestFeatures.allSatisfy({ services.policy.disabledReason($0.id) != nil }) {
+                inspection.catalog.records[i].failure = .disabledByRegistry("not loaded: every feature it provides is disabled by policy")
+                for d in manifestFeatures {
+                    do { try registry.register(d) } catch { registryProblems.append(error) }
+                }
+                continue
+            }
             let loadStart = Date()
             do {
                 let entry = try PluginEntry.load(fd: fd, displayPath: record.libraryPath ?? record.directory)
@@ -78,7 +93,7 @@ public final class HostRuntime: @unchecked Sendable {
         inspection.descriptors = [:]
 
         resolution = registry.resolve(services.policy, hostServices: services.availableServiceIDs,
-                                      brokenServices: services.brokenServices)
+                                      brokenServices: services.brokenServices, reservedCommands: HostRuntime.builtInCommands)
         if !resolution.fatal.isEmpty {
             throw StartupError(messages: resolution.fatal.map(\.description)
                                + ["termhost: refusing to start without the required features above"])
@@ -97,6 +112,7 @@ public final class HostRuntime: @unchecked Sendable {
         }
         services.runCommand = { [weak self] scene, argv in self?.runCommand(scene: scene, argv: argv, json: false) }
         services.providedService = { [weak self] id in self?.providedService(id) }
+        services.featureEnabled = { [resolution] id in resolution.feature(id)?.state == .enabled }
         lifecycle.start()
         for (id, reason) in lifecycle.failures.sorted(by: { $0.key < $1.key }) {
             services.log.log(.error, "host", "feature '\(id)' did not start: \(reason)")
@@ -116,7 +132,10 @@ public final class HostRuntime: @unchecked Sendable {
         guard let name = argv.first, let owner = resolution.commandOwners[name],
               let feature = resolution.feature(owner) else { return nil }
         let scope = feature.descriptor.scope
-        guard let instance = lifecycle.instance(owner, scene: scope == .process ? 0 : scene) as? PluginFeature else {
+        // A workspace-scope command gets a workspace of its own in the scene: published first,
+        // then connected (its instances activated), like a front end opening a tab.
+        let workspace = scope == .workspace ? lifecycle.openWorkspace(in: scene) ?? 0 : 0
+        guard let instance = lifecycle.instance(owner, scene: scope == .process ? 0 : scene, workspace: workspace) as? PluginFeature else {
             let reason = lifecycle.failures[owner] ?? "it has no live instance in this scope (\(scope))"
             FileHandle.standardError.write(Data("termhost: \(name): feature '\(owner)' is not running: \(reason)\n".utf8))
             return 1
@@ -128,6 +147,8 @@ public final class HostRuntime: @unchecked Sendable {
     /// was abandoned mid-shutdown. Idempotent.
     @discardableResult
     public func shutdown() -> ShutdownOutcome {
+        shutdownLock.lock()
+        defer { shutdownLock.unlock() }
         if let shutdownOutcome { return shutdownOutcome }
         let outcome = lifecycle.shutdown()
         shutdownOutcome = outcome

@@ -55,6 +55,9 @@ public final class HostServices: @unchecked Sendable {
     /// Commands: set by the runtime once features are resolved.
     var commandList: @Sendable () -> [(name: String, summary: String, feature: String)] = { [] }
     var runCommand: @Sendable (_ scene: UInt64, _ argv: [String]) -> Int32? = { _, _ in nil }
+    /// Whether a feature is enabled after resolution (policy, dependencies, services); before
+    /// resolution (the probe) the policy alone decides.
+    var featureEnabled: @Sendable (FeatureID) -> Bool
     /// Services provided by active features, looked up by ID.
     var providedService: @Sendable (String) -> UnsafeRawPointer? = { _ in nil }
 
@@ -73,6 +76,7 @@ public final class HostServices: @unchecked Sendable {
         secrets = SecretsFile(path: paths.secrets.isEmpty ? nil : paths.secrets)
         interaction = Interaction(nonInteractive: nonInteractive)
         self.policy = policy
+        featureEnabled = { id in policy.disabledReason(id) == nil }
         if let problem { log.log(.error, "host", problem) }
     }
 

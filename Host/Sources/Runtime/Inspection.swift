@@ -21,7 +21,9 @@ public struct Inspection: Sendable {
 
     /// probe: false reads cached probe outcomes only (listing); true runs the probe for
     /// unknown or changed libraries (doctor, start).
-    public static func run(_ options: RuntimeOptions, probe: Bool, brokenServices: [String: String] = [:]) -> Inspection {
+    /// brokenServices: host services known to be unusable; nil diagnoses the store read-only.
+    public static func run(_ options: RuntimeOptions, probe: Bool, brokenServices: [String: String]? = nil) -> Inspection {
+        let brokenServices = brokenServices ?? SQLiteStore.diagnose(path: options.paths.store).map { ["termhost.store/1": $0] } ?? [:]
         var catalog = PluginCatalog.discover(options.searchPath, safeMode: options.safeMode)
         var cache = options.paths.probeCache.map(ProbeCache.load(path:)) ?? .temporary()
         var fds: [String: Int32] = [:]
@@ -49,10 +51,12 @@ public struct Inspection: Sendable {
         var errors: [RegistryError] = []
         var policy = DeploymentPolicy()
         var user = UserConfig()
-        if !options.paths.operatorPolicy.isEmpty, FileManager.default.fileExists(atPath: options.paths.operatorPolicy) {
+        // A policy that exists but cannot be read is an error, never "no policy": the operator
+        // may have disabled something in it (fail closed).
+        if present(options.paths.operatorPolicy, &errors) {
             do { policy = try DeploymentPolicy.load(from: options.paths.operatorPolicy) } catch { errors.append(error) }
         }
-        if !options.paths.userConfig.isEmpty, FileManager.default.fileExists(atPath: options.paths.userConfig) {
+        if present(options.paths.userConfig, &errors) {
             do { user = try UserConfig.load(from: options.paths.userConfig) } catch { errors.append(error) }
         }
         let effective = EffectivePolicy(policy: policy, user: user)
@@ -66,8 +70,20 @@ public struct Inspection: Sendable {
             }
         }
         inspection.resolution = registry.resolve(effective, hostServices: HostServices.hostServiceIDs.subtracting(brokenServices.keys),
-                                                 brokenServices: brokenServices)
+                                                 brokenServices: brokenServices, reservedCommands: HostRuntime.builtInCommands)
         return inspection
+    }
+
+    /// true when the file exists; an error (not false) when it cannot be told, e.g. EACCES on
+    /// /etc/termhost.
+    static func present(_ path: String, _ errors: inout [RegistryError]) -> Bool {
+        guard !path.isEmpty else { return false }
+        var st = stat()
+        if stat(path, &st) == 0 { return true }
+        if errno != ENOENT && errno != ENOTDIR {
+            errors.append(.unreadableFile(file: path, reason: String(cString: strerror(errno))))
+        }
+        return false
     }
 
     static func apply(_ outcome: ProbeCache.Outcome, to record: inout PluginRecord) {

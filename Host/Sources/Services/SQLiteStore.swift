@@ -60,6 +60,30 @@ public final class SQLiteStore: @unchecked Sendable {
 
     deinit { sqlite3_close(db) }
 
+    /// Why the store at path could not be opened, or nil if it can (or does not exist yet and
+    /// would be created). Read-only: diagnosing never creates, migrates or changes the file.
+    public static func diagnose(path: String) -> String? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        var handle: OpaquePointer?
+        defer { sqlite3_close(handle) }
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let handle else {
+            return "cannot open the store \(path): \(handle.map { String(cString: sqlite3_errmsg($0)) } ?? "unknown error")"
+        }
+        sqlite3_busy_timeout(handle, 200)
+        var stmt: OpaquePointer?
+        defer { sqlite3_finalize(stmt) }
+        var rc = sqlite3_prepare_v2(handle, "SELECT (SELECT count(*) FROM sqlite_master), (SELECT user_version FROM pragma_user_version)", -1, &stmt, nil)
+        if rc == SQLITE_OK { rc = sqlite3_step(stmt) }
+        guard rc == SQLITE_ROW else {
+            return "store \(path): read: \(String(cString: sqlite3_errmsg(handle))) (SQLite code \(rc))"
+        }
+        let version = Int(sqlite3_column_int64(stmt, 1))
+        if version > migrations.count {
+            return "the store \(path) has schema version \(version) but this host knows only up to \(migrations.count); it was written by a newer Termhost, which is needed to open it"
+        }
+        return nil
+    }
+
     private func migrate() throws(StoreError) {
         // The first read tells a corrupt or foreign file apart before anything is written.
         let version = try queryInt("PRAGMA user_version")

@@ -10,7 +10,8 @@ import Glibc
 public final class SecretsFile: @unchecked Sendable {
     public let path: String?
     private let lock = RecursiveLock()
-    private var cache: [String: [String: String]]?
+    /// Only for `path == nil` (in-memory secrets).
+    private var memory: [String: [String: String]] = [:]
 
     public init(path: String?) { self.path = path }
 
@@ -18,7 +19,7 @@ public final class SecretsFile: @unchecked Sendable {
         var raw = [UInt8](repeating: 0, count: 16)
         guard RAND_bytes(&raw, 16) == 1 else { throw StoreError(.io, "cannot generate a secret ID: no randomness") }
         let id = "sec_" + raw.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-        try lock.withLock { () throws(StoreError) in
+        try exclusive { () throws(StoreError) in
             var all = try load()
             all[namespace, default: [:]][id] = Data(value).base64EncodedString()
             try save(all)
@@ -27,7 +28,7 @@ public final class SecretsFile: @unchecked Sendable {
     }
 
     public func get(namespace: String, id: String) throws(StoreError) -> [UInt8]? {
-        try lock.withLock { () throws(StoreError) -> [UInt8]? in
+        try exclusive { () throws(StoreError) -> [UInt8]? in
             guard let encoded = try load()[namespace]?[id] else { return nil }
             guard let data = Data(base64Encoded: encoded) else {
                 throw StoreError(.invalid, "secret \(id) in \(path ?? "memory") is not valid base64; the file was edited by hand")
@@ -38,7 +39,7 @@ public final class SecretsFile: @unchecked Sendable {
 
     @discardableResult
     public func remove(namespace: String, id: String) throws(StoreError) -> Bool {
-        try lock.withLock { () throws(StoreError) -> Bool in
+        try exclusive { () throws(StoreError) -> Bool in
             var all = try load()
             guard all[namespace]?.removeValue(forKey: id) != nil else { return false }
             try save(all)
@@ -46,13 +47,27 @@ public final class SecretsFile: @unchecked Sendable {
         }
     }
 
+    /// Runs body holding this process's lock and an flock(2) on `<path>.lock`, so that two
+    /// termhost processes never lose each other's writes. The file is read afresh each time.
+    private func exclusive<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try lock.withLock { () throws(StoreError) -> T in
+            guard let path else { return try body() }
+            let dir = (path as NSString).deletingLastPathComponent
+            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o700])
+            let fd = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw StoreError(.io, "cannot lock secrets \(path): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+            return try body()
+        }
+    }
+
     private func load() throws(StoreError) -> [String: [String: String]] {
-        if let cache { return cache }
-        guard let path else { cache = [:]; return [:] }
+        guard let path else { return memory }
         var st = stat()
         if stat(path, &st) != 0 {
             guard errno == ENOENT else { throw StoreError(.io, "cannot read secrets \(path): \(String(cString: strerror(errno)))") }
-            cache = [:]
             return [:]
         }
         if st.st_mode & 0o077 != 0 {
@@ -64,14 +79,12 @@ public final class SecretsFile: @unchecked Sendable {
         guard let decoded = try? JSONDecoder().decode([String: [String: String]].self, from: data) else {
             throw StoreError(.invalid, "secrets \(path) is not valid JSON; it was left untouched")
         }
-        cache = decoded
         return decoded
     }
 
     /// Writes a new file with mode 0600 from the start, fsyncs it and renames it into place.
     private func save(_ all: [String: [String: String]]) throws(StoreError) {
-        cache = all
-        guard let path else { return }
+        guard let path else { memory = all; return }
         let dir = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])

@@ -1,7 +1,7 @@
 /* hello-c: a complete Termhost plugin in plain C99, built from the SDK header alone.
  *
  * It contributes one feature, org.termhost.examples.hello-c, with one command:
- *   termhost hello [NAME]   greets NAME (or the configured "greeting" target) and counts how
+ *   termhost hello [NAME]   greets NAME (or the setting "name", default "world") and counts how
  *                           many times it ran, in the host store.
  * Build: make (see Makefile). Load: put the bundle directory on TERMHOST_PLUGIN_PATH. */
 #include <stdio.h>

@@ -12,8 +12,12 @@
  * be as first-class as one written in C. The function must do nothing but return the pointer.
  *
  * Thread tags, used on every function in these headers:
- *   [main]        the host's lifecycle thread: the thread that called init(). Feature lifecycle
- *                 callbacks and command handlers run there.
+ *   [main]        serialized by the host: no two [main] calls into a plugin run at the same
+ *                 time, but they may come from different OS threads (the CLI's main thread,
+ *                 its signal queue, the bounded shutdown thread). One exception, on purpose:
+ *                 shutdown() may be called while a run_command() of the same feature is still
+ *                 running on another thread, so that a signal can cancel a long command; make
+ *                 the two safe against each other.
  *   [any-thread]  may be called from any thread, concurrently.
  *   [session]     the serial executor of one SSH session (see the SSH transport service).
  * A tag may add a state: [main & !initialized] means on the main thread, before init().
@@ -44,7 +48,11 @@ typedef struct termhost_plugin_entry {
    const char *plugin_id;
    const char *plugin_version;
 
-   /* Prepares the plugin. Keep it cheap: no network, no threads that outlive a failure.
+   /* Required. Prepares the plugin. Keep it cheap: no network, no threads that outlive a
+    * failure. init() runs twice per plugin file: once in the probe child process (with
+    * in-memory services) the first time the host sees the file, then in the host itself.
+    * Do not fail because a service is missing: list it in requires_services and the host
+    * will not create the feature without it (and says why).
     * host: owned by the host, valid until deinit() returns; keep the pointer.
     * Returns true on success; on failure writes a reason into *err and returns false, and the
     * host then never calls anything else of this plugin (not even deinit()).

@@ -15,7 +15,10 @@
  * every scene is); expire means "the background grace ran out: retire live work (connections,
  * listeners) but keep the intent to resume"; foreground after expire resumes from that intent.
  * shutdown is called once, in reverse feature order, and is bounded by the host (3 s by
- * default): a feature that has not returned by then is abandoned and the process exits. */
+ * default). When the bound expires, the host stops calling into plugins: the instance still in
+ * shutdown, the instances after it, every destroy() and every deinit() are skipped, and the
+ * process exits. Scene and workspace instances retired earlier (a detached scene, a closed
+ * workspace) are bounded the same way. */
 #ifndef TERMHOST_FEATURE_H
 #define TERMHOST_FEATURE_H
 
@@ -101,8 +104,8 @@ struct termhost_feature {
    /* Stops work and flushes state. Called once; bounded by the host. [main] */
    void (*shutdown)(const termhost_feature_t *f);
 
-   /* Frees the instance. Not called for an instance whose shutdown did not return within
-    * the bound (its memory is abandoned instead). [main] */
+   /* Frees the instance. Skipped when the shutdown bound expired (see the top of this file).
+    * [main] */
    void (*destroy)(const termhost_feature_t *f);
 
    /* Returns the vtable for a service listed in provides_services, or NULL.

@@ -32,8 +32,10 @@ struct termhost_host {
    /* Returns the vtable registered under service_id: a host service ("termhost.log/1") or a
     * service that an active feature provides (see provides_services in feature.h). Returns NULL
     * if nobody offers it, or if its provider is disabled or not yet activated.
-    * service_id: borrowed for this call. The returned vtable is owned by its provider and
-    * stays valid until the calling plugin's deinit(). Cast it to the type its header names.
+    * service_id: borrowed for this call. A host service's vtable stays valid until the calling
+    * plugin's deinit(); a feature-provided one until the providing instance's destroy() (so
+    * look it up again rather than caching it across background/expire). Cast it to the type
+    * its header names.
     * [any-thread] */
    const void *(*get_service)(const termhost_host_t *host, const char *service_id);
 };

@@ -1,9 +1,14 @@
 /* termhost/services/events.h: publish and subscribe between features.
  *
  * Topics are reverse-DNS strings ("org.termhost.ssh.connected"); payloads are UTF-8 JSON.
- * Host topics: "termhost.scene.attached", "termhost.scene.detached",
- * "termhost.workspace.published", "termhost.phase.changed". Delivery is synchronous, on the
- * publisher's thread, in subscription order. */
+ * Host topics and their payloads:
+ *   "termhost.phase.changed"        {"phase":"active"|"background"|"expired"|"terminating"}
+ *   "termhost.scene.attached"       {"scene":N}
+ *   "termhost.scene.detached"       {"scene":N}
+ *   "termhost.workspace.published"  {"scene":N,"workspace":W,"index":I}  (before it connects)
+ *   "termhost.workspace.closed"     {"scene":N,"workspace":W}
+ *   "termhost.feature.failed"       {"feature":"<id>"}
+ * Delivery is synchronous, on the publisher's thread, in subscription order. */
 #ifndef TERMHOST_SERVICE_EVENTS_H
 #define TERMHOST_SERVICE_EVENTS_H
 
