@@ -59,6 +59,7 @@ let package = Package(
         .testTarget(name: "LifecycleTests", dependencies: ["TermhostLifecycle", "TermhostRuntime", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LoaderTests", dependencies: ["TermhostLoader", "TermhostRuntime", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SDKTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )

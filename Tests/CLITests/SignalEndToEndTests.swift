@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// NOTES §5's Unix mapping, on the real binary: SIGTSTP backgrounds the scene and stops the
+/// process, SIGCONT brings it back, SIGHUP detaches the scene and exits 129.
+@Suite struct SignalEndToEndTests {
+    func waitForLine(_ log: String, _ line: String, timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: log, encoding: .utf8), text.split(separator: "\n").contains(Substring(line)) { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    func state(_ pid: Int32) -> Character? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(close, offsetBy: 2)]
+    }
+
+    @Test func stopContinueAndHangupFollowTheLifecycle() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var cli = CLI(dir)
+        let log = dir.path + "/callbacks.log"
+        cli.extraEnvironment = ["TERMHOST_FIXTURE_LOG": log]
+        try Fixtures.cPlugin(in: cli.plugins, dirName: "s", id: "org.test.s", defines: ["HANG_IN_COMMAND"])
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.termhost)
+        p.arguments = ["fixture"]
+        p.environment = cli.environment
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        #expect(waitForLine(log, "scene_attached org.test.s"))
+
+        kill(p.processIdentifier, SIGTSTP)
+        #expect(waitForLine(log, "background org.test.s"))
+        var stopped = false
+        for _ in 0..<200 where !stopped { stopped = state(p.processIdentifier) == "T"; usleep(20_000) }
+        #expect(stopped, "SIGTSTP must really stop the process after backgrounding the scene")
+
+        kill(p.processIdentifier, SIGCONT)
+        #expect(waitForLine(log, "foreground org.test.s"))
+
+        kill(p.processIdentifier, SIGHUP)
+        let deadline = Date().addingTimeInterval(10)
+        while p.isRunning && Date() < deadline { usleep(20_000) }
+        #expect(!p.isRunning)
+        #expect(p.terminationStatus == 129)
+        #expect(waitForLine(log, "scene_detached org.test.s"))
+        #expect(waitForLine(log, "shutdown org.test.s"))
+    }
+
+    @Test func aWorkspaceScopeCommandGetsAWorkspaceOfItsOwn() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var cli = CLI(dir)
+        let log = dir.path + "/callbacks.log"
+        cli.extraEnvironment = ["TERMHOST_FIXTURE_LOG": log]
+        try Fixtures.cPlugin(in: cli.plugins, dirName: "w", id: "org.test.w", defines: ["FEATURE_SCOPE=TERMHOST_SCOPE_WORKSPACE"],
+                             extraFeatureJSON: #", "scope": "workspace""#)
+        let r = try cli.run("fixture", "prod")
+        #expect(r.status == 0 && r.stdout == "fixture ran with 1 argument(s) [prod]\n")
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("init ") }
+        #expect(lines == ["activate org.test.w", "shutdown org.test.w", "destroy org.test.w"])
+    }
+
+    @Test func aPolicyTheUserCannotReachStopsTheHost() throws {
+        guard getuid() == 0 else { return }   // needs root to set up a directory the user cannot enter
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try Fixtures.helloC(in: cli.plugins)
+        var env = cli.environment
+        let etc = dir.sub("etc-termhost")
+        let policy = dir.write("etc-termhost/policy.json", #"{ "disable": ["org.termhost.examples.hello-c"] }"#)
+        env["TERMHOST_POLICY"] = policy
+        _ = try Shell.run("/bin/chmod", ["-R", "a+rwX", dir.path])
+        chmod(etc, 0o700)
+        let r = try Shell.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Paths.termhost, "hello"], environment: env)
+        #expect(r.status == 3, "\(r.output)")
+        #expect(r.stderr == "cannot read \(policy): Permission denied\ntermhost: refusing to start until the configuration above is fixed\n")
+    }
+}
