@@ -33,7 +33,7 @@ let package = Package(
 
         .systemLibrary(name: "CSQLite", path: "Host/Sources/CSQLite"),
         .systemLibrary(name: "CCrypto", path: "Host/Sources/CCrypto"),
-        .target(name: "TermhostLoader", dependencies: ["TermhostRegistry", "CTermhost", "CCrypto"],
+        .target(name: "TermhostLoader", dependencies: ["TermhostRegistry", "TermhostSDK", "CTermhost", "CCrypto"],
                 path: "Host/Sources/Loader", swiftSettings: strict),
         .target(name: "TermhostServices", dependencies: ["TermhostRegistry", "CTermhost", "CSQLite", "CCrypto"],
                 path: "Host/Sources/Services", swiftSettings: strict),

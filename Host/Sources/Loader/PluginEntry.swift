@@ -1,4 +1,5 @@
 import CTermhost
+import TermhostSDK
 import Glibc
 import TermhostRegistry
 
@@ -52,7 +53,7 @@ public struct PluginEntry: @unchecked Sendable {
         guard let initFn = entry.pointee.`init` else { throw .probeFailed("the entry has no init()") }
         var err = termhost_error_t()
         if !initFn(host, &err) {
-            let message = CErrorRecord.message(err)
+            let message = termhostErrorMessage(err)
             throw .initFailed(message.isEmpty ? "init() returned false without a message (code \(err.code))" : message)
         }
     }

@@ -1,4 +1,5 @@
 import CTermhost
+import TermhostSDK
 import Foundation
 import TermhostLoader
 import TermhostRegistry
@@ -56,7 +57,7 @@ public enum HostBridge {
     static func str(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
 
     static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
-        CErrorRecord.write(err, code, message)
+        termhostWriteError(err, Int32(code), message)
         return termhost_status(code)
     }
 

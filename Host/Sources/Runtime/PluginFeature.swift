@@ -1,4 +1,5 @@
 import CTermhost
+import TermhostSDK
 import Foundation
 import TermhostLoader
 import TermhostRegistry
@@ -13,7 +14,7 @@ struct PluginFeatureFactory: FeatureFactory, @unchecked Sendable {
         var err = termhost_error_t()
         guard let create = factory.pointee.create,
               let raw = create(factory, descriptor.id.rawValue, &info, &err) else {
-            let message = CErrorRecord.message(err)
+            let message = termhostErrorMessage(err)
             throw FeatureFailure(feature: descriptor.id,
                                  message: "create() failed: \(message.isEmpty ? "no reason given (code \(err.code))" : message)")
         }
@@ -42,7 +43,7 @@ final class PluginFeature: FeatureInstance, @unchecked Sendable {
         var err = termhost_error_t()
         let rc = activate(raw, &info, &err)
         if rc != termhost_status(TERMHOST_OK) {
-            let message = CErrorRecord.message(err)
+            let message = termhostErrorMessage(err)
             throw FeatureFailure(feature: id, message: "activate() failed: \(message.isEmpty ? "code \(rc)" : message)")
         }
     }
