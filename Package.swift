@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "TermhostRegistry", targets: ["TermhostRegistry"]),
         .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
+        // A Swift plugin used only by the tests (exercises every TermhostSDK service wrapper).
+        .library(name: "SwiftServicesFixture", type: .dynamic, targets: ["SwiftServicesFixture"]),
     ],
     targets: [
         // The contract: C99 headers, exposed to Swift as a module.
@@ -53,6 +55,9 @@ let package = Package(
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+
+        .target(name: "SwiftServicesFixture", dependencies: ["TermhostSDK"], path: "Tests/Fixtures/SwiftServicesPlugin",
+                exclude: ["manifest.json"], swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         .testTarget(name: "RegistryTests", dependencies: ["TermhostRegistry"], swiftSettings: strict),
         .testTarget(name: "ServicesTests", dependencies: ["TermhostServices", "TestSupport"], swiftSettings: strict),

@@ -105,3 +105,22 @@ import TestSupport
         #expect(s.contains("[exit 1]"))
     }
 }
+
+/// The same services through the Swift SDK layer, from a Swift plugin.
+@Suite struct SwiftSDKEndToEndTests {
+    @Test func everySwiftServiceWrapperWorks() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try Fixtures.swiftServices(in: cli.plugins)
+        try Fixtures.cPlugin(in: cli.plugins, dirName: "f", id: "org.test.f")
+        _ = cli.policy(#"{ "settings": { "org.test.swift-services": { "mode": "fast" } } }"#)
+        #expect(try cli.run("swsvc", "transaction").stdout == "rolled back: nothing\n1 c kept put\n")
+        #expect(try cli.run("swsvc", "events").stdout == "org.test.swift {\"n\":1}\n")
+        #expect(try cli.run("swsvc", "commands").stdout == "fixture=org.test.f swsvc=org.test.swift-services\n")
+        #expect(try cli.run("swsvc", "secrets").stdout == "swift-secret\n")
+        #expect(try cli.run("swsvc", "setting", "mode").stdout == "\"fast\"\n")
+        let choose = try cli.run("swsvc", "choose")
+        #expect(choose.status == 1 && choose.stderr.hasPrefix("error: cannot ask 'Pick': scene "))
+    }
+}

@@ -66,6 +66,19 @@ public enum Fixtures {
         return Plugin(directory: dir, library: lib, manifest: dir + "/manifest.json")
     }
 
+    /// The Swift services fixture (Tests/Fixtures/SwiftServicesPlugin) as SwiftPM built it.
+    @discardableResult
+    public static func swiftServices(in parent: String) throws -> Plugin {
+        let dir = parent + "/swift-services"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let lib = dir + "/libSwiftServicesFixture.so"
+        try? FileManager.default.removeItem(atPath: lib)
+        try FileManager.default.copyItem(atPath: Paths.products + "/libSwiftServicesFixture.so", toPath: lib)
+        try? FileManager.default.removeItem(atPath: dir + "/manifest.json")
+        try FileManager.default.copyItem(atPath: Paths.root + "/Tests/Fixtures/SwiftServicesPlugin/manifest.json", toPath: dir + "/manifest.json")
+        return Plugin(directory: dir, library: lib, manifest: dir + "/manifest.json")
+    }
+
     /// The directory holding the loaded libswiftCore.so, for fixtures that pretend to be Swift.
     public static var swiftRuntimeDirectory: String? {
         // /proc files report size 0, so read to the end rather than by size.

@@ -78,6 +78,7 @@ public struct CommandInvocation: Sendable {
     public var command: String
     public var arguments: [String]
     public var scene: UInt64
+    public var stdinFD: Int32
     public var stdoutFD: Int32
     public var stderrFD: Int32
     public var jsonOutput: Bool

@@ -179,7 +179,7 @@ enum FeatureBridge {
                 let args = (0..<Int(inv.argc)).map { String(cString: inv.argv[$0]!) }
                 return FeatureBridge.feature(f).run(CommandInvocation(
                     command: String(cString: inv.command), arguments: args, scene: inv.scene,
-                    stdoutFD: inv.stdout_fd, stderrFD: inv.stderr_fd, jsonOutput: inv.json_output != 0))
+                    stdinFD: inv.stdin_fd, stdoutFD: inv.stdout_fd, stderrFD: inv.stderr_fd, jsonOutput: inv.json_output != 0))
             }))
         return f
     }

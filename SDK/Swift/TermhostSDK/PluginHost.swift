@@ -1,4 +1,5 @@
 import CTermhost
+import Glibc
 
 /// The host as a Swift plugin sees it: typed wrappers over the service vtables in
 /// `SDK/include/termhost/services/`. Every call names the C function it wraps.
@@ -50,6 +51,7 @@ public struct PluginHost: @unchecked Sendable {
     public var secrets: Secrets? { typed(TERMHOST_SERVICE_SECRETS, termhost_host_secrets_t.self).map { Secrets(host: raw, vtable: $0) } }
     public var interact: Interact? { typed(TERMHOST_SERVICE_INTERACT, termhost_host_interact_t.self).map { Interact(host: raw, vtable: $0) } }
     public var events: Events? { typed(TERMHOST_SERVICE_EVENTS, termhost_host_events_t.self).map { Events(host: raw, vtable: $0) } }
+    public var commands: Commands? { typed(TERMHOST_SERVICE_COMMANDS, termhost_host_commands_t.self).map { Commands(host: raw, vtable: $0) } }
 }
 
 /// Calls a C function that reports through a `termhost_error_t`, throwing its message.
@@ -91,6 +93,50 @@ public struct Store: @unchecked Sendable {
         if rc == Int32(TERMHOST_ERR_NOT_FOUND) { return nil }
         guard rc == Int32(TERMHOST_OK) else { throw PluginError(termhostErrorMessage(err), code: rc) }
         return sink.bytes
+    }
+
+    /// Runs body in one transaction: store calls it makes on this thread join it; a thrown
+    /// error rolls everything back and is rethrown.
+    public func transaction(_ body: () throws -> Void) throws {
+        final class Box { var body: () throws -> Void; var error: (any Error)?; init(_ b: @escaping () throws -> Void) { body = b } }
+        try withoutActuallyEscaping(body) { escapable in
+            let box = Box(escapable)
+            var err = termhostEmptyError()
+            let rc = vtable.pointee.transaction(host, { user, err in
+                let box = Unmanaged<Box>.fromOpaque(user!).takeUnretainedValue()
+                do { try box.body(); return Int32(TERMHOST_OK) } catch {
+                    box.error = error
+                    termhostWriteError(err, Int32(TERMHOST_ERR_CANCELLED), "\(error)")
+                    return Int32(TERMHOST_ERR_CANCELLED)
+                }
+            }, Unmanaged.passUnretained(box).toOpaque(), &err)
+            if let error = box.error { throw error }
+            guard rc == Int32(TERMHOST_OK) else { throw PluginError(termhostErrorMessage(err), code: rc) }
+        }
+    }
+
+    /// One row of the change journal (`journal_since`).
+    public struct JournalRow: Sendable, Equatable {
+        public var sequence: Int64
+        public var namespace: String
+        public var collection: String
+        public var key: String
+        public var operation: String
+    }
+
+    /// Journal rows after a sequence number, oldest first (for sync features).
+    public func journal(after: Int64) throws(PluginError) -> [JournalRow] {
+        final class Box { var rows: [JournalRow] = [] }
+        let box = Box()
+        try check { err in
+            vtable.pointee.journal_since(host, after, { user, seq, ns, coll, key, op in
+                Unmanaged<Box>.fromOpaque(user!).takeUnretainedValue().rows.append(JournalRow(
+                    sequence: seq, namespace: String(cString: ns!), collection: String(cString: coll!),
+                    key: String(cString: key!), operation: String(cString: op!)))
+                return 0
+            }, Unmanaged.passUnretained(box).toOpaque(), err)
+        }
+        return box.rows
     }
 
     public func getString(_ collection: String, _ key: String) throws(PluginError) -> String? {
@@ -159,6 +205,19 @@ public struct Interact: @unchecked Sendable {
         return answer != 0
     }
 
+    /// Index of the chosen option.
+    public func choose(_ prompt: String, from choices: [String], scene: UInt64) throws(PluginError) -> Int {
+        let cStrings = choices.map { UnsafePointer(strdup($0)) }
+        defer { cStrings.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
+        var chosen: UInt32 = 0
+        try check { err in
+            cStrings.withUnsafeBufferPointer { list in
+                vtable.pointee.choose(host, scene, prompt, list.baseAddress, UInt32(list.count), &chosen, err)
+            }
+        }
+        return Int(chosen)
+    }
+
     public func notify(_ message: String, scene: UInt64) { vtable.pointee.notify(host, scene, message) }
 }
 
@@ -169,5 +228,65 @@ public struct Events: @unchecked Sendable {
 
     public func publish(_ topic: String, json: String? = nil) throws(PluginError) {
         try check { vtable.pointee.publish(host, topic, json, $0) }
+    }
+
+    /// A live subscription; call `cancel()` (or let the plugin's deinit end it).
+    public final class Subscription: @unchecked Sendable {
+        let host: UnsafePointer<termhost_host_t>
+        let vtable: UnsafePointer<termhost_host_events_t>
+        var token: UInt64 = 0
+        let handler: @Sendable (_ topic: String, _ json: String) -> Void
+        init(host: UnsafePointer<termhost_host_t>, vtable: UnsafePointer<termhost_host_events_t>,
+             handler: @escaping @Sendable (String, String) -> Void) {
+            self.host = host
+            self.vtable = vtable
+            self.handler = handler
+        }
+        public func cancel() { vtable.pointee.unsubscribe(host, token) }
+    }
+
+    /// Subscribes to a topic ("*" for all). Keep the returned subscription alive while it is in
+    /// use: the handler is called synchronously on the publisher's thread.
+    public func subscribe(_ topic: String, _ handler: @escaping @Sendable (_ topic: String, _ json: String) -> Void) throws(PluginError) -> Subscription {
+        let sub = Subscription(host: host, vtable: vtable, handler: handler)
+        var token: UInt64 = 0
+        try check { err in
+            vtable.pointee.subscribe(host, topic, { user, topic, payload in
+                let s = Unmanaged<Subscription>.fromOpaque(user!).takeUnretainedValue()
+                s.handler(topic.map { String(cString: $0) } ?? "", payload.map { String(cString: $0) } ?? "null")
+            }, Unmanaged.passUnretained(sub).toOpaque(), &token, err)
+        }
+        sub.token = token
+        return sub
+    }
+}
+
+/// `termhost_host_commands_t`: the commands of enabled features, and running one.
+public struct Commands: @unchecked Sendable {
+    let host: UnsafePointer<termhost_host_t>
+    let vtable: UnsafePointer<termhost_host_commands_t>
+
+    public func list() -> [(name: String, summary: String, feature: String)] {
+        final class Box { var items: [(name: String, summary: String, feature: String)] = [] }
+        let box = Box()
+        vtable.pointee.list(host, { user, name, summary, feature in
+            Unmanaged<Box>.fromOpaque(user!).takeUnretainedValue().items.append(
+                (String(cString: name!), String(cString: summary!), String(cString: feature!)))
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque())
+        return box.items
+    }
+
+    /// Runs `argv[0]` with the rest as arguments in the scene; returns its exit status.
+    public func run(_ argv: [String], scene: UInt64) throws(PluginError) -> Int32 {
+        let cStrings = argv.map { UnsafePointer(strdup($0)) }
+        defer { cStrings.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
+        var status: Int32 = 0
+        try check { err in
+            cStrings.withUnsafeBufferPointer { list in
+                vtable.pointee.run(host, scene, Int32(list.count), list.baseAddress, &status, err)
+            }
+        }
+        return status
     }
 }
