@@ -62,7 +62,7 @@ import TestSupport
         try Fixtures.helloC(in: cli.plugins)
         let doctor = try cli.run("doctor")
         #expect(doctor.status == 1)
-        #expect(doctor.stdout.contains("org.test.bad 1.0.0: probe crashed with SIGSEGV in init(); it will be probed again when libbad.so changes"))
+        #expect(doctor.stdout.contains("org.test.bad 1.0.0: probe crashed with SIGSEGV in init(); it will be probed again when libbad.so or its manifest changes"))
         #expect(doctor.stdout.contains("✓  org.termhost.examples.hello-c 1.0.0"))
         #expect(try cli.run("hello").status == 0, "one broken plugin never stops the others")
     }
@@ -82,9 +82,9 @@ import TestSupport
         #expect(try cli.run("third").status == 0)
         let safe = try cli.run("--safe-mode", "third")
         #expect(safe.status == 1)
-        #expect(safe.stderr == "termhost: command 'third' is unavailable: plugin 'org.test.third' (\(cli.plugins)/third) was not loaded: skipped in safe mode: not part of an installed plugin set\n")
+        #expect(safe.stderr == "termhost: command 'third' is unavailable: plugin 'org.test.third' (\(cli.plugins)/third) was not loaded: skipped in safe mode: only the distribution's and the system's plugin directories are used\n")
         #expect(try cli.run("--safe-mode", "hello").status == 0)
-        #expect(try cli.run("--safe-mode", "plugins", "list").stdout.contains("org.test.third 1.0.0: skipped in safe mode: not part of an installed plugin set"))
+        #expect(try cli.run("--safe-mode", "plugins", "list").stdout.contains("org.test.third 1.0.0: skipped in safe mode: only the distribution's and the system's plugin directories are used"))
     }
 
     @Test func anUnreadablePluginDirectoryIsNamedAndTheRestLoads() throws {

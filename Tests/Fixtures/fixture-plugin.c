@@ -42,10 +42,30 @@ __attribute__((constructor)) static void crash_on_load(void) { crash(); }
 
 static const termhost_host_t *g_host;
 
+/* Where lifecycle notes go: the feature's "log" setting (tests that load plugins into their
+ * own process use it, so that concurrent tests never share an environment variable), else
+ * $TERMHOST_FIXTURE_LOG (tests that run the termhost binary). */
+static int log_path(char *path, size_t size) {
+   const termhost_host_config_t *config = g_host ? g_host->get_service(g_host, TERMHOST_SERVICE_CONFIG) : NULL;
+   termhost_error_t err;
+   char json[512];
+   const char *env;
+   if (config && config->get_setting(g_host, FEATURE_ID, "log", json, sizeof json, NULL, &err) == TERMHOST_OK
+       && json[0] == '"' && strlen(json) >= 2) {
+      json[strlen(json) - 1] = '\0';
+      snprintf(path, size, "%s", json + 1);
+      return 1;
+   }
+   env = getenv("TERMHOST_FIXTURE_LOG");
+   if (!env) return 0;
+   snprintf(path, size, "%s", env);
+   return 1;
+}
+
 static void note(const char *what) {
-   const char *path = getenv("TERMHOST_FIXTURE_LOG");
+   char path[512];
    FILE *f;
-   if (!path) return;
+   if (!log_path(path, sizeof path)) return;
    f = fopen(path, "a");
    if (!f) return;
    fprintf(f, "%s %s\n", what, FEATURE_ID);

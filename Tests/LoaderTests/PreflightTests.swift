@@ -94,7 +94,7 @@ import TestSupport
             Issue.record("expected the plugin set's hash pin to refuse org.test.tampered")
         }
         let safe = inspect(dir, entries, safeMode: true)
-        #expect(safe.record("org.test.extra")?.failure == .notInPluginSet)
+        #expect(safe.record("org.test.extra")?.failure == .thirdPartyInSafeMode)
         #expect(safe.record("org.test.listed")?.failure == nil)
         #expect(safe.resolution.enabled.map(\.descriptor.id.rawValue) == ["org.test.listed"])
     }
@@ -182,7 +182,7 @@ import TestSupport
         var i = Inspection.run(options(dir, plugins: [.init(directory: user, origin: .user), .init(directory: dist, origin: .distribution)],
                                        safeMode: true), probe: true)
         i.closeDescriptors()
-        #expect(i.records.map(\.failure) == [.notInPluginSet, nil])
+        #expect(i.records.map(\.failure) == [.thirdPartyInSafeMode, nil])
         #expect(i.resolution.commandOwners["fixture"]?.rawValue == "org.test.pinned")
     }
 }

@@ -103,8 +103,7 @@ import TestSupport
         try Fixtures.cPlugin(in: plugins, dirName: "consumer", id: "org.test.consumer",
                              defines: ["CHECK_SERVICE=\"org.test.answer/1\"", "REQUIRES_SERVICE=\"org.test.answer/1\"", "COMMAND_NAME=\"c\"", "FEATURE_ORDER=2"],
                              extraFeatureJSON: #", "requiresServices": ["org.test.answer/1"]"#)
-        setenv("TERMHOST_FIXTURE_LOG", log, 1)
-        defer { unsetenv("TERMHOST_FIXTURE_LOG") }
+        _ = dir.write("policy.json", #"{ "settings": { "org.test.consumer": { "log": "\#(log)" } } }"#)
         let runtime = try HostRuntime.start(options(dir, pluginDir: plugins))
         runtime.shutdown()
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
@@ -118,12 +117,11 @@ import TestSupport
         let log = dir.path + "/callbacks.log"
         let plugins = dir.sub("plugins")
         try Fixtures.cPlugin(in: plugins, dirName: "off", id: "org.test.off")
-        setenv("TERMHOST_FIXTURE_LOG", log, 1)
-        defer { unsetenv("TERMHOST_FIXTURE_LOG") }
+        _ = dir.write("policy.json", #"{ "settings": { "org.test.off": { "log": "\#(log)" } } }"#)
         try HostRuntime.start(options(dir, pluginDir: plugins)).shutdown()   // probes (cached from now on) and loads
         #expect(try String(contentsOfFile: log, encoding: .utf8).contains("init org.test.off"))
         try FileManager.default.removeItem(atPath: log)
-        _ = dir.write("policy.json", #"{ "disable": ["org.test.off"] }"#)
+        _ = dir.write("policy.json", #"{ "disable": ["org.test.off"], "settings": { "org.test.off": { "log": "\#(log)" } } }"#)
         let runtime = try HostRuntime.start(options(dir, pluginDir: plugins))
         defer { runtime.shutdown() }
         #expect(!FileManager.default.fileExists(atPath: log), "no code of a disabled plugin may run")

@@ -31,8 +31,8 @@ enum DoctorCommand {
         problems += plugins.filter { $0.status == "quarantined" || $0.status == "rejected" }.map { "\($0.label): \($0.reason!)" }
         let p = inspection.policy
         let policy: [String: String] = [
-            "operatorPolicy": FileManager.default.fileExists(atPath: options.paths.operatorPolicy) ? options.paths.operatorPolicy : "\(options.paths.operatorPolicy) (absent: built-in defaults)",
-            "userConfig": FileManager.default.fileExists(atPath: options.paths.userConfig) ? options.paths.userConfig : "\(options.paths.userConfig) (absent)",
+            "operatorPolicy": fileState(options.paths.operatorPolicy, absent: "absent: built-in defaults"),
+            "userConfig": fileState(options.paths.userConfig, absent: "absent"),
             "default": p.policy.default.rawValue,
             "disabled": (p.policy.disable.map(\.rawValue) + p.user.disable.map { "\($0.rawValue) (by user)" }).joined(separator: ", "),
             "required": p.policy.require.map(\.rawValue).joined(separator: ", "),
@@ -68,6 +68,13 @@ enum DoctorCommand {
         Output.out(problems.isEmpty ? "\nNo problems found." : "\n\(problems.count) problem(s):")
         for p in problems { Output.out("  - \(p)") }
         return problems.isEmpty ? ExitCode.success : ExitCode.failure
+    }
+
+    /// "path", "path (absent: ...)" or "path (unreadable: reason)".
+    static func fileState(_ path: String, absent: String) -> String {
+        var st = stat()
+        if stat(path, &st) == 0 { return access(path, R_OK) == 0 ? path : "\(path) (unreadable: \(String(cString: strerror(errno))))" }
+        return errno == ENOENT || errno == ENOTDIR ? "\(path) (\(absent))" : "\(path) (unreadable: \(String(cString: strerror(errno))))"
     }
 
     /// Whether the store is usable, read-only (doctor never creates or migrates it).

@@ -38,7 +38,10 @@ struct PluginView: Encodable {
         case let f? where f.isQuarantine && r.probe != nil:
             status = "quarantined"
             let file = r.libraryPath.map(lastComponent) ?? "the library"
-            reason = "\(f.description); it will be probed again when \(file) changes"
+            reason = "\(f.description); it will be probed again when \(file) or its manifest changes"
+        case .probeUnavailable?, .disabledByRegistry?:
+            status = "not loaded"
+            reason = r.failure!.description
         case let f?:
             status = "rejected"
             reason = f.description

@@ -165,6 +165,7 @@ public final class LifecycleManager: @unchecked Sendable {
         }
         guard let (s, instances) = removed else { return }
         retire(instances)
+        for w in s.workspaces { onEvent(.workspaceClosed(scene: scene, workspace: w)) }
         locked {
             let context = ScopeContext(scene: scene, hasTerminal: s.hasTerminal)
             for live in processInstances { live.instance.sceneDetached(context) }
@@ -275,18 +276,41 @@ public final class LifecycleManager: @unchecked Sendable {
     /// bound; an instance still in shutdown() when it expires is abandoned, not destroyed.
     private func retire(_ instances: [Live]) {
         guard !instances.isEmpty else { return }
+        final class Progress: @unchecked Sendable {
+            let lock = NSLock()
+            var pending: [String]
+            var abandoned = false
+            init(_ ids: [String]) { pending = ids }
+        }
+        let progress = Progress(instances.map(\.id.rawValue))
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
-            for live in instances { live.instance.shutdown() }
+            for live in instances {
+                live.instance.shutdown()
+                progress.lock.lock()
+                progress.pending.removeFirst()
+                let abandoned = progress.abandoned
+                progress.lock.unlock()
+                if abandoned { return }
+            }
             for live in instances { live.instance.destroy() }
             done.signal()
         }
         thread.name = "termhost-retire"
         thread.start()
         if done.wait(timeout: .now() + options.shutdownBound) == .timedOut {
-            onEvent(.featureFailed(instances.map(\.id.rawValue).joined(separator: ","), "did not finish shutting down within \(options.shutdownBound) s"))
+            progress.lock.lock()
+            progress.abandoned = true
+            let stuck = progress.pending
+            progress.lock.unlock()
+            locked { abandonedEarlier += stuck }
+            for id in stuck { onEvent(.featureFailed(id, "did not finish shutting down within \(options.shutdownBound) s")) }
         }
     }
+
+    /// Instances abandoned by a bounded retirement (scene detach, workspace close) before
+    /// shutdown; shutdown reports them with its own.
+    private var abandonedEarlier: [String] = []
 
     // MARK: - Shutdown
 
@@ -343,8 +367,10 @@ public final class LifecycleManager: @unchecked Sendable {
             let timedOut = state.done.wait(timeout: .now() + options.shutdownBound) == .timedOut
             state.lock.lock()
             if state.outcome == nil {
-                state.outcome = ShutdownOutcome(boundExpired: timedOut && !state.finishedCleanup,
-                                                abandoned: timedOut && !state.finishedCleanup ? state.pending : [],
+                let earlier = locked { abandonedEarlier }
+                let expired = timedOut && !state.finishedCleanup
+                state.outcome = ShutdownOutcome(boundExpired: expired || !earlier.isEmpty,
+                                                abandoned: (expired ? state.pending : []) + earlier,
                                                 seconds: Date().timeIntervalSince(start))
             }
             let outcome = state.outcome!

@@ -14,6 +14,7 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
     case versionMismatch(expected: String, actual: String, pinnedBy: String)
     case shadowed(by: String)
     case notInPluginSet
+    case thirdPartyInSafeMode
     case pluginSetUnusable(String)
     case cannotOpen(path: String, reason: String)
     case noEntryPoint(symbol: String, path: String)
@@ -49,6 +50,8 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
             "not loaded: a plugin with the same ID was found first in \(by)"
         case .notInPluginSet:
             "skipped in safe mode: not part of an installed plugin set"
+        case .thirdPartyInSafeMode:
+            "skipped in safe mode: only the distribution's and the system's plugin directories are used"
         case .pluginSetUnusable(let detail):
             "refused: the plugin set of its directory cannot be used, so nothing there can be verified (\(detail))"
         case .cannotOpen(let path, let reason):
@@ -64,7 +67,7 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
         case .probeFailed(let detail):
             "probe failed: \(detail)"
         case .probeUnavailable(let detail):
-            "not loaded because the probe could not run (\(detail)); it is tried again on the next start"
+            "the probe could not run (\(detail)); it is tried again on the next start"
         case .initFailed(let message):
             "error during initialization: \(message)"
         case .disabledByRegistry(let reason):

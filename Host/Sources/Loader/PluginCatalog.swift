@@ -94,7 +94,7 @@ public struct PluginCatalog: Sendable {
         if safeMode {
             for i in records.indices where records[i].failure == nil
                 && (records[i].origin == .environment || records[i].origin == .user) {
-                records[i].failure = .notInPluginSet
+                records[i].failure = .thirdPartyInSafeMode
             }
         }
         var firstByID: [String: String] = [:]

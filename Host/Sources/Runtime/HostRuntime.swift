@@ -62,7 +62,7 @@ public final class HostRuntime: @unchecked Sendable {
             // `termhost features` and a call to its command say why.
             let manifestFeatures = record.manifest!.descriptors(source: record.label)
             if manifestFeatures.allSatisfy({ services.policy.disabledReason($0.id) != nil }) {
-                inspection.catalog.records[i].failure = .disabledByRegistry("not loaded: every feature it provides is disabled by policy")
+                inspection.catalog.records[i].failure = .disabledByRegistry("every feature it provides is disabled by policy")
                 for d in manifestFeatures {
                     do { try registry.register(d) } catch { registryProblems.append(error) }
                 }
@@ -112,7 +112,7 @@ public final class HostRuntime: @unchecked Sendable {
         }
         services.runCommand = { [weak self] scene, argv in self?.runCommand(scene: scene, argv: argv, json: false) }
         services.providedService = { [weak self] id in self?.providedService(id) }
-        services.featureEnabled = { [resolution] id in resolution.feature(id)?.state == .enabled }
+        services.resolvedFeatureEnabled = { [resolution] id in resolution.feature(id)?.state == .enabled }
         lifecycle.start()
         for (id, reason) in lifecycle.failures.sorted(by: { $0.key < $1.key }) {
             services.log.log(.error, "host", "feature '\(id)' did not start: \(reason)")

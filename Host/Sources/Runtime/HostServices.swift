@@ -55,9 +55,14 @@ public final class HostServices: @unchecked Sendable {
     /// Commands: set by the runtime once features are resolved.
     var commandList: @Sendable () -> [(name: String, summary: String, feature: String)] = { [] }
     var runCommand: @Sendable (_ scene: UInt64, _ argv: [String]) -> Int32? = { _, _ in nil }
-    /// Whether a feature is enabled after resolution (policy, dependencies, services); before
-    /// resolution (the probe) the policy alone decides.
-    var featureEnabled: @Sendable (FeatureID) -> Bool
+    /// Whether a feature is enabled after resolution (policy, dependencies, services); set by
+    /// the runtime once features are resolved. Before that (plugin init, the probe) the policy
+    /// in force decides.
+    var resolvedFeatureEnabled: (@Sendable (FeatureID) -> Bool)?
+
+    func featureEnabled(_ id: FeatureID) -> Bool {
+        resolvedFeatureEnabled?(id) ?? (policy.disabledReason(id) == nil)
+    }
     /// Services provided by active features, looked up by ID.
     var providedService: @Sendable (String) -> UnsafeRawPointer? = { _ in nil }
 
@@ -76,7 +81,6 @@ public final class HostServices: @unchecked Sendable {
         secrets = SecretsFile(path: paths.secrets.isEmpty ? nil : paths.secrets)
         interaction = Interaction(nonInteractive: nonInteractive)
         self.policy = policy
-        featureEnabled = { id in policy.disabledReason(id) == nil }
         if let problem { log.log(.error, "host", problem) }
     }
 

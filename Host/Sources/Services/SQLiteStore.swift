@@ -35,9 +35,9 @@ public final class SQLiteStore: @unchecked Sendable {
         self.path = path
         if path != ":memory:" {
             let dir = (path as NSString).deletingLastPathComponent
-            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                         attributes: [.posixPermissions: 0o700]) }
-            catch { throw StoreError(.io, "cannot create the store's directory \(dir): \(error.localizedDescription)") }
+            if let reason = SQLiteStore.makeDirectories(dir) {
+                throw StoreError(.io, "cannot create the store's directory \(dir): \(reason)")
+            }
         }
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -60,10 +60,26 @@ public final class SQLiteStore: @unchecked Sendable {
 
     deinit { sqlite3_close(db) }
 
+    /// mkdir -p with mode 0700; the strerror text of the first failure, or nil.
+    static func makeDirectories(_ dir: String) -> String? {
+        var path = ""
+        for part in dir.split(separator: "/") {
+            path += "/" + part
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
+        }
+        return nil
+    }
+
     /// Why the store at path could not be opened, or nil if it can (or does not exist yet and
-    /// would be created). Read-only: diagnosing never creates, migrates or changes the file.
+    /// can be created). Read-only: diagnosing never creates, migrates or changes anything.
     public static func diagnose(path: String) -> String? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard FileManager.default.fileExists(atPath: path) else {
+            // The first start will create it: check that the nearest existing directory lets us.
+            var dir = (path as NSString).deletingLastPathComponent
+            while !FileManager.default.fileExists(atPath: dir) && dir != "/" { dir = (dir as NSString).deletingLastPathComponent }
+            return access(dir, W_OK | X_OK) == 0 ? nil
+                : "cannot create the store \(path): \(dir) is not writable (\(String(cString: strerror(errno))))"
+        }
         var handle: OpaquePointer?
         defer { sqlite3_close(handle) }
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let handle else {

@@ -15,9 +15,11 @@
  *   [main]        serialized by the host: no two [main] calls into a plugin run at the same
  *                 time, but they may come from different OS threads (the CLI's main thread,
  *                 its signal queue, the bounded shutdown thread). One exception, on purpose:
- *                 shutdown() may be called while a run_command() of the same feature is still
- *                 running on another thread, so that a signal can cancel a long command; make
- *                 the two safe against each other.
+ *                 a command can run for a long time (a terminal session), so lifecycle
+ *                 notifications (background, foreground, expire, scene_detached, shutdown)
+ *                 may arrive on another thread while run_command() is still running; that is
+ *                 how a suspended or terminated CLI reaches the session. Make them safe
+ *                 against run_command().
  *   [any-thread]  may be called from any thread, concurrently.
  *   [session]     the serial executor of one SSH session (see the SSH transport service).
  * A tag may add a state: [main & !initialized] means on the main thread, before init().

@@ -59,7 +59,9 @@ typedef struct termhost_feature_descriptor {
    const char *const *before;    /* feature IDs this one must start before (soft) */
    const char *const *requires_features;  /* hard: missing or disabled means not created */
    const char *const *requires_services;  /* service IDs ("termhost.ssh.transport/1") */
-   const char *const *provides_services;  /* service IDs this feature's get_service offers */
+   const char *const *provides_services;  /* service IDs this feature's get_service offers;
+                                           * honoured for process-scope features only, since a
+                                           * host-wide lookup cannot choose among scenes */
    const termhost_command_descriptor_t *const *commands; /* NULL-terminated; may be NULL */
 } termhost_feature_descriptor_t;
 

@@ -24,7 +24,9 @@ typedef struct termhost_host_config {  /* implemented by the host */
    termhost_status (*get_setting)(const termhost_host_t *host, const char *feature_id,
                                   const char *key, char *buf, size_t buf_size, size_t *needed,
                                   termhost_error_t *err);
-   /* 1 when the feature is enabled by policy and configuration, else 0. [any-thread] */
+   /* 1 when the feature will run: enabled by policy and configuration, and (once features are
+    * resolved, i.e. after every plugin's init) with its dependencies and services available.
+    * During init() only the policy is known. [any-thread] */
    int32_t (*is_feature_enabled)(const termhost_host_t *host, const char *feature_id);
 } termhost_host_config_t;
 
