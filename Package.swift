@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "TermhostRegistry", targets: ["TermhostRegistry"]),
         .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
+        .library(name: "SSHPlugin", type: .dynamic, targets: ["SSHPlugin"]),
         // A Swift plugin used only by the tests (exercises every TermhostSDK service wrapper).
         .library(name: "SwiftServicesFixture", type: .dynamic, targets: ["SwiftServicesFixture"]),
     ],
@@ -52,6 +53,11 @@ let package = Package(
         .executableTarget(name: "TermhostBench", dependencies: ["TermhostRuntime", "CTermhost"],
                           path: "Benchmarks/ABICallCost", swiftSettings: strict),
 
+        // Feature plugins, each a .dynamic library with its manifest beside it.
+        .systemLibrary(name: "CLibSSH2", path: "Plugins/SSH/Sources/CLibSSH2"),
+        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CLibSSH2"], path: "Plugins/SSH/Sources/SSHPlugin",
+                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
@@ -65,6 +71,7 @@ let package = Package(
         .testTarget(name: "LoaderTests", dependencies: ["TermhostLoader", "TermhostRuntime", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SDKTests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SSHPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )

@@ -13,6 +13,7 @@ prefix=${1:-.build/termhost}
 swift build -c "$config" --product termhost
 swift build -c "$config" --product termhost-probe
 swift build -c "$config" --product HelloSwiftPlugin
+swift build -c "$config" --product SSHPlugin
 bin=$(swift build -c "$config" --show-bin-path)
 
 plugins="$prefix/lib/termhost/plugins"
@@ -28,6 +29,7 @@ bundle_swift() {
   cp "$3" "$dir/manifest.json"
 }
 bundle_swift org.termhost.examples.hello-swift libHelloSwiftPlugin.so SDK/Examples/hello-swift/manifest.json
+bundle_swift org.termhost.ssh libSSHPlugin.so Plugins/SSH/manifest.json
 
 # C plugins built with make from the SDK header alone.
 make -s -C SDK/Examples/hello-c OUT="$PWD/$plugins"

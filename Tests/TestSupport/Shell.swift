@@ -73,4 +73,27 @@ public enum Shell {
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return (status >> 8) & 0xff
     }
+
+    /// Starts a long-running program (its streams on /dev/null) and returns its pid; the
+    /// caller stops it with kill + waitpid (`stopBackground`).
+    public static func spawnBackground(_ executable: String, _ args: [String]) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        let argv = ([executable] + args).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { return -1 }
+        return pid
+    }
+
+    public static func stopBackground(_ pid: pid_t) {
+        guard pid > 0 else { return }
+        kill(pid, SIGKILL)   // ssh-agent -D, for one, does not stop on SIGTERM
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+    }
 }

@@ -1,0 +1,5 @@
+#include <libssh2.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <netinet/tcp.h>

@@ -1,0 +1,159 @@
+import CLibSSH2
+import Foundation
+import Glibc
+
+/// Authenticates an SSH connection the way OpenSSH orders it: `none` first (a username-only
+/// identity may need nothing more), then public keys (the agent's, then key files), then
+/// keyboard-interactive, then password (3 tries). Secrets typed by the user are never stored,
+/// cached or logged; the buffers holding them are wiped after use.
+struct Authenticator {
+    let connection: SSHConnection
+    let interaction: Interaction
+
+    var session: OpaquePointer { connection.session }
+    var user: String { connection.user }
+
+    func authenticate() throws(SSHError) {
+        let methods = advertisedMethods()
+        if libssh2_userauth_authenticated(session) != 0 { return }
+        var tried: [String] = []
+        var rsaRefused = false
+        if methods.contains("publickey") {
+            tried.append("publickey")
+            if agentAuth() { return }
+            switch try keyFileAuth() {
+            case .success: return
+            case .failed(let rsa): rsaRefused = rsa
+            }
+        }
+        if methods.contains("keyboard-interactive") {
+            tried.append("keyboard-interactive")
+            if try keyboardInteractive() { return }
+        }
+        if methods.contains("password") {
+            tried.append("password")
+            if try password() { return }
+        }
+        var message = "\(user)@\(connection.destination.address): Permission denied (\(methods.joined(separator: ",")))."
+        if rsaRefused {
+            message += "\nAn RSA key was refused: this libssh2 (\(SSHConnection.libssh2Version)) can only sign with ssh-rsa (SHA-1), which OpenSSH 8.8 and later reject. Use an ed25519 or ECDSA key (ssh-keygen -t ed25519), or a host with libssh2 1.11 or later."
+        }
+        throw SSHError(message)
+    }
+
+    /// The methods the server accepts for this user; asking sends the `none` request.
+    func advertisedMethods() -> [String] {
+        guard let list = libssh2_userauth_list(session, user, UInt32(user.utf8.count)) else { return [] }
+        return String(cString: list).split(separator: ",").map(String.init)
+    }
+
+    func agentAuth() -> Bool {
+        guard ProcessInfo.processInfo.environment["SSH_AUTH_SOCK"] != nil, let agent = libssh2_agent_init(session) else { return false }
+        defer { libssh2_agent_disconnect(agent); libssh2_agent_free(agent) }
+        guard libssh2_agent_connect(agent) == 0, libssh2_agent_list_identities(agent) == 0 else { return false }
+        var previous: UnsafeMutablePointer<libssh2_agent_publickey>? = nil
+        var identity: UnsafeMutablePointer<libssh2_agent_publickey>? = nil
+        while libssh2_agent_get_identity(agent, &identity, previous) == 0 {
+            if libssh2_agent_userauth(agent, user, identity) == 0 { return true }
+            previous = identity
+        }
+        return false
+    }
+
+    enum KeyResult { case success, failed(rsaRefused: Bool) }
+
+    /// The host's identity file, or OpenSSH's defaults that exist.
+    var keyFiles: [String] {
+        if let file = connection.destination.identityFile { return [(file as NSString).expandingTildeInPath] }
+        return ["id_ed25519", "id_ecdsa", "id_rsa"].map { homeDirectory + "/.ssh/" + $0 }
+            .filter { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    func keyFileAuth() throws(SSHError) -> KeyResult {
+        var rsaRefused = false
+        for file in keyFiles {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                interaction.host.log(.warning, "cannot read identity file \(file)")
+                continue
+            }
+            if libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, nil) == 0 { return .success }
+            if isEncrypted(text) {
+                guard let interact = interaction.host.interact else { continue }
+                var passphrase: String
+                do { passphrase = try interact.prompt("Enter passphrase for key '\(file)': ", scene: interaction.scene, echo: false) }
+                catch { throw SSHError("\(user)@\(connection.destination.address): cannot ask for the passphrase of \(file): \(error)") }
+                defer { passphrase = String(repeating: "\0", count: passphrase.utf8.count) }
+                if libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase) == 0 { return .success }
+            }
+            if isRSA(file: file, text: text) { rsaRefused = true }
+        }
+        return .failed(rsaRefused: rsaRefused)
+    }
+
+    func isEncrypted(_ pem: String) -> Bool {
+        if pem.contains("ENCRYPTED") { return true }
+        // OpenSSH's own format says so in its header: "aes256-ctr" / "bcrypt" instead of "none".
+        guard pem.contains("BEGIN OPENSSH PRIVATE KEY") else { return false }
+        let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        guard let raw = Base64.decode(Substring(body)) else { return false }
+        return String(decoding: raw.prefix(64), as: UTF8.self).contains("bcrypt")
+    }
+
+    func isRSA(file: String, text: String) -> Bool {
+        if text.contains("BEGIN RSA PRIVATE KEY") { return true }
+        if let pub = try? String(contentsOfFile: file + ".pub", encoding: .utf8) { return pub.hasPrefix("ssh-rsa ") }
+        return false
+    }
+
+    func keyboardInteractive() throws(SSHError) -> Bool {
+        libssh2_userauth_keyboard_interactive_ex(session, user, UInt32(user.utf8.count), keyboardInteractiveCallback) == 0
+    }
+
+    func password() throws(SSHError) -> Bool {
+        guard let interact = interaction.host.interact else { return false }
+        for _ in 0..<3 {
+            var answer: String
+            do { answer = try interact.prompt("\(user)@\(connection.destination.address)'s password: ", scene: interaction.scene, echo: false) }
+            catch { throw SSHError("\(user)@\(connection.destination.address): cannot ask for the password: \(error)") }
+            defer { answer = String(repeating: "\0", count: answer.utf8.count) }
+            if libssh2_userauth_password_ex(session, user, UInt32(user.utf8.count), answer, UInt32(answer.utf8.count), nil) == 0 { return true }
+            interaction.notify("Permission denied, please try again.")
+        }
+        return false
+    }
+}
+
+/// libssh2's keyboard-interactive callback: shows the server's name and instruction verbatim and
+/// asks each prompt with its echo flag. Zero-prompt rounds and empty answers are valid.
+/// Responses are malloc'ed (libssh2 frees them); nothing typed is kept.
+private let keyboardInteractiveCallback: @convention(c) (
+    UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, Int32, Int32,
+    UnsafePointer<LIBSSH2_USERAUTH_KBDINT_PROMPT>?, UnsafeMutablePointer<LIBSSH2_USERAUTH_KBDINT_RESPONSE>?,
+    UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> Void = { name, nameLength, instruction, instructionLength, count, prompts, responses, abstract in
+    guard let abstract, let raw = abstract.pointee else { return }
+    let context = Unmanaged<KeyboardInteractiveContext>.fromOpaque(raw).takeUnretainedValue()
+    func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String {
+        guard let p, n > 0 else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+    let header = [text(name, Int(nameLength)), text(instruction, Int(instructionLength))].filter { !$0.isEmpty }
+    if !header.isEmpty { context.interaction.notify(header.joined(separator: "\n")) }
+    for i in 0..<Int(max(count, 0)) {
+        guard let prompts, let responses else { return }
+        let prompt = text(UnsafeRawPointer(prompts[i].text).map { $0.assumingMemoryBound(to: CChar.self) }, Int(prompts[i].length))
+        var answer = ""
+        if let interact = context.interaction.host.interact, !context.failed {
+            do { answer = try interact.prompt(prompt, scene: context.interaction.scene, echo: prompts[i].echo != 0) }
+            catch { context.failed = true }
+        }
+        let copy = strdup(answer)
+        responses[i].text = copy
+        responses[i].length = UInt32(answer.utf8.count)
+        answer = String(repeating: "\0", count: answer.utf8.count)
+    }
+}
+
+extension SSHConnection {
+    static var libssh2Version: String { libssh2_version(0).map { String(cString: $0) } ?? "unknown" }
+}

@@ -1,0 +1,47 @@
+/// Where to connect: a saved vault host or an ad-hoc `user@host:port` (IPv6 as `[::1]:2222`).
+struct Destination: Equatable, Codable {
+    var name: String
+    var address: String
+    var port: Int
+    var user: String?
+    var identityFile: String?
+
+    /// Parses `[user@]host[:port]`. Returns nil for an empty or malformed string.
+    static func parse(_ text: String) -> Destination? {
+        var rest = Substring(text)
+        var user: String? = nil
+        if let at = rest.lastIndex(of: "@") {
+            user = String(rest[..<at])
+            rest = rest[rest.index(after: at)...]
+            if user!.isEmpty { return nil }
+        }
+        var host = String(rest), port = 22
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { return nil }
+            host = String(rest[rest.index(after: rest.startIndex)..<close])
+            let after = rest[rest.index(after: close)...]
+            if after.hasPrefix(":") { guard let p = Int(after.dropFirst()) else { return nil }; port = p }
+            else if !after.isEmpty { return nil }
+        } else if let colon = rest.lastIndex(of: ":"), rest.firstIndex(of: ":") == colon {
+            guard let p = Int(rest[rest.index(after: colon)...]) else { return nil }
+            host = String(rest[..<colon])
+            port = p
+        }
+        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
+        return Destination(name: text, address: host, port: port, user: user, identityFile: nil)
+    }
+}
+
+/// A host saved in the vault (the host store, collection "hosts", keyed by name).
+struct HostRecord: Codable, Equatable {
+    var name: String
+    var address: String
+    var port: Int
+    var user: String?
+    var identityFile: String?
+    var tags: [String]?
+
+    var destination: Destination {
+        Destination(name: name, address: address, port: port, user: user, identityFile: identityFile)
+    }
+}

@@ -1,0 +1,105 @@
+import CLibSSH2
+import Glibc
+
+/// Runs one remote command on an exec channel and pumps stdin to it and its stdout and stderr
+/// back, apart, until it exits; returns its exit status.
+///
+/// libssh2 1.10 rules kept here (see Docs/Architecture.md): the session is non-blocking during
+/// the pump; after EAGAIN a write is repeated with the same pointer and length (the pending
+/// stdin bytes live in one buffer allocated once); every pass drains both streams, because
+/// libssh2 buffers data for a channel while other calls read the socket; and a poll never waits
+/// forever when libssh2 reports no direction.
+struct ExecChannel {
+    let connection: SSHConnection
+
+    func run(_ command: String, stdin: Int32, stdout: Int32, stderr: Int32) throws(SSHError) -> Int32 {
+        let session = connection.session
+        guard let channel = libssh2_channel_open_ex(session, "session", 7, 2 * 1024 * 1024, 32768, nil, 0) else {
+            throw SSHError("ssh: cannot open a channel to \(connection.destination.address): \(connection.lastError())")
+        }
+        defer { libssh2_channel_free(channel) }
+        guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
+            throw SSHError("ssh: the server refused to run the command: \(connection.lastError())")
+        }
+        libssh2_session_set_blocking(session, 0)
+        defer { libssh2_session_set_blocking(session, 1) }
+
+        let capacity = 32 * 1024
+        let pending = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+        defer { pending.deallocate() }
+        var pendingStart = 0, pendingEnd = 0
+        var stdinOpen = stdin >= 0
+        var eofSent = false
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+        defer { buffer.deallocate() }
+
+        while true {
+            // Drain both streams.
+            for (stream, fd) in [(Int32(0), stdout), (Int32(1), stderr)] {
+                while true {
+                    let n = libssh2_channel_read_ex(channel, stream, buffer.assumingMemoryBound(to: CChar.self), capacity)
+                    if n > 0 { writeAll(fd, buffer, n); continue }
+                    if n == Int(LIBSSH2_ERROR_EAGAIN) || n == 0 { break }
+                    throw SSHError("ssh: reading from \(connection.destination.address) failed: \(connection.lastError())")
+                }
+            }
+            if libssh2_channel_eof(channel) != 0 { break }
+            // Send what stdin gave us, one outstanding write at a time.
+            if pendingStart < pendingEnd {
+                let n = libssh2_channel_write_ex(channel, 0, (pending + pendingStart).assumingMemoryBound(to: CChar.self), pendingEnd - pendingStart)
+                if n > 0 { pendingStart += n }
+                else if n != Int(LIBSSH2_ERROR_EAGAIN) {
+                    throw SSHError("ssh: writing to \(connection.destination.address) failed: \(connection.lastError())")
+                }
+            } else if !stdinOpen && !eofSent {
+                let rc = libssh2_channel_send_eof(channel)
+                if rc == 0 { eofSent = true } else if rc != LIBSSH2_ERROR_EAGAIN { eofSent = true }
+            }
+            // Wait for the socket (and stdin when there is room for more input).
+            var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)]
+            let directions = libssh2_session_block_directions(session)
+            if directions & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 || pendingStart < pendingEnd { fds[0].events |= Int16(POLLOUT) }
+            let watchStdin = stdinOpen && pendingStart == pendingEnd
+            if watchStdin { fds.append(pollfd(fd: stdin, events: Int16(POLLIN), revents: 0)) }
+            let rc = poll(&fds, nfds_t(fds.count), 100)
+            if rc < 0 && errno != EINTR { throw SSHError("ssh: poll: \(String(cString: strerror(errno)))") }
+            if watchStdin, fds.count > 1, fds[1].revents != 0 {
+                let n = read(stdin, pending, capacity)
+                if n > 0 { pendingStart = 0; pendingEnd = n } else if n == 0 || errno != EINTR { stdinOpen = false }
+            }
+        }
+        // The remote side is done: close, wait for the close, read the status.
+        var rc: Int32
+        repeat { rc = libssh2_channel_close(channel); if rc == LIBSSH2_ERROR_EAGAIN { waitSocket() } } while rc == LIBSSH2_ERROR_EAGAIN
+        repeat { rc = libssh2_channel_wait_closed(channel); if rc == LIBSSH2_ERROR_EAGAIN { waitSocket() } } while rc == LIBSSH2_ERROR_EAGAIN
+        var signal: UnsafeMutablePointer<CChar>?
+        var signalLength = 0
+        libssh2_channel_get_exit_signal(channel, &signal, &signalLength, nil, nil, nil, nil)
+        if let signal {
+            let name = String(cString: signal)
+            free(signal)
+            writeAll(stderr, "termhost: remote command killed by signal \(name)\n")
+            return 255
+        }
+        return libssh2_channel_get_exit_status(channel)
+    }
+
+    private func waitSocket() {
+        var pfd = pollfd(fd: connection.socket, events: Int16(POLLIN | POLLOUT), revents: 0)
+        _ = poll(&pfd, 1, 100)
+    }
+}
+
+func writeAll(_ fd: Int32, _ data: UnsafeRawPointer, _ count: Int) {
+    var done = 0
+    while done < count {
+        let n = write(fd, data + done, count - done)
+        if n < 0 { if errno == EINTR { continue } else { return } }
+        done += n
+    }
+}
+
+func writeAll(_ fd: Int32, _ text: String) {
+    let bytes = Array(text.utf8)
+    bytes.withUnsafeBytes { writeAll(fd, $0.baseAddress!, $0.count) }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import TermhostSDK
+
+/// `termhost hosts add|list|show|rm`: the vault's saved hosts.
+enum HostsCommand {
+    static let usage = """
+    usage: termhost hosts add NAME ADDRESS [--port N] [--user USER] [--identity FILE] [--tag TAG]...
+           termhost hosts list [--json]
+           termhost hosts show NAME [--json]
+           termhost hosts rm NAME
+    """
+
+    static func run(_ c: CommandInvocation, vault: Vault) -> Int32 {
+        var args = c.arguments[...]
+        guard let sub = args.popFirst() else { c.printError(usage); return 2 }
+        do {
+            switch sub {
+            case "add":
+                guard let name = args.popFirst(), let address = args.popFirst() else { c.printError(usage); return 2 }
+                var record = HostRecord(name: name, address: address, port: 22, user: nil, identityFile: nil, tags: nil)
+                while let option = args.popFirst() {
+                    guard let value = args.popFirst() else { c.printError("termhost hosts add: \(option) needs a value"); return 2 }
+                    switch option {
+                    case "--port":
+                        guard let port = Int(value), (1...65535).contains(port) else { c.printError("termhost hosts add: invalid port '\(value)'"); return 2 }
+                        record.port = port
+                    case "--user": record.user = value
+                    case "--identity": record.identityFile = value
+                    case "--tag": record.tags = (record.tags ?? []) + [value]
+                    default: c.printError("termhost hosts add: unknown option '\(option)'\n\(usage)"); return 2
+                    }
+                }
+                guard !name.contains("@"), !name.contains(":"), !name.isEmpty else {
+                    c.printError("termhost hosts add: a host name may not contain '@' or ':' (those mean an ad-hoc destination)")
+                    return 2
+                }
+                try vault.save(record)
+                c.print("Saved host '\(name)' (\(record.user.map { "\($0)@" } ?? "")\(address):\(record.port)).")
+            case "list":
+                let hosts = try vault.all()
+                if c.jsonOutput { c.print(json(hosts)); return 0 }
+                if hosts.isEmpty { c.print("No saved hosts. Add one with 'termhost hosts add NAME ADDRESS'."); return 0 }
+                for h in hosts { c.print("\(h.name)  \(h.user.map { "\($0)@" } ?? "")\(h.address):\(h.port)") }
+            case "show":
+                guard let name = args.popFirst() else { c.printError(usage); return 2 }
+                guard let h = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(name)'"); return 1 }
+                c.print(json(h))
+            case "rm":
+                guard let name = args.popFirst() else { c.printError(usage); return 2 }
+                guard try vault.host(name) != nil else { c.printError("termhost hosts: no saved host '\(name)'"); return 1 }
+                try vault.remove(name)
+                c.print("Removed host '\(name)'.")
+            default:
+                c.printError("termhost hosts: unknown subcommand '\(sub)'\n\(usage)")
+                return 2
+            }
+            return 0
+        } catch {
+            c.printError("termhost hosts: \(error)")
+            return 1
+        }
+    }
+
+    static func json<T: Encodable>(_ value: T) -> String {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return (try? e.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+    }
+}

@@ -1,0 +1,94 @@
+import CLibSSH2
+import Foundation
+import Glibc
+import TermhostSDK
+
+/// What a connection attempt may ask the user, and where (the scene's terminal, if any).
+struct Interaction {
+    let host: PluginHost
+    let scene: UInt64
+
+    func notify(_ text: String) { host.interact?.notify(text, scene: scene) }
+}
+
+/// One authenticated SSH connection: TCP, handshake, host-key trust and authentication, all in
+/// the same connection attempt (no separate discovery connection).
+///
+/// Threading: libssh2 allows one caller per session at a time, so a connection is used from
+/// one thread at a time (its owner); nothing here is shared.
+final class SSHConnection {
+    let destination: Destination
+    let user: String
+    let socket: Int32
+    let session: OpaquePointer
+    private let context: Unmanaged<KeyboardInteractiveContext>
+
+    init(to destination: Destination, interaction: Interaction, timeoutSeconds: Int = 15) throws(SSHError) {
+        self.destination = destination
+        user = destination.user ?? SSHConnection.localUser()
+        socket = try TCPSocket.connect(host: destination.address, port: destination.port, timeoutSeconds: timeoutSeconds)
+        context = Unmanaged.passRetained(KeyboardInteractiveContext(interaction: interaction, destination: destination, user: user))
+        guard let session = libssh2_session_init_ex(nil, nil, nil, context.toOpaque()) else {
+            close(socket)
+            context.release()
+            throw SSHError("ssh: cannot create an SSH session (out of memory)")
+        }
+        self.session = session
+        libssh2_session_set_blocking(session, 1)
+        libssh2_session_set_timeout(session, Int(timeoutSeconds) * 1000)
+        do throws(SSHError) {
+            guard libssh2_session_handshake(session, libssh2_socket_t(socket)) == 0 else {
+                throw SSHError("ssh: handshake with \(destination.address) port \(destination.port) failed: \(lastError())")
+            }
+            try HostKeyTrust.verify(self, interaction: interaction)
+            try Authenticator(connection: self, interaction: interaction).authenticate()
+        } catch {
+            teardown()
+            throw error
+        }
+    }
+
+    deinit { teardown() }
+
+    private var tornDown = false
+
+    /// Disconnects politely within the session timeout, then frees everything. Idempotent.
+    func teardown() {
+        guard !tornDown else { return }
+        tornDown = true
+        libssh2_session_set_timeout(session, 2000)
+        libssh2_session_disconnect_ex(session, SSH_DISCONNECT_BY_APPLICATION, "closed by termhost", "")
+        libssh2_session_free(session)
+        close(socket)
+        context.release()
+    }
+
+    /// libssh2's own text for the last error, read at once.
+    func lastError() -> String {
+        var message: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        libssh2_session_last_error(session, &message, &length, 0)
+        return message.map { String(cString: $0) } ?? "unknown error"
+    }
+
+    var hostLabel: String { KnownHosts.lookupName(host: destination.address, port: destination.port) }
+
+    static func localUser() -> String {
+        if let pw = getpwuid(getuid()), let name = pw.pointee.pw_name { return String(cString: name) }
+        return ProcessInfo.processInfo.environment["USER"] ?? "root"
+    }
+}
+
+/// What the keyboard-interactive callback needs; it reaches it through the session's abstract
+/// pointer because a C callback cannot capture context.
+final class KeyboardInteractiveContext {
+    let interaction: Interaction
+    let destination: Destination
+    let user: String
+    var failed = false
+    init(interaction: Interaction, destination: Destination, user: String) {
+        self.interaction = interaction
+        self.destination = destination
+        self.user = user
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `termhost exec` against a real OpenSSH sshd on loopback.
+@Suite struct ExecEndToEndTests {
+    @Test func stdoutAndStderrStayApartAndTheExitStatusBecomesOurs() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let r = try h.termhost(["exec", h.target, "--", "sh", "-c", "'echo out; echo err >&2; exit 3'"])
+        #expect(r.stdout == "out\n", "\(r.output)\n\(h.server.log)")
+        #expect(r.stderr == "err\n")
+        #expect(r.status == 3)
+    }
+
+    @Test func stdinIsForwardedAndBinaryDataSurvives() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let text = (0..<2000).map { "line \($0) ✓ ünïcødé\n" }.joined()
+        let r = try h.termhost(["exec", h.target, "--", "cat"], stdin: text)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == text)
+        let wc = try h.termhost(["exec", h.target, "wc", "-c"], stdin: text)
+        #expect(wc.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String(text.utf8.count))
+    }
+
+    @Test func savedHostsCanBeAddedListedUsedAndRemoved() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let add = try h.termhost(["hosts", "add", "lab", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
+                                  "--identity", h.key.privatePath])
+        #expect(add.status == 0 && add.stdout == "Saved host 'lab' (\(NSUserName())@127.0.0.1:\(h.server.port)).\n")
+        #expect(try h.termhost(["hosts", "list"]).stdout == "lab  \(NSUserName())@127.0.0.1:\(h.server.port)\n")
+        let show = try h.termhost(["hosts", "show", "lab"])
+        #expect(show.stdout.contains("\"identityFile\" : \"\(h.key.privatePath)\""))
+        #expect(try h.termhost(["exec", "lab", "--", "echo", "via", "vault"]).stdout == "via vault\n")
+        #expect(try h.termhost(["hosts", "rm", "lab"]).status == 0)
+        let gone = try h.termhost(["exec", "lab", "--", "true"])
+        #expect(gone.status == 255, "'lab' is now resolved as a host name")
+        #expect(gone.stderr.hasPrefix("ssh: Could not resolve hostname lab: "))
+    }
+
+    @Test func ecdsaKeysWork() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir, keyType: "ecdsa")
+        defer { h.server.stop() }
+        #expect(try h.termhost(["exec", h.target, "--", "echo", "ecdsa"]).stdout == "ecdsa\n")
+    }
+
+    @Test func agentKeysWork() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        // Move the key out of ~/.ssh so only the agent has it.
+        let agentKey = dir.path + "/agent_key"
+        try FileManager.default.moveItem(atPath: h.key.privatePath, toPath: agentKey)
+        try FileManager.default.removeItem(atPath: h.key.privatePath + ".pub")
+        let socket = dir.path + "/agent.sock"
+        let agent = Shell.spawnBackground("/usr/bin/ssh-agent", ["-D", "-a", socket])
+        defer { Shell.stopBackground(agent) }
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        let add = try Shell.run("/usr/bin/ssh-add", [agentKey], environment: ["SSH_AUTH_SOCK": socket])
+        #expect(add.status == 0, "\(add.output)")
+        #expect(try h.termhost(["exec", h.target, "--", "true"]).status == 255, "without the agent there is no key")
+        h.extraEnvironment["SSH_AUTH_SOCK"] = socket
+        let r = try h.termhost(["exec", h.target, "--", "echo", "agent"])
+        #expect(r.stdout == "agent\n", "\(r.stderr)")
+    }
+
+    @Test func allMethodsRefusedSaysPermissionDeniedWithTheMethods() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir, authorize: false)
+        defer { h.server.stop() }
+        let r = try h.termhost(["exec", h.target, "--", "true"])
+        #expect(r.status == 255)
+        #expect(r.stderr == "\(NSUserName())@127.0.0.1: Permission denied (publickey).\n")
+    }
+
+    @Test func connectionRefusedAndUnresolvableNamesAreReportedLikeSSH() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        h.server.stop()
+        let refused = try h.termhost(["exec", h.target, "--", "true"])
+        #expect(refused.status == 255)
+        #expect(refused.stderr == "ssh: connect to host 127.0.0.1 port \(h.server.port): Connection refused\n")
+        let unknown = try h.termhost(["exec", "nobody@no-such-host.invalid", "--", "true"])
+        #expect(unknown.status == 255)
+        #expect(unknown.stderr.hasPrefix("ssh: Could not resolve hostname no-such-host.invalid: "))
+    }
+}

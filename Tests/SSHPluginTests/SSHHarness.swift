@@ -1,0 +1,40 @@
+import Foundation
+import TestSupport
+
+/// A scratch home (for ~/.ssh), the SSH plugin on the plugin path, and a real sshd.
+struct SSHHarness {
+    let dir: TemporaryDirectory
+    let home: String
+    let plugins: String
+    let key: UserKey
+    let server: SSHServer
+    var extraEnvironment: [String: String] = [:]
+
+    init(dir: TemporaryDirectory, keyType: String = "ed25519", passphrase: String = "", trustServer: Bool = true,
+         authorize: Bool = true, serverConfig: String = "") throws {
+        self.dir = dir
+        home = dir.sub("home")
+        plugins = dir.sub("plugins")
+        try Fixtures.sshPlugin(in: plugins)
+        key = try UserKey(in: home + "/.ssh", name: keyType == "ed25519" ? "id_ed25519" : "id_\(keyType)", type: keyType, passphrase: passphrase)
+        server = try SSHServer(in: dir, authorizedKeys: authorize ? [key.publicLine] : [], extraConfig: serverConfig)
+        if trustServer { _ = dir.write("home/.ssh/known_hosts", server.knownHostsLine + "\n") }
+    }
+
+    var environment: [String: String] {
+        var env = Fixtures.environment(dir, pluginPath: plugins, extra: extraEnvironment)
+        env["HOME"] = home
+        env.removeValue(forKey: "SSH_AUTH_SOCK")
+        for (k, v) in extraEnvironment { env[k] = v }
+        return env
+    }
+
+    var target: String { "\(NSUserName())@127.0.0.1:\(server.port)" }
+
+    @discardableResult
+    func termhost(_ args: [String], stdin: String? = nil) throws -> Shell.Result {
+        try Shell.run(Paths.termhost, args, environment: environment, stdin: stdin, timeout: 60)
+    }
+
+    var knownHosts: String { (try? String(contentsOfFile: home + "/.ssh/known_hosts", encoding: .utf8)) ?? "" }
+}

@@ -1,0 +1,130 @@
+import Foundation
+
+/// A real OpenSSH sshd on 127.0.0.1 and a random port, with its own host key, configuration and
+/// authorized_keys in a temporary directory; started by the tests, stopped by `stop()`.
+public final class SSHServer {
+    public let directory: String
+    public let port: Int
+    public let hostPublicKey: String   // "ssh-ed25519 AAAA..."
+    private var pid: pid_t = 0
+
+    public init(in dir: TemporaryDirectory, authorizedKeys: [String], hostKeyType: String = "ed25519",
+                extraConfig: String = "") throws {
+        directory = dir.sub("sshd-\(Int.random(in: 0..<1_000_000))")
+        let hostKey = directory + "/host_key"
+        try Shell.run("/usr/bin/ssh-keygen", ["-q", "-t", hostKeyType, "-N", "", "-f", hostKey])
+        hostPublicKey = try String(contentsOfFile: hostKey + ".pub", encoding: .utf8)
+            .split(separator: " ").prefix(2).joined(separator: " ")
+        _ = FileManager.default.createFile(atPath: directory + "/authorized_keys", contents: Data(authorizedKeys.joined(separator: "\n").utf8))
+        port = SSHServer.freePort()
+        let config = """
+        Port \(port)
+        ListenAddress 127.0.0.1
+        HostKey \(hostKey)
+        PidFile \(directory)/sshd.pid
+        AuthorizedKeysFile \(directory)/authorized_keys
+        StrictModes no
+        UsePAM no
+        PasswordAuthentication no
+        KbdInteractiveAuthentication no
+        PermitRootLogin prohibit-password
+        LogLevel VERBOSE
+        Subsystem sftp internal-sftp
+        \(extraConfig)
+        """
+        _ = FileManager.default.createFile(atPath: directory + "/sshd_config", contents: Data(config.utf8))
+        if getuid() == 0 { mkdir("/run/sshd", 0o755) }   // privilege separation directory
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, directory + "/sshd.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, directory + "/sshd.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        let args: [String] = ["/usr/sbin/sshd", "-D", "-e", "-f", directory + "/sshd_config"]
+        let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        guard posix_spawn(&pid, "/usr/sbin/sshd", &actions, nil, argv, environ) == 0 else {
+            throw Shell.Failure(description: "cannot start sshd")
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while !SSHServer.accepts(port) {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid || Date() > deadline {
+                let log = (try? String(contentsOfFile: directory + "/sshd.log", encoding: .utf8)) ?? ""
+                throw Shell.Failure(description: "sshd did not start: \(log)")
+            }
+            usleep(20_000)
+        }
+    }
+
+    deinit { stop() }
+
+    public func stop() {
+        guard pid > 0 else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        pid = 0
+    }
+
+    /// The known_hosts line OpenSSH would write for this server (plain, not hashed).
+    public var knownHostsLine: String { "[127.0.0.1]:\(port) \(hostPublicKey)" }
+
+    public var log: String { (try? String(contentsOfFile: directory + "/sshd.log", encoding: .utf8)) ?? "" }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(port).bigEndian
+        return withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}
+
+/// A user key pair made with ssh-keygen.
+public struct UserKey: Sendable {
+    public let privatePath: String
+    public let publicLine: String
+
+    public init(in dir: String, name: String, type: String = "ed25519", passphrase: String = "", bits: Int? = nil) throws {
+        privatePath = dir + "/" + name
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        var args = ["-q", "-t", type, "-N", passphrase, "-f", privatePath, "-C", "test-\(name)"]
+        if let bits { args += ["-b", String(bits)] }
+        let r = try Shell.run("/usr/bin/ssh-keygen", args)
+        guard r.status == 0 else { throw Shell.Failure(description: "ssh-keygen failed: \(r.output)") }
+        publicLine = try String(contentsOfFile: privatePath + ".pub", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+extension Fixtures {
+    /// The SSH plugin as SwiftPM built it, bundled with its manifest into `parent`.
+    @discardableResult
+    public static func sshPlugin(in parent: String) throws -> Plugin {
+        let dir = parent + "/org.termhost.ssh"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let lib = dir + "/libSSHPlugin.so"
+        try? FileManager.default.removeItem(atPath: lib)
+        try FileManager.default.copyItem(atPath: Paths.products + "/libSSHPlugin.so", toPath: lib)
+        try? FileManager.default.removeItem(atPath: dir + "/manifest.json")
+        try FileManager.default.copyItem(atPath: Paths.root + "/Plugins/SSH/manifest.json", toPath: dir + "/manifest.json")
+        return Plugin(directory: dir, library: lib, manifest: dir + "/manifest.json")
+    }
+}
