@@ -13,4 +13,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# The SSH tests log in with a password and keyboard-interactive (PAM) as this user.
+if [ "$(id -u)" -eq 0 ] && ! id termhost-test >/dev/null 2>&1; then
+  useradd -m -s /bin/sh termhost-test
+  echo 'termhost-test:Termhost-Test-Pw1' | chpasswd
+fi
 command -v swift >/dev/null || { echo "setup: no Swift toolchain on PATH (Swift 6.x is required)" >&2; exit 1; }

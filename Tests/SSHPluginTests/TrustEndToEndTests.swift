@@ -157,3 +157,66 @@ import TestSupport
         #expect(r.stderr.contains("An RSA key was refused: this libssh2 (1.10.0) can only sign with ssh-rsa (SHA-1), which OpenSSH 8.8 and later reject. Use an ed25519 or ECDSA key"))
     }
 }
+
+/// Password and keyboard-interactive against sshd with PAM, as the user the CI script creates.
+@Suite struct PasswordEndToEndTests {
+    static let user = "termhost-test", password = "Termhost-Test-Pw1"
+    static var available: Bool { getuid() == 0 && getpwnam(user) != nil }
+
+    func harness(_ dir: TemporaryDirectory, _ config: String) throws -> SSHHarness {
+        try SSHHarness(dir: dir, authorize: false, serverConfig: "UsePAM yes\n" + config)
+    }
+
+    @Test(.enabled(if: PasswordEndToEndTests.available)) func passwordLoginPromptsWithEchoOffAndRetries() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        // The config above says "PasswordAuthentication no"; sshd keeps the first value it reads,
+        // so the harness's extra lines come first.
+        let h = try harness(dir, "PasswordAuthentication yes\nKbdInteractiveAuthentication no\n")
+        defer { h.server.stop() }
+        let target = "\(Self.user)@127.0.0.1:\(h.server.port)"
+        let tty = try TmuxSession(command: [Paths.termhost, "exec", target, "--", "id", "-un"], environment: h.environment)
+        defer { tty.close() }
+        #expect(tty.waitFor("password:").contains("\(Self.user)@127.0.0.1's password:"))
+        tty.type("wrong")
+        #expect(tty.waitFor("Permission denied, please try again.").contains("Permission denied, please try again."))
+        tty.type(Self.password)
+        let done = tty.waitFor("[exit")
+        #expect(done.contains("\n\(Self.user)\n") || done.contains("\(Self.user)\r"), "\(done)")
+        #expect(done.contains("[exit 0]"))
+        #expect(!done.contains(Self.password) && !done.contains("wrong\n"))
+    }
+
+    @Test(.enabled(if: PasswordEndToEndTests.available)) func keyboardInteractiveShowsTheServersPromptsAndLogsIn() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try harness(dir, "PasswordAuthentication no\nKbdInteractiveAuthentication yes\n")
+        defer { h.server.stop() }
+        let target = "\(Self.user)@127.0.0.1:\(h.server.port)"
+        let tty = try TmuxSession(command: [Paths.termhost, "exec", target, "--", "echo", "kbd-ok"], environment: h.environment)
+        defer { tty.close() }
+        #expect(tty.waitFor("Password:").contains("Password:"))
+        tty.type(Self.password)
+        let done = tty.waitFor("[exit")
+        #expect(done.contains("kbd-ok") && done.contains("[exit 0]"), "\(done)")
+        #expect(!done.contains(Self.password))
+    }
+
+    @Test(.enabled(if: PasswordEndToEndTests.available)) func wrongPasswordsEndInPermissionDenied() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try harness(dir, "PasswordAuthentication yes\nKbdInteractiveAuthentication no\n")
+        defer { h.server.stop() }
+        let target = "\(Self.user)@127.0.0.1:\(h.server.port)"
+        let tty = try TmuxSession(command: [Paths.termhost, "exec", target, "--", "true"], environment: h.environment)
+        defer { tty.close() }
+        // Each prompt flushes what was typed ahead (as ssh does), so answer each one in turn.
+        for attempt in 1...3 {
+            tty.waitFor("password:", count: attempt)
+            tty.type("nope")
+        }
+        let done = tty.waitFor("[exit")
+        #expect(done.contains("\(Self.user)@127.0.0.1: Permission denied (publickey,password)."), "\(done)")
+        #expect(done.contains("[exit 255]"))
+    }
+}

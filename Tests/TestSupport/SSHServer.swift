@@ -17,7 +17,9 @@ public final class SSHServer {
             .split(separator: " ").prefix(2).joined(separator: " ")
         _ = FileManager.default.createFile(atPath: directory + "/authorized_keys", contents: Data(authorizedKeys.joined(separator: "\n").utf8))
         port = SSHServer.freePort()
+        // sshd keeps the first value it reads for a keyword, so the caller's lines come first.
         let config = """
+        \(extraConfig)
         Port \(port)
         ListenAddress 127.0.0.1
         HostKey \(hostKey)
@@ -30,7 +32,6 @@ public final class SSHServer {
         PermitRootLogin prohibit-password
         LogLevel VERBOSE
         Subsystem sftp internal-sftp
-        \(extraConfig)
         """
         _ = FileManager.default.createFile(atPath: directory + "/sshd_config", contents: Data(config.utf8))
         if getuid() == 0 { mkdir("/run/sshd", 0o755) }   // privilege separation directory

@@ -36,6 +36,18 @@ public final class TmuxSession {
         return s
     }
 
+    /// Waits until text appears at least `count` times on the screen.
+    @discardableResult
+    public func waitFor(_ text: String, count: Int, timeout: Double = 20) -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var s = screen()
+        while s.components(separatedBy: text).count - 1 < count && Date() < deadline {
+            usleep(50_000)
+            s = screen()
+        }
+        return s
+    }
+
     /// Types literal text, then Enter if asked.
     public func type(_ text: String, enter: Bool = true) {
         _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "send-keys", "-t", name, "-l", text])
