@@ -68,6 +68,17 @@ public final class SSHServer {
         pid = 0
     }
 
+    /// Kills the server the hard way, its per-connection processes first (as a crash or a
+    /// reboot would end live sessions).
+    public func crash() {
+        guard pid > 0 else { return }
+        _ = try? Shell.run("/usr/bin/pkill", ["-KILL", "-P", String(pid)])
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        pid = 0
+    }
+
     /// The known_hosts line OpenSSH would write for this server (plain, not hashed).
     public var knownHostsLine: String { "[127.0.0.1]:\(port) \(hostPublicKey)" }
 

@@ -54,6 +54,11 @@ public final class TmuxSession {
         if enter { _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "send-keys", "-t", name, "Enter"]) }
     }
 
+    /// Resizes the window (the program inside gets SIGWINCH).
+    public func resize(columns: Int, rows: Int) {
+        _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "resize-window", "-t", name, "-x", String(columns), "-y", String(rows)])
+    }
+
     public func close() {
         _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "kill-server"])
         try? FileManager.default.removeItem(atPath: socket)

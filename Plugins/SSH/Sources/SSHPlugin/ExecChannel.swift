@@ -1,26 +1,52 @@
 import CLibSSH2
 import Glibc
 
-/// Runs one remote command on an exec channel and pumps stdin to it and its stdout and stderr
-/// back, apart, until it exits; returns its exit status.
-///
-/// libssh2 1.10 rules kept here (see Docs/Architecture.md): the session is non-blocking during
-/// the pump; after EAGAIN a write is repeated with the same pointer and length (the pending
-/// stdin bytes live in one buffer allocated once); every pass drains both streams, because
-/// libssh2 buffers data for a channel while other calls read the socket; and a poll never waits
-/// forever when libssh2 reports no direction.
+/// Runs one remote command on an exec channel, stdout and stderr kept apart; returns its exit
+/// status.
 struct ExecChannel {
     let connection: SSHConnection
 
     func run(_ command: String, stdin: Int32, stdout: Int32, stderr: Int32) throws(SSHError) -> Int32 {
-        let session = connection.session
-        guard let channel = libssh2_channel_open_ex(session, "session", 7, 2 * 1024 * 1024, 32768, nil, 0) else {
-            throw SSHError("ssh: cannot open a channel to \(connection.destination.address): \(connection.lastError())")
-        }
+        let channel = try connection.openSessionChannel()
         defer { libssh2_channel_free(channel) }
         guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
             throw SSHError("ssh: the server refused to run the command: \(connection.lastError())")
         }
+        return try ChannelPump(connection: connection, channel: channel).run(stdin: stdin, stdout: stdout, stderr: stderr)
+    }
+}
+
+extension SSHConnection {
+    /// A "session" channel with OpenSSH's window (2 MiB) and packet size (32 KiB).
+    func openSessionChannel() throws(SSHError) -> OpaquePointer {
+        guard let channel = libssh2_channel_open_ex(session, "session", 7, 2 * 1024 * 1024, 32768, nil, 0) else {
+            throw SSHError("ssh: cannot open a channel to \(destination.address): \(lastError())")
+        }
+        return channel
+    }
+}
+
+/// Moves bytes between local descriptors and a started channel until the remote side is done,
+/// then returns its exit status.
+///
+/// libssh2 1.10 rules kept here (see Docs/Architecture.md): the session is non-blocking during
+/// the pump; after EAGAIN a write is repeated with the same pointer and length (the pending
+/// input lives in one buffer allocated once); every pass drains both streams, because libssh2
+/// buffers data for a channel while other calls read the socket; and a poll never waits
+/// forever when libssh2 reports no direction.
+struct ChannelPump {
+    let connection: SSHConnection
+    let channel: OpaquePointer
+    /// Looks at input before it is sent (the terminal's escape sequences); returns the bytes to
+    /// send, and true to end the session at once.
+    var filterInput: (([UInt8]) -> (send: [UInt8], disconnect: Bool))? = nil
+    /// Called on every pass (the terminal sends window changes from here).
+    var onPass: ((OpaquePointer) -> Void)? = nil
+
+    struct Disconnected: Error {}
+
+    func run(stdin: Int32, stdout: Int32, stderr: Int32) throws(SSHError) -> Int32 {
+        let session = connection.session
         libssh2_session_set_blocking(session, 0)
         defer { libssh2_session_set_blocking(session, 1) }
 
@@ -34,13 +60,14 @@ struct ExecChannel {
         defer { buffer.deallocate() }
 
         while true {
+            onPass?(channel)
             // Drain both streams.
             for (stream, fd) in [(Int32(0), stdout), (Int32(1), stderr)] {
                 while true {
                     let n = libssh2_channel_read_ex(channel, stream, buffer.assumingMemoryBound(to: CChar.self), capacity)
                     if n > 0 { writeAll(fd, buffer, n); continue }
                     if n == Int(LIBSSH2_ERROR_EAGAIN) || n == 0 { break }
-                    throw SSHError("ssh: reading from \(connection.destination.address) failed: \(connection.lastError())")
+                    throw SSHError("Connection to \(connection.destination.address) closed: \(connection.lastError())")
                 }
             }
             if libssh2_channel_eof(channel) != 0 { break }
@@ -49,11 +76,11 @@ struct ExecChannel {
                 let n = libssh2_channel_write_ex(channel, 0, (pending + pendingStart).assumingMemoryBound(to: CChar.self), pendingEnd - pendingStart)
                 if n > 0 { pendingStart += n }
                 else if n != Int(LIBSSH2_ERROR_EAGAIN) {
-                    throw SSHError("ssh: writing to \(connection.destination.address) failed: \(connection.lastError())")
+                    throw SSHError("Connection to \(connection.destination.address) closed: \(connection.lastError())")
                 }
             } else if !stdinOpen && !eofSent {
                 let rc = libssh2_channel_send_eof(channel)
-                if rc == 0 { eofSent = true } else if rc != LIBSSH2_ERROR_EAGAIN { eofSent = true }
+                if rc != LIBSSH2_ERROR_EAGAIN { eofSent = true }
             }
             // Wait for the socket (and stdin when there is room for more input).
             var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)]
@@ -63,15 +90,32 @@ struct ExecChannel {
             if watchStdin { fds.append(pollfd(fd: stdin, events: Int16(POLLIN), revents: 0)) }
             let rc = poll(&fds, nfds_t(fds.count), 100)
             if rc < 0 && errno != EINTR { throw SSHError("ssh: poll: \(String(cString: strerror(errno)))") }
+            if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 && fds[0].revents & Int16(POLLIN) == 0 {
+                throw SSHError("Connection to \(connection.destination.address) closed by remote host.")
+            }
             if watchStdin, fds.count > 1, fds[1].revents != 0 {
                 let n = read(stdin, pending, capacity)
-                if n > 0 { pendingStart = 0; pendingEnd = n } else if n == 0 || errno != EINTR { stdinOpen = false }
+                if n > 0 {
+                    var bytes = Array(UnsafeRawBufferPointer(start: pending, count: n))
+                    if let filterInput {
+                        let (send, disconnect) = filterInput(bytes)
+                        if disconnect { return 255 }
+                        bytes = send
+                    }
+                    bytes.withUnsafeBytes { if !$0.isEmpty { pending.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+                    pendingStart = 0
+                    pendingEnd = bytes.count
+                } else if n == 0 || errno != EINTR {
+                    stdinOpen = false
+                }
             }
         }
-        // The remote side is done: close, wait for the close, read the status.
+        // The remote side is done: close, wait for the close (bounded: a dead network must not
+        // hold us), read the status.
+        let deadline = time(nil) + 5
         var rc: Int32
-        repeat { rc = libssh2_channel_close(channel); if rc == LIBSSH2_ERROR_EAGAIN { waitSocket() } } while rc == LIBSSH2_ERROR_EAGAIN
-        repeat { rc = libssh2_channel_wait_closed(channel); if rc == LIBSSH2_ERROR_EAGAIN { waitSocket() } } while rc == LIBSSH2_ERROR_EAGAIN
+        repeat { rc = libssh2_channel_close(channel); if rc == LIBSSH2_ERROR_EAGAIN { waitSocket() } } while rc == LIBSSH2_ERROR_EAGAIN && time(nil) < deadline
+        repeat { rc = libssh2_channel_wait_closed(channel); if rc == LIBSSH2_ERROR_EAGAIN { waitSocket() } } while rc == LIBSSH2_ERROR_EAGAIN && time(nil) < deadline
         var signal: UnsafeMutablePointer<CChar>?
         var signalLength = 0
         libssh2_channel_get_exit_signal(channel, &signal, &signalLength, nil, nil, nil, nil)

@@ -1,6 +1,7 @@
 // The SSH plugin: the one place that connects, verifies host keys and authenticates, over
 // libssh2. This first part provides the vault's hosts and `termhost exec`.
 import CLibSSH2
+import Foundation
 import TermhostSDK
 
 final class SSHFeature: Feature {
@@ -16,6 +17,15 @@ final class SSHFeature: Feature {
                     stdin goes to the command; its stdout and stderr come back apart; its exit
                     status becomes termhost's (255 when the connection or authentication fails).
                     """),
+            Command("ssh", summary: "Open an interactive shell on a host: termhost ssh HOST",
+                    usage: """
+                    usage: termhost ssh HOST [COMMAND [ARG]...]
+                    HOST is a saved host (termhost hosts list) or user@host[:port].
+                    Without a command: an interactive shell on a terminal. Escapes, after a
+                    newline: ~. disconnects, ~? lists them, ~~ sends a ~.
+                    With a command: runs it like 'termhost exec'.
+                    The exit status is the remote one (255 when the connection fails).
+                    """),
             Command("hosts", summary: "Saved hosts: add, list, show, rm", usage: HostsCommand.usage),
         ])
 
@@ -28,7 +38,46 @@ final class SSHFeature: Feature {
         switch command.command {
         case "hosts": return HostsCommand.run(command, vault: vault)
         case "exec": return exec(command, vault: vault)
+        case "ssh": return ssh(command, vault: vault)
         default: return 2
+        }
+    }
+
+    /// Restores the local terminal if a session is cut short by SIGTERM or SIGHUP.
+    func shutdown() { RawMode.leave() }
+
+    func ssh(_ c: CommandInvocation, vault: Vault) -> Int32 {
+        guard let target = c.arguments.first else { c.printError("usage: termhost ssh HOST [COMMAND [ARG]...]"); return 2 }
+        if c.arguments.count > 1 { return exec(c, vault: vault) }
+        return connect(c, vault: vault, target: target) { (connection) throws(SSHError) -> Int32 in
+            try TerminalSession(connection: connection, log: { self.host.log(.warning, $0) })
+                .run(stdin: c.stdinFD, stdout: c.stdoutFD, stderr: c.stderrFD)
+        }
+    }
+
+    /// Resolves, connects (trust and auth inside), publishes the session's start and end, runs
+    /// body, and maps failures to ssh's status 255 with the message on stderr.
+    func connect(_ c: CommandInvocation, vault: Vault, target: String,
+                 _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
+        do {
+            guard let destination = try vault.resolve(target) else {
+                c.printError("termhost: '\(target)' is neither a saved host nor user@host[:port]")
+                return 2
+            }
+            let connection = try SSHConnection(to: destination, interaction: Interaction(host: host, scene: c.scene))
+            defer { connection.teardown() }
+            // History starts only once authenticated.
+            let who = "{\"host\":\(jsonString(destination.name)),\"user\":\(jsonString(connection.user))}"
+            try? host.events?.publish("org.termhost.ssh.session.started", json: who)
+            let status = try body(connection)
+            try? host.events?.publish("org.termhost.ssh.session.ended", json: "{\"host\":\(jsonString(destination.name)),\"status\":\(status)}")
+            return status
+        } catch let error as SSHError {
+            c.printError(error.message)
+            return error.status
+        } catch {
+            c.printError("termhost: \(error)")
+            return 1
         }
     }
 
@@ -38,23 +87,15 @@ final class SSHFeature: Feature {
         let target = args.removeFirst()
         if args.first == "--" { args.removeFirst() }
         guard !args.isEmpty else { c.printError("usage: termhost exec HOST [--] COMMAND [ARG]..."); return 2 }
-        do {
-            guard let destination = try vault.resolve(target) else {
-                c.printError("termhost exec: '\(target)' is neither a saved host nor user@host[:port]")
-                return 2
-            }
-            let connection = try SSHConnection(to: destination, interaction: Interaction(host: host, scene: c.scene))
-            defer { connection.teardown() }
-            return try ExecChannel(connection: connection).run(args.joined(separator: " "), stdin: c.stdinFD,
-                                                               stdout: c.stdoutFD, stderr: c.stderrFD)
-        } catch let error as SSHError {
-            c.printError(error.message)
-            return error.status
-        } catch {
-            c.printError("termhost exec: \(error)")
-            return 1
+        return connect(c, vault: vault, target: target) { (connection) throws(SSHError) -> Int32 in
+            try ExecChannel(connection: connection).run(args.joined(separator: " "), stdin: c.stdinFD,
+                                                        stdout: c.stdoutFD, stderr: c.stderrFD)
         }
     }
+}
+
+func jsonString(_ s: String) -> String {
+    "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
 }
 
 let plugin = Plugin(id: "org.termhost.ssh", version: "0.1.0", features: [SSHFeature.self]) { _ in

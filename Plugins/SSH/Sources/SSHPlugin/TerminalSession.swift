@@ -1,0 +1,161 @@
+import CLibSSH2
+import Glibc
+
+/// `termhost ssh HOST`: an interactive shell on a PTY, like `ssh HOST`. The local terminal is
+/// put in raw mode and restored on every exit path; window changes follow SIGWINCH (the latest
+/// size wins; a failed resize is logged, never fatal); bytes pass through untouched (UTF-8,
+/// binary) except OpenSSH's escapes after a newline: `~.` disconnects, `~?` lists the escapes,
+/// `~~` sends one `~`.
+struct TerminalSession {
+    let connection: SSHConnection
+    let log: (String) -> Void
+
+    func run(stdin: Int32, stdout: Int32, stderr: Int32) throws(SSHError) -> Int32 {
+        let channel = try connection.openSessionChannel()
+        defer { libssh2_channel_free(channel) }
+        let interactive = isatty(stdin) == 1
+        if interactive {
+            let size = TerminalSession.windowSize(stdin)
+            let term = getenv("TERM").map { String(cString: $0) } ?? "xterm-256color"
+            guard libssh2_channel_request_pty_ex(channel, term, UInt32(term.utf8.count), nil, 0,
+                                                 Int32(size.columns), Int32(size.rows), 0, 0) == 0 else {
+                throw SSHError("ssh: the server refused a terminal: \(connection.lastError())")
+            }
+        } else {
+            writeAll(stderr, "Pseudo-terminal will not be allocated because stdin is not a terminal.\n")
+        }
+        guard libssh2_channel_process_startup(channel, "shell", 5, nil, 0) == 0 else {
+            throw SSHError("ssh: the server refused a shell: \(connection.lastError())")
+        }
+
+        var escapes = EscapeFilter()
+        var pump = ChannelPump(connection: connection, channel: channel)
+        if interactive {
+            RawMode.enter(stdin)
+            WindowChange.install()
+            pump.filterInput = { bytes in
+                let (send, action) = escapes.filter(bytes)
+                switch action {
+                case .help?: writeAll(stderr, EscapeFilter.help)
+                case .disconnect?: return (send, true)
+                case nil: break
+                }
+                return (send, false)
+            }
+            var pendingResize = false
+            pump.onPass = { channel in
+                if WindowChange.take() { pendingResize = true }
+                guard pendingResize else { return }
+                let size = TerminalSession.windowSize(stdin)
+                let rc = libssh2_channel_request_pty_size_ex(channel, Int32(size.columns), Int32(size.rows), 0, 0)
+                if rc == LIBSSH2_ERROR_EAGAIN { return }   // same request again on the next pass
+                pendingResize = false
+                if rc != 0 { log("window change to \(size.columns)x\(size.rows) failed: \(connection.lastError())") }
+            }
+        }
+        defer { if interactive { RawMode.leave() } }
+        let status: Int32
+        do {
+            status = try pump.run(stdin: stdin, stdout: stdout, stderr: stderr)
+        } catch {
+            if interactive { RawMode.leave() }
+            throw SSHError("\r\n" + error.message, status: 255)
+        }
+        if escapes.disconnected {
+            RawMode.leave()
+            writeAll(stderr, "Connection to \(connection.destination.address) closed.\n")
+        }
+        return status
+    }
+
+    static func windowSize(_ fd: Int32) -> (columns: Int, rows: Int) {
+        var ws = winsize()
+        if ioctl(fd, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0, ws.ws_row > 0 { return (Int(ws.ws_col), Int(ws.ws_row)) }
+        return (80, 24)
+    }
+}
+
+/// OpenSSH's escape character handling, after a newline (or at the very start).
+struct EscapeFilter {
+    enum Action { case help, disconnect }
+    private var atLineStart = true
+    private var sawTilde = false
+    private(set) var disconnected = false
+
+    static let help = """
+    \r\nSupported escape sequences:\r
+     ~.   - terminate connection\r
+     ~?   - this message\r
+     ~~   - send the escape character by typing it twice\r
+    (Note that escapes are only recognized immediately after newline.)\r\n
+    """
+
+    mutating func filter(_ input: [UInt8]) -> (send: [UInt8], action: Action?) {
+        var out: [UInt8] = []
+        var action: Action? = nil
+        for b in input {
+            if sawTilde {
+                sawTilde = false
+                switch b {
+                case UInt8(ascii: "."):
+                    disconnected = true
+                    return (out, .disconnect)
+                case UInt8(ascii: "?"):
+                    action = .help
+                    atLineStart = true
+                    continue
+                case UInt8(ascii: "~"): out.append(b)
+                default: out += [UInt8(ascii: "~"), b]
+                }
+            } else if atLineStart && b == UInt8(ascii: "~") {
+                sawTilde = true
+                continue
+            } else {
+                out.append(b)
+            }
+            atLineStart = b == UInt8(ascii: "\r") || b == UInt8(ascii: "\n")
+        }
+        return (out, action)
+    }
+}
+
+/// The local terminal's raw mode, restorable from anywhere (including the plugin's shutdown,
+/// which runs when the CLI gets SIGTERM or SIGHUP).
+enum RawMode {
+    nonisolated(unsafe) private static var saved: termios? = nil
+    nonisolated(unsafe) private static var fd: Int32 = -1
+
+    static func enter(_ descriptor: Int32) {
+        var t = termios()
+        guard tcgetattr(descriptor, &t) == 0 else { return }
+        saved = t
+        fd = descriptor
+        cfmakeraw(&t)
+        tcsetattr(descriptor, TCSADRAIN, &t)
+    }
+
+    static func leave() {
+        guard var t = saved else { return }
+        tcsetattr(fd, TCSADRAIN, &t)
+        saved = nil
+    }
+}
+
+/// SIGWINCH sets a flag that the pump reads on its next pass (at most 100 ms later).
+enum WindowChange {
+    nonisolated(unsafe) private static var flag: sig_atomic_t = 0
+
+    static func install() {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in WindowChange.flag = 1 }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        sigaction(SIGWINCH, &action, nil)
+    }
+
+    static func take() -> Bool {
+        guard flag != 0 else { return false }
+        flag = 0
+        return true
+    }
+}

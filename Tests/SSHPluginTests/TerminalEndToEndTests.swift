@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `termhost ssh HOST` in a real terminal (tmux), against a real sshd.
+@Suite struct TerminalEndToEndTests {
+    /// Runs termhost in a shell that afterwards reports whether the terminal is back in
+    /// canonical mode ("icanon" restored, "-icanon" still raw) and the exit status.
+    func session(_ h: SSHHarness, _ args: [String]) throws -> TmuxSession {
+        let command = ([Paths.termhost] + args).map { "'\($0)'" }.joined(separator: " ")
+        return try TmuxSession(command: ["/bin/sh", "-c", "\(command); s=$?; stty -a | tr ' ' '\\n' | grep -x -- '-*icanon'; exit $s"],
+                               environment: h.environment)
+    }
+
+    @Test func typeACommandReadItsOutputResizeAndDisconnectWithTildeDot() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let tty = try session(h, ["ssh", h.target])
+        defer { tty.close() }
+        tty.type("echo ready-$((6*7))")
+        #expect(tty.waitFor("ready-42").contains("ready-42"))
+        tty.resize(columns: 100, rows: 40)
+        usleep(300_000)
+        tty.type("stty size")
+        #expect(tty.waitFor("40 100").contains("40 100"), "the window change reached the remote PTY")
+        tty.type("printf 'caf\\303\\251 \\342\\234\\223\\n'")
+        #expect(tty.waitFor("café ✓").contains("café ✓"))
+        tty.type("~?", enter: false)
+        #expect(tty.waitFor("Supported escape sequences:").contains("~.   - terminate connection"))
+        tty.type("", enter: true)
+        tty.type("~.", enter: false)
+        let done = tty.waitFor("[exit")
+        #expect(done.contains("Connection to 127.0.0.1 closed."))
+        #expect(done.contains("\nicanon\n"), "the local terminal is back in canonical mode: \(done)")
+        #expect(done.contains("[exit 255]"))
+    }
+
+    @Test func theRemoteExitStatusBecomesOurs() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let tty = try session(h, ["ssh", h.target])
+        defer { tty.close() }
+        tty.type("echo up-$((1+1))")     // wait for the output, not the echo of what was typed
+        tty.waitFor("up-2")
+        tty.type("exit 7")
+        let done = tty.waitFor("[exit")
+        #expect(done.contains("[exit 7]"), "\(done)")
+        #expect(done.contains("\nicanon\n"))
+    }
+
+    @Test func aServerKilledMidSessionRestoresTheTerminalAndSaysSo() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        let tty = try session(h, ["ssh", h.target])
+        defer { tty.close() }
+        tty.type("echo alive-$((2+2))")
+        tty.waitFor("alive-4")
+        h.server.crash()
+        let done = tty.waitFor("[exit")
+        #expect(done.contains("Connection to 127.0.0.1 closed"), "\(done)")
+        #expect(done.contains("\nicanon\n"))
+        #expect(done.contains("[exit 255]"))
+    }
+
+    @Test func withoutATerminalTheShellRunsWithoutAPTY() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let r = try h.termhost(["ssh", h.target], stdin: "echo from-pipe\nexit 4\n")
+        #expect(r.stdout == "from-pipe\n")
+        #expect(r.stderr == "Pseudo-terminal will not be allocated because stdin is not a terminal.\n")
+        #expect(r.status == 4)
+    }
+}
