@@ -12,4 +12,9 @@ echo
 echo "== termhost hello (a command contributed by the C example plugin)"
 "$termhost" hello
 echo
-echo "Termhost is staged in .build/termhost; run $termhost help for more."
+echo "== termhost sandbox start: a local sshd to try the SSH plugin with"
+"$termhost" sandbox start
+"$termhost" exec sandbox -- uname -sr
+echo
+echo "Termhost is staged in .build/termhost. Next: $termhost ssh sandbox (type ~. to leave),"
+echo "$termhost help, and $termhost sandbox stop when done."

@@ -9,6 +9,12 @@ import Glibc
 enum HostKeyTrust {
     static var userKnownHosts: String { homeDirectory + "/.ssh/known_hosts" }
     static let systemKnownHosts = "/etc/ssh/ssh_known_hosts"
+    /// Keys Termhost itself vouches for (the sandbox's); read after OpenSSH's files.
+    static var termhostKnownHosts: String {
+        let env = ProcessInfo.processInfo.environment
+        let data = env["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? homeDirectory + "/.local/share"
+        return data + "/termhost/known_hosts"
+    }
 
     static func verify(_ c: SSHConnection, interaction: Interaction) throws(SSHError) {
         var length = 0
@@ -18,7 +24,7 @@ enum HostKeyTrust {
         }
         let key = Array(UnsafeRawBufferPointer(start: raw, count: length))
         let keyType = KnownHosts.keyTypeName(in: key) ?? "unknown"
-        let known = KnownHosts(files: [userKnownHosts, systemKnownHosts])
+        let known = KnownHosts(files: [userKnownHosts, systemKnownHosts, termhostKnownHosts])
         for warning in known.warnings { interaction.host.log(.warning, warning) }
         let fingerprint = KnownHosts.fingerprint(key)
         let label = displayName(keyType)

@@ -27,6 +27,12 @@ final class SSHFeature: Feature {
                     The exit status is the remote one (255 when the connection fails).
                     """),
             Command("hosts", summary: "Saved hosts: add, list, show, rm", usage: HostsCommand.usage),
+            Command("sandbox", summary: "A local sshd to try Termhost with: start, stop, status",
+                    usage: """
+                    usage: termhost sandbox start|stop|status
+                    start: runs OpenSSH's sshd on 127.0.0.1 as you, with generated keys, and saves
+                    the host 'sandbox' (try 'termhost ssh sandbox'). status exits 3 when stopped.
+                    """),
         ])
 
     let host: PluginHost
@@ -39,6 +45,7 @@ final class SSHFeature: Feature {
         case "hosts": return HostsCommand.run(command, vault: vault)
         case "exec": return exec(command, vault: vault)
         case "ssh": return ssh(command, vault: vault)
+        case "sandbox": return Sandbox(vault: vault, log: { self.host.log(.info, $0) }).run(command)
         default: return 2
         }
     }

@@ -1,0 +1,27 @@
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct SandboxEndToEndTests {
+    @Test func sandboxStartsAnSSHDTheNewcomerCanUseAndStopsIt() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let plugins = dir.sub("plugins")
+        try Fixtures.sshPlugin(in: plugins)
+        var env = Fixtures.environment(dir, pluginPath: plugins)
+        env["HOME"] = dir.sub("home")
+        func termhost(_ args: String...) throws -> Shell.Result { try Shell.run(Paths.termhost, args, environment: env) }
+        defer { _ = try? termhost("sandbox", "stop") }
+        let start = try termhost("sandbox", "start")
+        #expect(start.status == 0, "\(start.output)")
+        #expect(start.stdout.hasSuffix("saved host 'sandbox'. Try: termhost ssh sandbox\n"))
+        #expect(try termhost("sandbox", "status").status == 0)
+        let hello = try termhost("exec", "sandbox", "--", "echo", "hello", "sandbox")
+        #expect(hello.stdout == "hello sandbox\n", "\(hello.stderr)")
+        #expect(hello.stderr.isEmpty, "the sandbox's host key is trusted without a prompt")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/home/.ssh/known_hosts"), "~/.ssh is left alone")
+        #expect(try termhost("sandbox", "stop").stdout == "sandbox: stopped\n")
+        let status = try termhost("sandbox", "status")
+        #expect(status.status == 3 && status.stdout == "sandbox: not running; start it with 'termhost sandbox start'\n")
+    }
+}
