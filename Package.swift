@@ -55,7 +55,7 @@ let package = Package(
 
         // Feature plugins, each a .dynamic library with its manifest beside it.
         .systemLibrary(name: "CLibSSH2", path: "Plugins/SSH/Sources/CLibSSH2"),
-        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CLibSSH2"], path: "Plugins/SSH/Sources/SSHPlugin",
+        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2"], path: "Plugins/SSH/Sources/SSHPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).

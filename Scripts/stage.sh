@@ -33,6 +33,7 @@ bundle_swift org.termhost.ssh libSSHPlugin.so Plugins/SSH/manifest.json
 
 # C plugins built with make from the SDK header alone.
 make -s -C SDK/Examples/hello-c OUT="$PWD/$plugins"
+make -s -C SDK/Examples/remote-c OUT="$PWD/$plugins"
 
 # The plugin set pins each plugin's version and the sha256 of its library.
 {

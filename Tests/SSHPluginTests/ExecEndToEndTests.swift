@@ -98,3 +98,24 @@ import TestSupport
         #expect(unknown.stderr.hasPrefix("ssh: Could not resolve hostname no-such-host.invalid: "))
     }
 }
+
+/// The transport service through the C ABI, from the C example plugin (SDK/Examples/remote-c).
+@Suite struct TransportServiceEndToEndTests {
+    @Test func aCPluginRunsARemoteCommandThroughTheSSHService() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let make = try Shell.run("/usr/bin/make", ["-s", "-C", Paths.root + "/SDK/Examples/remote-c", "OUT=\(h.plugins)"])
+        #expect(make.status == 0, "\(make.output)")
+        let r = try h.termhost(["remote-run", h.target, "sh", "-c", "'echo via-service; echo warn >&2; exit 5'"])
+        #expect(r.stdout == "via-service\n", "\(r.stderr)")
+        #expect(r.stderr == "warn\n")
+        #expect(r.status == 5)
+        // Trust and authentication stay the SSH plugin's: an unknown host still fails closed.
+        try FileManager.default.removeItem(atPath: h.home + "/.ssh/known_hosts")
+        let untrusted = try h.termhost(["remote-run", h.target, "true"])
+        #expect(untrusted.status == 255)
+        #expect(untrusted.stderr.contains("Host key verification failed"))
+    }
+}

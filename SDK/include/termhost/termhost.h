@@ -19,6 +19,7 @@ extern "C" {
 #include "services/interact.h"
 #include "services/events.h"
 #include "services/commands.h"
+#include "ssh/transport.h"
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,17 @@ struct ExecChannel {
         }
         return try ChannelPump(connection: connection, channel: channel).run(stdin: stdin, stdout: stdout, stderr: stderr)
     }
+
+    /// The same for a service caller: input from memory, output to a closure (stream 0 is
+    /// stdout, 1 stderr).
+    func run(_ command: String, input: [UInt8], output: @escaping (Int32, UnsafeRawBufferPointer) -> Void) throws(SSHError) -> Int32 {
+        let channel = try connection.openSessionChannel()
+        defer { libssh2_channel_free(channel) }
+        guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
+            throw SSHError("ssh: the server refused to run the command: \(connection.lastError())")
+        }
+        return try ChannelPump(connection: connection, channel: channel).run(input: .bytes(input), output: output)
+    }
 }
 
 extension SSHConnection {
@@ -43,9 +54,22 @@ struct ChannelPump {
     /// Called on every pass (the terminal sends window changes from here).
     var onPass: ((OpaquePointer) -> Void)? = nil
 
-    struct Disconnected: Error {}
+    enum Input { case descriptor(Int32), bytes([UInt8]) }
 
     func run(stdin: Int32, stdout: Int32, stderr: Int32) throws(SSHError) -> Int32 {
+        try run(input: .descriptor(stdin)) { stream, data in
+            writeAll(stream == 0 ? stdout : stderr, data.baseAddress!, data.count)
+        }
+    }
+
+    func run(input: Input, output: (Int32, UnsafeRawBufferPointer) -> Void) throws(SSHError) -> Int32 {
+        var stdin: Int32 = -1
+        var memory: [UInt8] = []
+        var memoryOffset = 0
+        switch input {
+        case .descriptor(let fd): stdin = fd
+        case .bytes(let bytes): memory = bytes
+        }
         let session = connection.session
         libssh2_session_set_blocking(session, 0)
         defer { libssh2_session_set_blocking(session, 1) }
@@ -55,7 +79,8 @@ struct ChannelPump {
         let pending = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
         defer { pending.deallocate() }
         var pendingStart = 0, pendingEnd = 0
-        var stdinOpen = stdin >= 0
+        var stdinOpen: Bool
+        switch input { case .descriptor(let fd): stdinOpen = fd >= 0; case .bytes: stdinOpen = true }
         var eofSent = false
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
         defer { buffer.deallocate() }
@@ -63,10 +88,10 @@ struct ChannelPump {
         while true {
             onPass?(channel)
             // Drain both streams.
-            for (stream, fd) in [(Int32(0), stdout), (Int32(1), stderr)] {
+            for stream in [Int32(0), Int32(1)] {
                 while true {
                     let n = libssh2_channel_read_ex(channel, stream, buffer.assumingMemoryBound(to: CChar.self), capacity)
-                    if n > 0 { writeAll(fd, buffer, n); continue }
+                    if n > 0 { output(stream, UnsafeRawBufferPointer(start: buffer, count: n)); continue }
                     if n == Int(LIBSSH2_ERROR_EAGAIN) || n == 0 { break }
                     throw SSHError("Connection to \(connection.destination.address) closed: \(connection.lastError())")
                 }
@@ -79,6 +104,18 @@ struct ChannelPump {
                 else if n != Int(LIBSSH2_ERROR_EAGAIN) {
                     throw SSHError("Connection to \(connection.destination.address) closed: \(connection.lastError())")
                 }
+            } else if stdin < 0 && stdinOpen {
+                // Input from memory: the next chunk goes into the same pending buffer.
+                let n = min(capacity, memory.count - memoryOffset)
+                if n > 0 {
+                    memory.withUnsafeBytes { pending.copyMemory(from: $0.baseAddress! + memoryOffset, byteCount: n) }
+                    memoryOffset += n
+                    pendingStart = 0
+                    pendingEnd = n
+                } else {
+                    stdinOpen = false
+                }
+                continue
             } else if !stdinOpen && !eofSent {
                 let rc = libssh2_channel_send_eof(channel)
                 if rc != LIBSSH2_ERROR_EAGAIN { eofSent = true }
@@ -87,7 +124,7 @@ struct ChannelPump {
             var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)]
             let directions = libssh2_session_block_directions(session)
             if directions & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 || pendingStart < pendingEnd { fds[0].events |= Int16(POLLOUT) }
-            let watchStdin = stdinOpen && pendingStart == pendingEnd
+            let watchStdin = stdin >= 0 && stdinOpen && pendingStart == pendingEnd
             if watchStdin { fds.append(pollfd(fd: stdin, events: Int16(POLLIN), revents: 0)) }
             let rc = poll(&fds, nfds_t(fds.count), 100)
             if rc < 0 && errno != EINTR { throw SSHError("ssh: poll: \(String(cString: strerror(errno)))") }
@@ -123,7 +160,9 @@ struct ChannelPump {
         if let signal {
             let name = String(cString: signal)
             free(signal)
-            writeAll(stderr, "termhost: remote command killed by signal \(name)\n")
+            "termhost: remote command killed by signal \(name)\n".utf8CString.withUnsafeBytes {
+                output(1, UnsafeRawBufferPointer(rebasing: $0.dropLast()))
+            }
             return 255
         }
         return libssh2_channel_get_exit_status(channel)

@@ -1,6 +1,7 @@
 // The SSH plugin: the one place that connects, verifies host keys and authenticates, over
 // libssh2. This first part provides the vault's hosts and `termhost exec`.
 import CLibSSH2
+import CTermhost
 import Foundation
 import TermhostSDK
 
@@ -9,6 +10,7 @@ final class SSHFeature: Feature {
         id: "org.termhost.ssh", version: "0.1.0", displayName: "SSH",
         summary: "Saved hosts, host-key trust, authentication and remote commands over SSH.",
         order: 100, requiresServices: ["termhost.store/1", "termhost.interact/1"],
+        providesServices: ["org.termhost.ssh.transport/1"],
         commands: [
             Command("exec", summary: "Run a command on a host: termhost exec HOST -- COMMAND...",
                     usage: """
@@ -37,6 +39,12 @@ final class SSHFeature: Feature {
 
     let host: PluginHost
     init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
+
+    func activate() throws { TransportService.pluginHost = host }
+
+    func service(_ id: String) -> UnsafeRawPointer? {
+        id == TERMHOST_SSH_TRANSPORT ? UnsafeRawPointer(TransportService.vtable) : nil
+    }
 
     func run(_ command: CommandInvocation) -> Int32 {
         guard let store = host.store else { command.printError("termhost: the host store is unavailable"); return 1 }

@@ -1,0 +1,89 @@
+import CLibSSH2
+import CTermhost
+import Foundation
+import TermhostSDK
+
+/// The service other plugins use instead of reimplementing SSH
+/// (SDK/include/termhost/ssh/transport.h, "org.termhost.ssh.transport/1").
+///
+/// Each connection owns a serial DispatchQueue: its executor. Every libssh2 call for the
+/// connection runs there, so one session never has two callers.
+final class TransportConnection: @unchecked Sendable {
+    let connection: SSHConnection
+    let executor = DispatchQueue(label: "org.termhost.ssh.session")
+    init(_ connection: SSHConnection) { self.connection = connection }
+}
+
+enum TransportService {
+    /// The SSH plugin's own host (for the vault and prompts); set when the feature activates.
+    nonisolated(unsafe) static var pluginHost: PluginHost?
+
+    static func connection(_ raw: OpaquePointer?) -> TransportConnection? {
+        raw.map { Unmanaged<TransportConnection>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+    }
+
+    static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
+        termhostWriteError(err, Int32(code), message)
+        return Int32(code)
+    }
+
+    nonisolated(unsafe) static let vtable: UnsafeMutablePointer<termhost_ssh_transport_t> = {
+        let t = UnsafeMutablePointer<termhost_ssh_transport_t>.allocate(capacity: 1)
+        t.initialize(to: termhost_ssh_transport_t(
+            struct_size: UInt32(MemoryLayout<termhost_ssh_transport_t>.size),
+            open: { _, scene, destination, out, err in
+                guard let destination, let out else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open: NULL argument") }
+                guard let host = TransportService.pluginHost, let store = host.store else {
+                    return TransportService.fail(err, Int(TERMHOST_ERR_UNSUPPORTED), "the SSH feature is not active")
+                }
+                let target = String(cString: destination)
+                do {
+                    guard let resolved = try Vault(store: store).resolve(target) else {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "'\(target)' is neither a saved host nor user@host[:port]")
+                    }
+                    let c = try SSHConnection(to: resolved, interaction: Interaction(host: host, scene: scene))
+                    out.pointee = OpaquePointer(Unmanaged.passRetained(TransportConnection(c)).toOpaque())
+                    return Int32(TERMHOST_OK)
+                } catch let e as SSHError {
+                    return TransportService.fail(err, Int(TERMHOST_ERR_IO), e.message)
+                } catch {
+                    return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
+                }
+            },
+            close: { raw in
+                guard let raw else { return }
+                let unmanaged = Unmanaged<TransportConnection>.fromOpaque(UnsafeRawPointer(raw))
+                let c = unmanaged.takeUnretainedValue()
+                c.executor.sync { c.connection.teardown() }
+                unmanaged.release()
+            },
+            exec: { raw, command, stdinData, stdinSize, onStdout, onStderr, user, status, err in
+                guard let c = TransportService.connection(raw), let command else {
+                    return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "exec: NULL argument")
+                }
+                let input = stdinData.map { Array(UnsafeRawBufferPointer(start: $0, count: stdinSize)) } ?? []
+                let text = String(cString: command)
+                return c.executor.sync { () -> termhost_status in
+                    do {
+                        let code = try ExecChannel(connection: c.connection).run(text, input: input) { stream, data in
+                            _ = (stream == 0 ? onStdout : onStderr).map { $0(user, data.baseAddress, data.count) }
+                        }
+                        status?.pointee = code
+                        return Int32(TERMHOST_OK)
+                    } catch {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
+                    }
+                }
+            },
+            with_session: { raw, body, user, err in
+                guard let c = TransportService.connection(raw), let body else {
+                    return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "with_session: NULL argument")
+                }
+                return c.executor.sync {
+                    libssh2_session_set_blocking(c.connection.session, 1)
+                    return body(user, UnsafeMutableRawPointer(c.connection.session), c.connection.socket, err)
+                }
+            }))
+        return t
+    }()
+}

@@ -1,0 +1,61 @@
+/* termhost/ssh/transport.h: SSH as a service, offered by the SSH plugin (org.termhost.ssh).
+ *
+ * Other plugins never connect, verify host keys or authenticate themselves: they ask this
+ * service for an authenticated connection and use it. Trust and authentication prompts go to
+ * the scene passed to open() (scene 0, or a scene without a terminal, fails closed).
+ * Declare "org.termhost.ssh.transport/1" in requires_services and look it up with
+ * host->get_service(host, TERMHOST_SSH_TRANSPORT) once your feature is activated.
+ *
+ * Threading: each connection has one serial executor (libssh2 allows one caller per session).
+ * Every call on a connection may be made from any thread; the service runs it on that
+ * connection's executor and returns when it is done. Calls on different connections run in
+ * parallel. */
+#ifndef TERMHOST_SSH_TRANSPORT_H
+#define TERMHOST_SSH_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../error.h"
+#include "../host.h"
+#include "../feature.h"
+#include "../services/store.h"
+
+#define TERMHOST_SSH_TRANSPORT "org.termhost.ssh.transport/1"
+
+/* An authenticated SSH connection, owned by the SSH plugin until close(). */
+typedef struct termhost_ssh_connection termhost_ssh_connection_t;
+
+/* Work to run on a connection's executor with its libssh2 session (LIBSSH2_SESSION *, in
+ * blocking mode) and socket. Must not free the session, close the socket or keep either past
+ * the call. Return TERMHOST_OK or a code with a message in *err. [session] */
+typedef termhost_status (*termhost_ssh_session_body)(void *user, void *libssh2_session, int socket,
+                                                     termhost_error_t *err);
+
+typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
+   uint32_t struct_size;
+
+   /* Connects to destination: a saved host's name or "user@host[:port]". The host key is
+    * verified and the user authenticated inside this call, prompting on `scene` when needed.
+    * *out: owned by the SSH plugin until close(*out). [any-thread] */
+   termhost_status (*open)(const termhost_host_t *caller, termhost_scene_id scene, const char *destination,
+                           termhost_ssh_connection_t **out, termhost_error_t *err);
+
+   /* Disconnects (bounded in time) and frees the connection. NULL is ignored. [any-thread] */
+   void (*close)(termhost_ssh_connection_t *connection);
+
+   /* Runs command on an exec channel. stdin_data (stdin_size bytes, may be NULL) is sent and
+    * then end-of-file. on_stdout and on_stderr (either may be NULL) receive the output in
+    * order, as it arrives; their data is valid during the call only. *exit_status gets the
+    * remote status (255 if the command was killed by a signal). [any-thread] */
+   termhost_status (*exec)(termhost_ssh_connection_t *connection, const char *command,
+                           const void *stdin_data, size_t stdin_size,
+                           termhost_value_sink on_stdout, termhost_value_sink on_stderr, void *user,
+                           int32_t *exit_status, termhost_error_t *err);
+
+   /* Runs body on the connection's executor with the raw session, for protocols the service
+    * does not wrap (SFTP). [any-thread; body runs on the connection's executor] */
+   termhost_status (*with_session)(termhost_ssh_connection_t *connection, termhost_ssh_session_body body,
+                                   void *user, termhost_error_t *err);
+} termhost_ssh_transport_t;
+
+#endif /* TERMHOST_SSH_TRANSPORT_H */
