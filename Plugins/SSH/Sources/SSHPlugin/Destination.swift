@@ -5,6 +5,8 @@ struct Destination: Equatable, Codable {
     var port: Int
     var user: String?
     var identityFile: String?
+    /// Jump hosts to go through, outermost first (ProxyJump), as names or user@host[:port].
+    var jump: [String]? = nil
 
     /// Parses `[user@]host[:port]`. Returns nil for an empty or malformed string.
     static func parse(_ text: String) -> Destination? {
@@ -28,7 +30,7 @@ struct Destination: Equatable, Codable {
             port = p
         }
         guard !host.isEmpty, (1...65535).contains(port) else { return nil }
-        return Destination(name: text, address: host, port: port, user: user, identityFile: nil)
+        return Destination(name: text, address: host, port: port, user: user, identityFile: nil, jump: nil)
     }
 }
 
@@ -40,8 +42,9 @@ struct HostRecord: Codable, Equatable {
     var user: String?
     var identityFile: String?
     var tags: [String]?
+    var jump: [String]?
 
     var destination: Destination {
-        Destination(name: name, address: address, port: port, user: user, identityFile: identityFile)
+        Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump)
     }
 }

@@ -4,7 +4,7 @@ import TermhostSDK
 /// `termhost hosts add|list|show|rm`: the vault's saved hosts.
 enum HostsCommand {
     static let usage = """
-    usage: termhost hosts add NAME ADDRESS [--port N] [--user USER] [--identity FILE] [--tag TAG]...
+    usage: termhost hosts add NAME ADDRESS [--port N] [--user USER] [--identity FILE] [--jump H1,H2] [--tag TAG]...
            termhost hosts list [--json]
            termhost hosts show NAME [--json]
            termhost hosts rm NAME
@@ -17,7 +17,7 @@ enum HostsCommand {
             switch sub {
             case "add":
                 guard let name = args.popFirst(), let address = args.popFirst() else { c.printError(usage); return 2 }
-                var record = HostRecord(name: name, address: address, port: 22, user: nil, identityFile: nil, tags: nil)
+                var record = HostRecord(name: name, address: address, port: 22, user: nil, identityFile: nil, tags: nil, jump: nil)
                 while let option = args.popFirst() {
                     guard let value = args.popFirst() else { c.printError("termhost hosts add: \(option) needs a value"); return 2 }
                     switch option {
@@ -27,6 +27,7 @@ enum HostsCommand {
                     case "--user": record.user = value
                     case "--identity": record.identityFile = value
                     case "--tag": record.tags = (record.tags ?? []) + [value]
+                    case "--jump": record.jump = value.split(separator: ",").map(String.init)
                     default: c.printError("termhost hosts add: unknown option '\(option)'\n\(usage)"); return 2
                     }
                 }

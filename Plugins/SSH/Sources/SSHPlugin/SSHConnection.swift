@@ -23,10 +23,19 @@ final class SSHConnection {
     let session: OpaquePointer
     private let context: Unmanaged<KeyboardInteractiveContext>
 
-    init(to destination: Destination, interaction: Interaction, timeoutSeconds: Int = 15) throws(SSHError) {
+    /// The connection and tunnel this one runs through when it was reached over a jump host.
+    var upstream: JumpTunnel?
+
+    /// Connects over TCP, or over `socket` when given (one end of a jump host's tunnel).
+    init(to destination: Destination, interaction: Interaction, over tunnelSocket: Int32? = nil,
+         timeoutSeconds: Int = 15) throws(SSHError) {
         self.destination = destination
         user = destination.user ?? SSHConnection.localUser()
-        socket = try TCPSocket.connect(host: destination.address, port: destination.port, timeoutSeconds: timeoutSeconds)
+        if let tunnelSocket {
+            self.socket = tunnelSocket
+        } else {
+            self.socket = try TCPSocket.connect(host: destination.address, port: destination.port, timeoutSeconds: timeoutSeconds)
+        }
         context = Unmanaged.passRetained(KeyboardInteractiveContext(interaction: interaction, destination: destination, user: user))
         guard let session = libssh2_session_init_ex(nil, nil, nil, context.toOpaque()) else {
             close(socket)
@@ -61,6 +70,9 @@ final class SSHConnection {
         libssh2_session_free(session)
         close(socket)
         context.release()
+        // Inner first, then the hops it ran through.
+        upstream?.close()
+        upstream = nil
     }
 
     /// libssh2's own text for the last error, read at once.

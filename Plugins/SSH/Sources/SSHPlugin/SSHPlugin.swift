@@ -14,15 +14,18 @@ final class SSHFeature: Feature {
         commands: [
             Command("exec", summary: "Run a command on a host: termhost exec HOST -- COMMAND...",
                     usage: """
-                    usage: termhost exec HOST [--] COMMAND [ARG]...
+                    usage: termhost exec [-J JUMP[,JUMP...]] HOST [--] COMMAND [ARG]...
                     HOST is a saved host (termhost hosts list) or user@host[:port].
+                    -J goes through jump hosts (up to 8), like ssh -J; a saved host's own jump
+                    route is used when -J is not given.
                     stdin goes to the command; its stdout and stderr come back apart; its exit
                     status becomes termhost's (255 when the connection or authentication fails).
                     """),
             Command("ssh", summary: "Open an interactive shell on a host: termhost ssh HOST",
                     usage: """
-                    usage: termhost ssh HOST [COMMAND [ARG]...]
+                    usage: termhost ssh [-J JUMP[,JUMP...]] HOST [COMMAND [ARG]...]
                     HOST is a saved host (termhost hosts list) or user@host[:port].
+                    -J goes through jump hosts (up to 8), like ssh -J.
                     Without a command: an interactive shell on a terminal. Escapes, after a
                     newline: ~. disconnects, ~? lists them, ~~ sends a ~.
                     With a command: runs it like 'termhost exec'.
@@ -61,10 +64,17 @@ final class SSHFeature: Feature {
     /// Restores the local terminal if a session is cut short by SIGTERM or SIGHUP.
     func shutdown() { RawMode.leave() }
 
+    /// Takes a leading `-J a,b` off the arguments.
+    static func jumpOption(_ args: [String]) -> (jump: [String], rest: [String]) {
+        guard args.count >= 2, args[0] == "-J" else { return ([], args) }
+        return (args[1].split(separator: ",").map(String.init), Array(args.dropFirst(2)))
+    }
+
     func ssh(_ c: CommandInvocation, vault: Vault) -> Int32 {
-        guard let target = c.arguments.first else { c.printError("usage: termhost ssh HOST [COMMAND [ARG]...]"); return 2 }
-        if c.arguments.count > 1 { return exec(c, vault: vault) }
-        return connect(c, vault: vault, target: target) { (connection) throws(SSHError) -> Int32 in
+        let (jump, args) = SSHFeature.jumpOption(c.arguments)
+        guard let target = args.first else { c.printError("usage: termhost ssh [-J JUMP[,JUMP...]] HOST [COMMAND [ARG]...]"); return 2 }
+        if args.count > 1 { return exec(c, vault: vault) }
+        return connect(c, vault: vault, target: target, jump: jump) { (connection) throws(SSHError) -> Int32 in
             try TerminalSession(connection: connection, log: { self.host.log(.warning, $0) })
                 .run(stdin: c.stdinFD, stdout: c.stdoutFD, stderr: c.stderrFD)
         }
@@ -72,14 +82,15 @@ final class SSHFeature: Feature {
 
     /// Resolves, connects (trust and auth inside), publishes the session's start and end, runs
     /// body, and maps failures to ssh's status 255 with the message on stderr.
-    func connect(_ c: CommandInvocation, vault: Vault, target: String,
+    func connect(_ c: CommandInvocation, vault: Vault, target: String, jump: [String],
                  _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
         do {
             guard let destination = try vault.resolve(target) else {
                 c.printError("termhost: '\(target)' is neither a saved host nor user@host[:port]")
                 return 2
             }
-            let connection = try SSHConnection(to: destination, interaction: Interaction(host: host, scene: c.scene))
+            let hops = try JumpRoute.hops(to: destination, extra: jump, vault: vault)
+            let connection = try JumpRoute.connect(to: destination, through: hops, interaction: Interaction(host: host, scene: c.scene))
             defer { connection.teardown() }
             // History starts only once authenticated.
             let who = "{\"host\":\(jsonString(destination.name)),\"user\":\(jsonString(connection.user))}"
@@ -97,12 +108,12 @@ final class SSHFeature: Feature {
     }
 
     func exec(_ c: CommandInvocation, vault: Vault) -> Int32 {
-        var args = c.arguments
+        var (jump, args) = SSHFeature.jumpOption(c.arguments)
         guard !args.isEmpty else { c.printError("usage: termhost exec HOST [--] COMMAND [ARG]..."); return 2 }
         let target = args.removeFirst()
         if args.first == "--" { args.removeFirst() }
         guard !args.isEmpty else { c.printError("usage: termhost exec HOST [--] COMMAND [ARG]..."); return 2 }
-        return connect(c, vault: vault, target: target) { (connection) throws(SSHError) -> Int32 in
+        return connect(c, vault: vault, target: target, jump: jump) { (connection) throws(SSHError) -> Int32 in
             try ExecChannel(connection: connection).run(args.joined(separator: " "), stdin: c.stdinFD,
                                                         stdout: c.stdoutFD, stderr: c.stderrFD)
         }

@@ -95,7 +95,7 @@ struct Sandbox {
             }
             try trustHostKey(port: port)
             try vault.save(HostRecord(name: "sandbox", address: "127.0.0.1", port: port, user: user,
-                                      identityFile: dir + "/user_ed25519_key", tags: ["sandbox"]))
+                                      identityFile: dir + "/user_ed25519_key", tags: ["sandbox"], jump: nil))
             c.print("sandbox: sshd started on 127.0.0.1:\(port) as \(user); saved host 'sandbox'. Try: termhost ssh sandbox")
             return 0
         } catch {

@@ -41,7 +41,9 @@ enum TransportService {
                     guard let resolved = try Vault(store: store).resolve(target) else {
                         return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "'\(target)' is neither a saved host nor user@host[:port]")
                     }
-                    let c = try SSHConnection(to: resolved, interaction: Interaction(host: host, scene: scene))
+                    let vault = Vault(store: store)
+                    let c = try JumpRoute.connect(to: resolved, through: JumpRoute.hops(to: resolved, extra: [], vault: vault),
+                                                  interaction: Interaction(host: host, scene: scene))
                     out.pointee = OpaquePointer(Unmanaged.passRetained(TransportConnection(c)).toOpaque())
                     return Int32(TERMHOST_OK)
                 } catch let e as SSHError {
