@@ -67,7 +67,7 @@ import TestSupport
         let outcome = runtime.shutdown()
         let elapsed = Date().timeIntervalSince(start)
         #expect(outcome.boundExpired && outcome.abandoned == ["org.test.hung"])
-        #expect(elapsed < 1.5)
+        #expect(elapsed < 3, "bounded at 0.5 s (plus scheduling slack)")
         #expect(runtime.shutdown() == outcome)
     }
 }

@@ -53,7 +53,7 @@ import TermhostRegistry
         let elapsed = Date().timeIntervalSince(start)
         #expect(outcome.boundExpired)
         #expect(outcome.abandoned == ["org.t.hung", "org.t.a"])
-        #expect(elapsed >= 0.5 && elapsed < 1.5)
+        #expect(elapsed >= 0.5 && elapsed < 3, "bounded at 0.5 s (plus scheduling slack on a loaded machine)")
         #expect(rec.events == ["activate a", "activate hung", "activate c", "shutdown c", "shutdown hung"])
         #expect(m.shutdown() == outcome, "the bound's outcome is the one every caller sees")
     }
