@@ -119,3 +119,47 @@ import TestSupport
         #expect(untrusted.stderr.contains("Host key verification failed"))
     }
 }
+
+@Suite struct KeepaliveEndToEndTests {
+    @Test func aServerThatStopsAnsweringIsDetectedAfterIntervalTimesCount() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["hosts", "add", "frozen", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
+                        "--keepalive", "1", "--keepalive-count", "2"])
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.termhost)
+        p.arguments = ["exec", "frozen", "--", "echo", "started;", "sleep", "60"]
+        p.environment = h.environment
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        #expect(out.fileHandleForReading.availableDataOrLine().hasPrefix("started"))
+        // Freeze the server side of the connection (its per-connection processes).
+        let children = try Shell.run("/usr/bin/pgrep", ["-P", String(h.server.pid)]).stdout.split(separator: "\n").map(String.init)
+        for child in children { _ = try Shell.run("/bin/kill", ["-STOP", child]) }
+        defer { for child in children { _ = try? Shell.run("/bin/kill", ["-KILL", child]) } }
+        let start = Date()
+        while p.isRunning && Date().timeIntervalSince(start) < 20 { usleep(50_000) }
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(!p.isRunning)
+        #expect(p.terminationStatus == 255)
+        #expect(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "Timeout, server 127.0.0.1 not responding.\n")
+        #expect(elapsed >= 1.5 && elapsed < 10, "dead after about 1 s x 2 probes, took \(elapsed) s")
+    }
+}
+
+extension FileHandle {
+    /// Reads until a newline arrives.
+    func availableDataOrLine() -> String {
+        var data = Data()
+        while !data.contains(UInt8(ascii: "\n")) {
+            let chunk = availableData
+            if chunk.isEmpty { break }
+            data.append(chunk)
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -6,7 +6,7 @@ public final class SSHServer {
     public let directory: String
     public let port: Int
     public let hostPublicKey: String   // "ssh-ed25519 AAAA..."
-    private var pid: pid_t = 0
+    public private(set) var pid: pid_t = 0
 
     public init(in dir: TemporaryDirectory, authorizedKeys: [String], hostKeyType: String = "ed25519",
                 extraConfig: String = "") throws {

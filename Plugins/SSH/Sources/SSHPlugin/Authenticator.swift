@@ -132,7 +132,7 @@ private let keyboardInteractiveCallback: @convention(c) (
     UnsafeMutablePointer<UnsafeMutableRawPointer?>?
 ) -> Void = { name, nameLength, instruction, instructionLength, count, prompts, responses, abstract in
     guard let abstract, let raw = abstract.pointee else { return }
-    let context = Unmanaged<KeyboardInteractiveContext>.fromOpaque(raw).takeUnretainedValue()
+    let context = Unmanaged<SessionContext>.fromOpaque(raw).takeUnretainedValue()
     func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String {
         guard let p, n > 0 else { return "" }
         return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)

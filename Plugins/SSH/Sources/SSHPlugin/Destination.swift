@@ -7,6 +7,9 @@ struct Destination: Equatable, Codable {
     var identityFile: String?
     /// Jump hosts to go through, outermost first (ProxyJump), as names or user@host[:port].
     var jump: [String]? = nil
+    /// ServerAliveInterval / ServerAliveCountMax; nil takes the feature's settings.
+    var keepaliveInterval: Int? = nil
+    var keepaliveCountMax: Int? = nil
 
     /// Parses `[user@]host[:port]`. Returns nil for an empty or malformed string.
     static func parse(_ text: String) -> Destination? {
@@ -43,8 +46,11 @@ struct HostRecord: Codable, Equatable {
     var identityFile: String?
     var tags: [String]?
     var jump: [String]?
+    var keepaliveInterval: Int? = nil
+    var keepaliveCountMax: Int? = nil
 
     var destination: Destination {
-        Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump)
+        Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump,
+                    keepaliveInterval: keepaliveInterval, keepaliveCountMax: keepaliveCountMax)
     }
 }

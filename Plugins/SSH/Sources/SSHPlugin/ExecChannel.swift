@@ -120,6 +120,7 @@ struct ChannelPump {
                 let rc = libssh2_channel_send_eof(channel)
                 if rc != LIBSSH2_ERROR_EAGAIN { eofSent = true }
             }
+            if pendingStart == pendingEnd { try connection.checkAlive() }
             // Wait for the socket (and stdin when there is room for more input).
             var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)]
             let directions = libssh2_session_block_directions(session)

@@ -4,7 +4,8 @@ import TermhostSDK
 /// `termhost hosts add|list|show|rm`: the vault's saved hosts.
 enum HostsCommand {
     static let usage = """
-    usage: termhost hosts add NAME ADDRESS [--port N] [--user USER] [--identity FILE] [--jump H1,H2] [--tag TAG]...
+    usage: termhost hosts add NAME ADDRESS [--port N] [--user USER] [--identity FILE] [--jump H1,H2]
+                     [--keepalive SECONDS] [--keepalive-count N] [--tag TAG]...
            termhost hosts list [--json]
            termhost hosts show NAME [--json]
            termhost hosts rm NAME
@@ -28,6 +29,9 @@ enum HostsCommand {
                     case "--identity": record.identityFile = value
                     case "--tag": record.tags = (record.tags ?? []) + [value]
                     case "--jump": record.jump = value.split(separator: ",").map(String.init)
+                    case "--keepalive", "--keepalive-count":
+                        guard let n = Int(value), n >= 0 else { c.printError("termhost hosts add: \(option) needs a number of \(option == "--keepalive" ? "seconds" : "probes")"); return 2 }
+                        if option == "--keepalive" { record.keepaliveInterval = n } else { record.keepaliveCountMax = max(n, 1) }
                     default: c.printError("termhost hosts add: unknown option '\(option)'\n\(usage)"); return 2
                     }
                 }

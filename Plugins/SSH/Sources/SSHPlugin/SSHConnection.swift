@@ -21,10 +21,13 @@ final class SSHConnection {
     let user: String
     let socket: Int32
     let session: OpaquePointer
-    private let context: Unmanaged<KeyboardInteractiveContext>
+    private let context: Unmanaged<SessionContext>
 
     /// The connection and tunnel this one runs through when it was reached over a jump host.
     var upstream: JumpTunnel?
+    /// Dead-peer detection (ServerAliveInterval, ServerAliveCountMax); 0 turns it off.
+    var keepaliveInterval = 0
+    var keepaliveCountMax = 3
 
     /// Connects over TCP, or over `socket` when given (one end of a jump host's tunnel).
     init(to destination: Destination, interaction: Interaction, over tunnelSocket: Int32? = nil,
@@ -36,13 +39,14 @@ final class SSHConnection {
         } else {
             self.socket = try TCPSocket.connect(host: destination.address, port: destination.port, timeoutSeconds: timeoutSeconds)
         }
-        context = Unmanaged.passRetained(KeyboardInteractiveContext(interaction: interaction, destination: destination, user: user))
+        context = Unmanaged.passRetained(SessionContext(interaction: interaction, destination: destination, user: user))
         guard let session = libssh2_session_init_ex(nil, nil, nil, context.toOpaque()) else {
             close(socket)
             context.release()
             throw SSHError("ssh: cannot create an SSH session (out of memory)")
         }
         self.session = session
+        libssh2_session_callback_set(session, LIBSSH2_CALLBACK_RECV, unsafeBitCast(timedReceive, to: UnsafeMutableRawPointer.self))
         libssh2_session_set_blocking(session, 1)
         libssh2_session_set_timeout(session, Int(timeoutSeconds) * 1000)
         do throws(SSHError) {
@@ -51,6 +55,9 @@ final class SSHConnection {
             }
             try HostKeyTrust.verify(self, interaction: interaction)
             try Authenticator(connection: self, interaction: interaction).authenticate()
+            keepaliveInterval = destination.keepaliveInterval ?? SSHConnection.setting(interaction.host, "keepaliveInterval") ?? 30
+            keepaliveCountMax = max(destination.keepaliveCountMax ?? SSHConnection.setting(interaction.host, "keepaliveCountMax") ?? 3, 1)
+            if keepaliveInterval > 0 { libssh2_keepalive_config(session, 1, UInt32(keepaliveInterval)) }
         } catch {
             teardown()
             throw error
@@ -83,6 +90,25 @@ final class SSHConnection {
         return message.map { String(cString: $0) } ?? "unknown error"
     }
 
+    var lastReceive: time_t { context.takeUnretainedValue().lastReceive }
+
+    /// A number from the SSH feature's settings (policy or user config), if set.
+    static func setting(_ host: PluginHost, _ key: String) -> Int? {
+        (try? host.setting(feature: "org.termhost.ssh", key: key)).flatMap { $0.flatMap { Int($0) } }
+    }
+
+    /// Sends a keepalive when one is due (only between writes: libssh2 1.10 sends it from a
+    /// stack buffer and ignores EAGAIN) and fails when the server has been silent for
+    /// interval x count seconds, as OpenSSH's ServerAliveCountMax does.
+    func checkAlive() throws(SSHError) {
+        guard keepaliveInterval > 0 else { return }
+        var next: Int32 = 0
+        libssh2_keepalive_send(session, &next)
+        if Int(time(nil) - lastReceive) > keepaliveInterval * keepaliveCountMax {
+            throw SSHError("Timeout, server \(destination.address) not responding.")
+        }
+    }
+
     var hostLabel: String { KnownHosts.lookupName(host: destination.address, port: destination.port) }
 
     static func localUser() -> String {
@@ -91,16 +117,29 @@ final class SSHConnection {
     }
 }
 
-/// What the keyboard-interactive callback needs; it reaches it through the session's abstract
-/// pointer because a C callback cannot capture context.
-final class KeyboardInteractiveContext {
+/// What libssh2's callbacks need (keyboard-interactive prompts, the receive timestamp); they
+/// reach it through the session's abstract pointer because a C callback cannot capture context.
+final class SessionContext {
     let interaction: Interaction
     let destination: Destination
     let user: String
     var failed = false
+    /// When the last byte came from the server: keepalive replies are consumed inside libssh2,
+    /// so dead-peer detection times the socket reads themselves.
+    var lastReceive = time(nil)
     init(interaction: Interaction, destination: Destination, user: String) {
         self.interaction = interaction
         self.destination = destination
         self.user = user
     }
+}
+
+/// libssh2's receive callback: a plain recv() that notes when bytes arrived.
+private let timedReceive: @convention(c) (libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32,
+                                         UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int = { socket, buffer, length, flags, abstract in
+    let n = recv(socket, buffer, length, flags)
+    if n > 0, let raw = abstract?.pointee {
+        Unmanaged<SessionContext>.fromOpaque(raw).takeUnretainedValue().lastReceive = time(nil)
+    }
+    return n < 0 ? -Int(errno) : n
 }
