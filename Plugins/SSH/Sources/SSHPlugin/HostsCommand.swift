@@ -9,6 +9,7 @@ enum HostsCommand {
            termhost hosts list [--json]
            termhost hosts show NAME [--json]
            termhost hosts rm NAME
+           termhost hosts import [FILE] [--yes]   (FILE defaults to ~/.ssh/config)
     """
 
     static func run(_ c: CommandInvocation, vault: Vault) -> Int32 {
@@ -50,6 +51,8 @@ enum HostsCommand {
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
                 guard let h = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(name)'"); return 1 }
                 c.print(json(h))
+            case "import":
+                return importConfig(c, vault: vault, args: Array(args))
             case "rm":
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
                 guard try vault.host(name) != nil else { c.printError("termhost hosts: no saved host '\(name)'"); return 1 }
@@ -64,6 +67,45 @@ enum HostsCommand {
             c.printError("termhost hosts: \(error)")
             return 1
         }
+    }
+
+    /// Shows what would be imported and what would not, then asks (or takes --yes). Without a
+    /// terminal and without --yes nothing is imported (fail closed).
+    static func importConfig(_ c: CommandInvocation, vault: Vault, args: [String]) -> Int32 {
+        let yes = args.contains("--yes")
+        let file = args.first { $0 != "--yes" } ?? homeDirectory + "/.ssh/config"
+        let config = SSHConfigImport(file: file)
+        let records = config.records
+        c.print("From \(file):")
+        for r in records {
+            var line = "  \(r.name): \(r.user.map { "\($0)@" } ?? "")\(r.address):\(r.port)"
+            if let key = r.identityFile { line += " identity \(key)" }
+            if let jump = r.jump { line += " via \(jump.joined(separator: ","))" }
+            c.print(line)
+        }
+        if records.isEmpty { c.print("  (no concrete hosts)") }
+        for note in config.notes { c.printError("warning: \(note)") }
+        guard !records.isEmpty else { return 0 }
+        if !yes {
+            guard let interact = vault.interact else { return 1 }
+            do {
+                guard try interact.confirm("Import these \(records.count) host(s)?", scene: c.scene) else {
+                    c.print("Nothing imported.")
+                    return 1
+                }
+            } catch {
+                c.printError("termhost hosts import: nothing imported: \(error) (pass --yes to import without asking)")
+                return 1
+            }
+        }
+        do {
+            for r in records { try vault.save(r) }
+        } catch {
+            c.printError("termhost hosts import: \(error)")
+            return 1
+        }
+        c.print("Imported \(records.count) host(s).")
+        return 0
     }
 
     static func json<T: Encodable>(_ value: T) -> String {

@@ -51,7 +51,7 @@ final class SSHFeature: Feature {
 
     func run(_ command: CommandInvocation) -> Int32 {
         guard let store = host.store else { command.printError("termhost: the host store is unavailable"); return 1 }
-        let vault = Vault(store: store)
+        let vault = Vault(store: store, interact: host.interact)
         switch command.command {
         case "hosts": return HostsCommand.run(command, vault: vault)
         case "exec": return exec(command, vault: vault)

@@ -68,7 +68,7 @@ struct Sandbox {
             let user = SSHConnection.localUser()
             try FileManager.default.copyItem(atPath: dir + "/user_ed25519_key.pub", toPath: dir + "/authorized_keys.tmp")
             _ = rename(dir + "/authorized_keys.tmp", dir + "/authorized_keys")
-            let port = Sandbox.freePort()
+            let port = TCPSocket.freeLoopbackPort()
             let config = """
             # Written by termhost sandbox start; regenerated on every start.
             Port \(port)
@@ -135,17 +135,5 @@ struct Sandbox {
         guard p.terminationStatus == 0 else {
             throw PluginError("\(executable) \(args.joined(separator: " ")) failed with status \(p.terminationStatus)")
         }
-    }
-
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
     }
 }

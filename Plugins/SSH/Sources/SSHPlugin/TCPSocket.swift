@@ -44,4 +44,17 @@ enum TCPSocket {
         let reason = lastError == ETIMEDOUT ? "Connection timed out" : String(cString: strerror(lastError))
         throw SSHError("ssh: connect to host \(host) port \(port): \(reason)")
     }
+
+    /// A port on 127.0.0.1 that nothing listens on right now (bind to 0, read it back).
+    static func freeLoopbackPort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
 }

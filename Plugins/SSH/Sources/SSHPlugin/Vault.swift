@@ -4,6 +4,8 @@ import TermhostSDK
 /// Saved hosts in the host store (collection "hosts", keyed by name, JSON values).
 struct Vault {
     let store: Store
+    /// For the commands that ask before changing many records.
+    var interact: Interact? = nil
 
     func host(_ name: String) throws(PluginError) -> HostRecord? {
         guard let bytes = try store.get("hosts", name) else { return nil }
