@@ -48,3 +48,43 @@ import TestSupport
         #expect(try h.termhost(["exec", "lab", "--", "echo", "imported"]).stdout == "imported\n")
     }
 }
+
+@Suite struct IdentitiesEndToEndTests {
+    @Test(.enabled(if: PasswordEndToEndTests.available))
+    func aSavedIdentityLogsInWithItsPasswordFromTheSecretsStoreWithoutAPrompt() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir, authorize: false, serverConfig: "UsePAM yes\nPasswordAuthentication yes\nKbdInteractiveAuthentication no\n")
+        defer { h.server.stop() }
+        let tty = try TmuxSession(command: [Paths.termhost, "identities", "add", "ops", "--user", PasswordEndToEndTests.user, "--password"],
+                                  environment: h.environment)
+        defer { tty.close() }
+        tty.waitFor("Password for identity 'ops':")
+        tty.type(PasswordEndToEndTests.password)
+        #expect(tty.waitFor("[exit").contains("Saved identity 'ops' (password kept in the secrets store)."))
+        try h.termhost(["hosts", "add", "lab", "127.0.0.1", "--port", String(h.server.port), "--use-identity", "ops"])
+        let r = try h.termhost(["exec", "lab", "--", "id", "-un"])
+        #expect(r.stdout == "\(PasswordEndToEndTests.user)\n", "\(r.stderr)")
+        #expect(r.stderr.isEmpty)
+        let shown = try h.termhost(["identities", "show", "ops"]).stdout
+        #expect(shown.contains("\"hasPassword\" : true") && !shown.contains("sec_"))
+        let db = FileManager.default.contents(atPath: dir.path + "/data/termhost/termhost.db") ?? Data()
+        let wal = FileManager.default.contents(atPath: dir.path + "/data/termhost/termhost.db-wal") ?? Data()
+        #expect((db + wal).range(of: Data(PasswordEndToEndTests.password.utf8)) == nil, "the password lives in the secrets file only")
+        #expect(try h.termhost(["identities", "rm", "ops"]).status == 0)
+        let orphan = try h.termhost(["exec", "lab", "--", "true"])
+        #expect(orphan.stderr.contains("host 'lab' uses identity 'ops', which does not exist"))
+    }
+
+    @Test func hostsEditChangesOnlyWhatIsGiven() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["hosts", "add", "lab", "10.0.0.1", "--port", String(h.server.port), "--user", NSUserName()])
+        let edit = try h.termhost(["hosts", "edit", "lab", "--address", "127.0.0.1"])
+        #expect(edit.stdout == "Saved host 'lab' (\(NSUserName())@127.0.0.1:\(h.server.port)).\n")
+        #expect(try h.termhost(["exec", "lab", "--", "echo", "edited"]).stdout == "edited\n")
+        #expect(try h.termhost(["hosts", "edit", "nope", "--port", "1"]).status == 1)
+    }
+}

@@ -110,6 +110,17 @@ struct Authenticator {
     }
 
     func password() throws(SSHError) -> Bool {
+        // A password saved with the host's identity is tried first, once; it never leaves the
+        // secrets service except for this call.
+        if let id = connection.destination.passwordSecret, var saved = try? interaction.host.secrets?.get(id) {
+            defer { for i in saved.indices { saved[i] = 0 } }
+            let ok = saved.withUnsafeBytes { bytes in
+                libssh2_userauth_password_ex(session, user, UInt32(user.utf8.count),
+                                             bytes.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(bytes.count), nil) == 0
+            }
+            if ok { return true }
+            interaction.notify("The saved password was refused.")
+        }
         guard let interact = interaction.host.interact else { return false }
         for _ in 0..<3 {
             var answer: String

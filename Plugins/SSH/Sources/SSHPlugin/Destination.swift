@@ -10,6 +10,8 @@ struct Destination: Equatable, Codable {
     /// ServerAliveInterval / ServerAliveCountMax; nil takes the feature's settings.
     var keepaliveInterval: Int? = nil
     var keepaliveCountMax: Int? = nil
+    /// The secret ID of a saved password (from the host's identity); never the password.
+    var passwordSecret: String? = nil
 
     /// Parses `[user@]host[:port]`. Returns nil for an empty or malformed string.
     static func parse(_ text: String) -> Destination? {
@@ -48,9 +50,20 @@ struct HostRecord: Codable, Equatable {
     var jump: [String]?
     var keepaliveInterval: Int? = nil
     var keepaliveCountMax: Int? = nil
+    /// The name of a saved identity (user, key, password) to log in with.
+    var identity: String? = nil
 
     var destination: Destination {
         Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump,
                     keepaliveInterval: keepaliveInterval, keepaliveCountMax: keepaliveCountMax)
     }
+}
+
+/// A saved identity (collection "identities"): a user name, a key file, and a password kept in
+/// the secrets service (only its ID is stored here).
+struct IdentityRecord: Codable, Equatable {
+    var name: String
+    var user: String?
+    var keyFile: String?
+    var passwordSecret: String?
 }

@@ -5,7 +5,8 @@ import TermhostSDK
 enum HostsCommand {
     static let usage = """
     usage: termhost hosts add NAME ADDRESS [--port N] [--user USER] [--identity FILE] [--jump H1,H2]
-                     [--keepalive SECONDS] [--keepalive-count N] [--tag TAG]...
+                     [--keepalive SECONDS] [--keepalive-count N] [--use-identity NAME] [--tag TAG]...
+           termhost hosts edit NAME [the same options; --port etc. replace the saved values]
            termhost hosts list [--json]
            termhost hosts show NAME [--json]
            termhost hosts rm NAME
@@ -17,9 +18,17 @@ enum HostsCommand {
         guard let sub = args.popFirst() else { c.printError(usage); return 2 }
         do {
             switch sub {
-            case "add":
-                guard let name = args.popFirst(), let address = args.popFirst() else { c.printError(usage); return 2 }
-                var record = HostRecord(name: name, address: address, port: 22, user: nil, identityFile: nil, tags: nil, jump: nil)
+            case "add", "edit":
+                let adding = sub == "add"
+                guard let name = args.popFirst() else { c.printError(usage); return 2 }
+                var record: HostRecord
+                if adding {
+                    guard let address = args.popFirst() else { c.printError(usage); return 2 }
+                    record = HostRecord(name: name, address: address, port: 22, user: nil, identityFile: nil, tags: nil, jump: nil)
+                } else {
+                    guard let saved = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(name)'"); return 1 }
+                    record = saved
+                }
                 while let option = args.popFirst() {
                     guard let value = args.popFirst() else { c.printError("termhost hosts add: \(option) needs a value"); return 2 }
                     switch option {
@@ -30,10 +39,14 @@ enum HostsCommand {
                     case "--identity": record.identityFile = value
                     case "--tag": record.tags = (record.tags ?? []) + [value]
                     case "--jump": record.jump = value.split(separator: ",").map(String.init)
+                    case "--address": record.address = value
+                    case "--use-identity":
+                        guard try vault.identity(value) != nil else { c.printError("termhost hosts: no saved identity '\(value)' (termhost identities list)"); return 1 }
+                        record.identity = value
                     case "--keepalive", "--keepalive-count":
                         guard let n = Int(value), n >= 0 else { c.printError("termhost hosts add: \(option) needs a number of \(option == "--keepalive" ? "seconds" : "probes")"); return 2 }
                         if option == "--keepalive" { record.keepaliveInterval = n } else { record.keepaliveCountMax = max(n, 1) }
-                    default: c.printError("termhost hosts add: unknown option '\(option)'\n\(usage)"); return 2
+                    default: c.printError("termhost hosts \(sub): unknown option '\(option)'\n\(usage)"); return 2
                     }
                 }
                 guard !name.contains("@"), !name.contains(":"), !name.isEmpty else {
@@ -41,7 +54,7 @@ enum HostsCommand {
                     return 2
                 }
                 try vault.save(record)
-                c.print("Saved host '\(name)' (\(record.user.map { "\($0)@" } ?? "")\(address):\(record.port)).")
+                c.print("Saved host '\(name)' (\(record.user.map { "\($0)@" } ?? "")\(record.address):\(record.port)).")
             case "list":
                 let hosts = try vault.all()
                 if c.jsonOutput { c.print(json(hosts)); return 0 }

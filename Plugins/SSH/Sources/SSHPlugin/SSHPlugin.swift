@@ -32,6 +32,7 @@ final class SSHFeature: Feature {
                     The exit status is the remote one (255 when the connection fails).
                     """),
             Command("hosts", summary: "Saved hosts: add, list, show, rm", usage: HostsCommand.usage),
+            Command("identities", summary: "Saved log-in identities: add, list, show, rm", usage: IdentitiesCommand.usage),
             Command("sandbox", summary: "A local sshd to try Termhost with: start, stop, status",
                     usage: """
                     usage: termhost sandbox start|stop|status
@@ -54,6 +55,7 @@ final class SSHFeature: Feature {
         let vault = Vault(store: store, interact: host.interact)
         switch command.command {
         case "hosts": return HostsCommand.run(command, vault: vault)
+        case "identities": return IdentitiesCommand.run(command, vault: vault, host: host)
         case "exec": return exec(command, vault: vault)
         case "ssh": return ssh(command, vault: vault)
         case "sandbox": return Sandbox(vault: vault, log: { self.host.log(.info, $0) }).run(command)

@@ -27,9 +27,37 @@ struct Vault {
         try store.list("hosts").compactMap { try? JSONDecoder().decode(HostRecord.self, from: Data($0.value)) }
     }
 
-    /// A saved host by name, else an ad-hoc `user@host:port`.
+    /// A saved host by name (with its identity applied), else an ad-hoc `user@host:port`.
     func resolve(_ text: String) throws(PluginError) -> Destination? {
-        if let saved = try host(text) { return saved.destination }
-        return Destination.parse(text)
+        guard let saved = try host(text) else { return Destination.parse(text) }
+        var d = saved.destination
+        if let name = saved.identity {
+            guard let identity = try identity(name) else {
+                throw PluginError("host '\(saved.name)' uses identity '\(name)', which does not exist (termhost identities list)")
+            }
+            d.user = d.user ?? identity.user
+            d.identityFile = d.identityFile ?? identity.keyFile
+            d.passwordSecret = identity.passwordSecret
+        }
+        return d
+    }
+
+    func identity(_ name: String) throws(PluginError) -> IdentityRecord? {
+        guard let bytes = try store.get("identities", name) else { return nil }
+        do { return try JSONDecoder().decode(IdentityRecord.self, from: Data(bytes)) } catch {
+            throw PluginError("the saved identity '\(name)' cannot be read (\(error))")
+        }
+    }
+
+    func save(_ identity: IdentityRecord) throws(PluginError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        try store.put("identities", identity.name, [UInt8]((try? encoder.encode(identity)) ?? Data()))
+    }
+
+    func removeIdentity(_ name: String) throws(PluginError) { try store.remove("identities", name) }
+
+    func identities() throws(PluginError) -> [IdentityRecord] {
+        try store.list("identities").compactMap { try? JSONDecoder().decode(IdentityRecord.self, from: Data($0.value)) }
     }
 }
