@@ -163,3 +163,22 @@ extension FileHandle {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+@Suite struct HistoryEndToEndTests {
+    @Test func onlyAuthenticatedSessionsEnterTheHistoryWithTheirStatus() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["hosts", "add", "lab", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName()])
+        try h.termhost(["exec", "lab", "--", "true"])
+        try h.termhost(["exec", "lab", "--", "sh", "-c", "'exit 4'"])
+        try h.termhost(["hosts", "add", "nokey", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(), "--identity", "/nonexistent"])
+        try h.termhost(["exec", "nokey", "--", "true"])   // refused: no history row
+        let json = try h.termhost(["hosts", "history", "lab", "--json"]).stdout
+        let rows = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [[String: Any]]
+        #expect(rows.map { $0["status"] as? Int } == [0, 4])
+        #expect(rows.allSatisfy { $0["user"] as? String == NSUserName() })
+        #expect(try h.termhost(["hosts", "history", "nokey"]).stdout == "No sessions with 'nokey' yet.\n")
+    }
+}

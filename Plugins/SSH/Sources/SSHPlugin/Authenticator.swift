@@ -64,7 +64,9 @@ struct Authenticator {
 
     /// The host's identity file, or OpenSSH's defaults that exist.
     var keyFiles: [String] {
-        if let file = connection.destination.identityFile { return [(file as NSString).expandingTildeInPath] }
+        if let file = connection.destination.identityFile {
+            return [file.hasPrefix("~/") ? homeDirectory + file.dropFirst() : file]
+        }
         return ["id_ed25519", "id_ecdsa", "id_rsa"].map { homeDirectory + "/.ssh/" + $0 }
             .filter { FileManager.default.fileExists(atPath: $0) }
     }
@@ -122,13 +124,13 @@ struct Authenticator {
             interaction.notify("The saved password was refused.")
         }
         guard let interact = interaction.host.interact else { return false }
-        for _ in 0..<3 {
+        for attempt in 1...3 {
             var answer: String
             do { answer = try interact.prompt("\(user)@\(connection.destination.address)'s password: ", scene: interaction.scene, echo: false) }
             catch { throw SSHError("\(user)@\(connection.destination.address): cannot ask for the password: \(error)") }
             defer { answer = String(repeating: "\0", count: answer.utf8.count) }
             if libssh2_userauth_password_ex(session, user, UInt32(user.utf8.count), answer, UInt32(answer.utf8.count), nil) == 0 { return true }
-            interaction.notify("Permission denied, please try again.")
+            if attempt < 3 { interaction.notify("Permission denied, please try again.") }
         }
         return false
     }

@@ -52,7 +52,7 @@ enum HostKeyTrust {
             The fingerprint for the \(label) key sent by the remote host is
             \(fingerprint).
             Please contact your system administrator.
-            Add correct host key in \(userKnownHosts) to get rid of this message.
+            Add correct host key in \(file) to get rid of this message.
             Offending \(label) key in \(file):\(line)
             Host key for \(c.hostLabel) has changed and termhost refuses to connect: \
             it never offers to accept a changed key.

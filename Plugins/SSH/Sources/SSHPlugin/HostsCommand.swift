@@ -11,6 +11,7 @@ enum HostsCommand {
            termhost hosts show NAME [--json]
            termhost hosts rm NAME
            termhost hosts import [FILE] [--yes]   (FILE defaults to ~/.ssh/config)
+           termhost hosts history HOST [--json]   (sessions that authenticated, newest last)
     """
 
     static func run(_ c: CommandInvocation, vault: Vault) -> Int32 {
@@ -24,6 +25,10 @@ enum HostsCommand {
                 var record: HostRecord
                 if adding {
                     guard let address = args.popFirst() else { c.printError(usage); return 2 }
+                    if try vault.host(name) != nil {
+                        c.printError("termhost hosts add: a host named '\(name)' exists; change it with 'termhost hosts edit \(name) ...' or remove it first")
+                        return 1
+                    }
                     record = HostRecord(name: name, address: address, port: 22, user: nil, identityFile: nil, tags: nil, jump: nil)
                 } else {
                     guard let saved = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(name)'"); return 1 }
@@ -59,11 +64,26 @@ enum HostsCommand {
                 let hosts = try vault.all()
                 if c.jsonOutput { c.print(json(hosts)); return 0 }
                 if hosts.isEmpty { c.print("No saved hosts. Add one with 'termhost hosts add NAME ADDRESS'."); return 0 }
-                for h in hosts { c.print("\(h.name)  \(h.user.map { "\($0)@" } ?? "")\(h.address):\(h.port)") }
+                let width = hosts.map(\.name.count).max() ?? 0
+                for h in hosts {
+                    var line = h.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(h.user.map { "\($0)@" } ?? "")\(h.address):\(h.port)"
+                    if let jump = h.jump { line += "  via \(jump.joined(separator: ","))" }
+                    if let tags = h.tags, !tags.isEmpty { line += "  [\(tags.joined(separator: ", "))]" }
+                    c.print(line)
+                }
             case "show":
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
                 guard let h = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(name)'"); return 1 }
                 c.print(json(h))
+            case "history":
+                guard let name = args.popFirst() else { c.printError(usage); return 2 }
+                let rows = try ConnectionHistory(store: vault.store).rows(host: name)
+                if c.jsonOutput { c.print(json(rows)); return 0 }
+                if rows.isEmpty { c.print("No sessions with '\(name)' yet."); return 0 }
+                let format = ISO8601DateFormatter()
+                for r in rows {
+                    c.print("\(format.string(from: Date(timeIntervalSince1970: r.started)))  \(r.user)  \(String(format: "%.1f", r.ended - r.started)) s  exit \(r.status)")
+                }
             case "import":
                 return importConfig(c, vault: vault, args: Array(args))
             case "rm":

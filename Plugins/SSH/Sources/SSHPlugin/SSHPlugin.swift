@@ -94,11 +94,17 @@ final class SSHFeature: Feature {
             let hops = try JumpRoute.hops(to: destination, extra: jump, vault: vault)
             let connection = try JumpRoute.connect(to: destination, through: hops, interaction: Interaction(host: host, scene: c.scene))
             defer { connection.teardown() }
-            // History starts only once authenticated.
+            // History starts only once authenticated, and ends however the session ends.
+            let started = Date().timeIntervalSince1970
             let who = "{\"host\":\(jsonString(destination.name)),\"user\":\(jsonString(connection.user))}"
             try? host.events?.publish("org.termhost.ssh.session.started", json: who)
-            let status = try body(connection)
-            try? host.events?.publish("org.termhost.ssh.session.ended", json: "{\"host\":\(jsonString(destination.name)),\"status\":\(status)}")
+            var status: Int32 = 255
+            defer {
+                try? host.events?.publish("org.termhost.ssh.session.ended", json: "{\"host\":\(jsonString(destination.name)),\"status\":\(status)}")
+                try? ConnectionHistory(store: vault.store).record(.init(host: destination.name, user: connection.user, started: started,
+                                                                          ended: Date().timeIntervalSince1970, status: status))
+            }
+            status = try body(connection)
             return status
         } catch let error as SSHError {
             c.printError(error.message)

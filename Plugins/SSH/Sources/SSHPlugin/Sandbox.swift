@@ -93,6 +93,11 @@ struct Sandbox {
                 c.printError("termhost sandbox: sshd did not start; see \(dir)/sshd.log")
                 return 1
             }
+            if let existing = try vault.host("sandbox"), !(existing.tags ?? []).contains("sandbox") {
+                kill(runningPID ?? 0, SIGTERM)
+                c.printError("termhost sandbox: you have your own saved host named 'sandbox'; rename it (termhost hosts rm/add) and start again")
+                return 1
+            }
             try trustHostKey(port: port)
             try vault.save(HostRecord(name: "sandbox", address: "127.0.0.1", port: port, user: user,
                                       identityFile: dir + "/user_ed25519_key", tags: ["sandbox"], jump: nil))

@@ -63,7 +63,7 @@ struct TerminalSession {
         }
         if escapes.disconnected {
             RawMode.leave()
-            writeAll(stderr, "Connection to \(connection.destination.address) closed.\n")
+            writeAll(stderr, "\nConnection to \(connection.destination.address) closed.\n")
         }
         return status
     }
