@@ -2,6 +2,7 @@
 # SSH figures, side by side with OpenSSH, against a local sshd on loopback (release build).
 #  1. connect, authenticate (ed25519) and run `true`: termhost exec vs ssh
 #  2. stream N MiB through a remote `cat` (stdin -> cat -> stdout): termhost exec vs ssh
+#  3. keystroke echo round trip in an interactive terminal: termhost ssh vs ssh -tt
 # Same cipher and MAC for both: the server offers only aes128-ctr and hmac-sha2-256, which
 # libssh2 1.10 supports (it has no AES-GCM or chacha20, see research notes).
 # Usage: Benchmarks/ssh.sh [runs] [MiB]
@@ -64,3 +65,8 @@ print("  termhost exec  %.2f s  %.0f MiB/s" % (t, mib / t))
 print("  ssh            %.2f s  %.0f MiB/s" % (o, mib / o))
 print("  ratio termhost/ssh (time): %.2fx" % (t / o))
 PY
+
+echo
+echo "Keystroke echo round trip (a pseudo-terminal types one character, waits for its echo)"
+printf '  termhost ssh   '; python3 Benchmarks/keystroke_echo.py 200 "$termhost" ssh "$user@127.0.0.1:$port"
+printf '  ssh -tt        '; python3 Benchmarks/keystroke_echo.py 200 ssh -tt "${ssh_opts[@]}" "$user@127.0.0.1"

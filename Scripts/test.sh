@@ -7,4 +7,8 @@ Scripts/setup.sh
 log=$(mktemp)
 if ! swift build --build-tests >"$log" 2>&1; then cat "$log"; exit 1; fi
 if grep -q "warning:" "$log"; then grep -A3 "warning:" "$log"; echo "test: the build has warnings" >&2; exit 1; fi
+# The README's run command builds in release mode (whole-module), which sees errors a debug
+# build can miss: build it too.
+if ! swift build -c release >"$log" 2>&1; then cat "$log"; exit 1; fi
+if grep -q "warning:" "$log"; then grep -A3 "warning:" "$log"; echo "test: the release build has warnings" >&2; exit 1; fi
 swift test --skip-build

@@ -2,4 +2,3 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include <netinet/tcp.h>
