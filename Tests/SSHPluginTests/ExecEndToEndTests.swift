@@ -182,3 +182,29 @@ extension FileHandle {
         #expect(try h.termhost(["hosts", "history", "nokey"]).stdout == "No sessions with 'nokey' yet.\n")
     }
 }
+
+@Suite struct TimeoutEndToEndTests {
+    @Test func aServerThatNeverSpeaksTimesOutWithTheSettingNamed() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        // A listener that accepts connections (in the kernel's backlog) but never says a word.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        listen(fd, 8)
+        let port = Int(UInt16(bigEndian: addr.sin_port))
+        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.ssh": { "connectTimeout": 1 } } }"#)
+        let start = Date()
+        let r = try h.termhost(["exec", "\(NSUserName())@127.0.0.1:\(port)", "--", "true"])
+        #expect(r.status == 255)
+        #expect(r.stderr == "ssh: handshake with 127.0.0.1 port \(port) failed: no answer within 1 s (connectTimeout)\n")
+        #expect(Date().timeIntervalSince(start) < 10)
+    }
+}

@@ -35,7 +35,7 @@ struct Authenticator {
             if try password() { return }
         }
         var message = "\(user)@\(connection.destination.address): Permission denied (\(methods.joined(separator: ",")))."
-        if rsaRefused {
+        if rsaRefused && SSHConnection.libssh2LacksRSASHA2 {
             message += "\nAn RSA key was refused: this libssh2 (\(SSHConnection.libssh2Version)) can only sign with ssh-rsa (SHA-1), which OpenSSH 8.8 and later reject. Use an ed25519 or ECDSA key (ssh-keygen -t ed25519), or a host with libssh2 1.11 or later."
         }
         throw SSHError(message)
@@ -169,4 +169,6 @@ private let keyboardInteractiveCallback: @convention(c) (
 
 extension SSHConnection {
     static var libssh2Version: String { libssh2_version(0).map { String(cString: $0) } ?? "unknown" }
+    /// rsa-sha2-256/512 signatures arrived in libssh2 1.11.0; before it RSA keys sign with SHA-1.
+    static var libssh2LacksRSASHA2: Bool { libssh2_version(0x010B00) == nil }
 }

@@ -43,12 +43,14 @@ enum JumpRoute {
         var current: SSHConnection? = nil
         for next in hops + [target] {
             guard let outer = current else {
-                current = try SSHConnection(to: next, interaction: interaction)
+                current = try SSHConnection(to: next, interaction: interaction,
+                                            timeoutSeconds: SSHConnection.setting(interaction.host, "connectTimeout") ?? 15)
                 continue
             }
             let tunnel = try JumpTunnel.open(through: outer, to: next)
             do {
-                let inner = try SSHConnection(to: next, interaction: interaction, over: tunnel.innerSocket)
+                let inner = try SSHConnection(to: next, interaction: interaction, over: tunnel.innerSocket,
+                                              timeoutSeconds: SSHConnection.setting(interaction.host, "connectTimeout") ?? 15)
                 inner.upstream = tunnel
                 current = inner
             } catch {

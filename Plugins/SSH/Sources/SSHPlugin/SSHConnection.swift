@@ -51,7 +51,9 @@ final class SSHConnection {
         libssh2_session_set_timeout(session, Int(timeoutSeconds) * 1000)
         do throws(SSHError) {
             guard libssh2_session_handshake(session, libssh2_socket_t(socket)) == 0 else {
-                throw SSHError("ssh: handshake with \(destination.address) port \(destination.port) failed: \(lastError())")
+                let timedOut = libssh2_session_last_errno(session) == LIBSSH2_ERROR_TIMEOUT
+                throw SSHError("ssh: handshake with \(destination.address) port \(destination.port) failed: " +
+                               (timedOut ? "no answer within \(timeoutSeconds) s (connectTimeout)" : lastError()))
             }
             try HostKeyTrust.verify(self, interaction: interaction)
             try Authenticator(connection: self, interaction: interaction).authenticate()
