@@ -136,16 +136,3 @@ import TestSupport
         #expect(elapsed < 5, "shutdown is bounded at 3 s; took \(elapsed) s")
     }
 }
-
-extension FileHandle {
-    /// Reads until a newline arrives (the child's first line).
-    func availableDataOrLine() -> String {
-        var data = Data()
-        while !data.contains(UInt8(ascii: "\n")) {
-            let chunk = availableData
-            if chunk.isEmpty { break }
-            data.append(chunk)
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-}

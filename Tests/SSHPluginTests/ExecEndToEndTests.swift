@@ -151,19 +151,6 @@ import TestSupport
     }
 }
 
-extension FileHandle {
-    /// Reads until a newline arrives.
-    func availableDataOrLine() -> String {
-        var data = Data()
-        while !data.contains(UInt8(ascii: "\n")) {
-            let chunk = availableData
-            if chunk.isEmpty { break }
-            data.append(chunk)
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-}
-
 @Suite struct HistoryEndToEndTests {
     @Test func onlyAuthenticatedSessionsEnterTheHistoryWithTheirStatus() throws {
         let dir = TemporaryDirectory()
@@ -189,17 +176,10 @@ extension FileHandle {
         defer { dir.remove() }
         let h = try SSHHarness(dir: dir)
         defer { h.server.stop() }
-        // A listener that accepts connections (in the kernel's backlog) but never says a word.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        listen(fd, 8)
-        let port = Int(UInt16(bigEndian: addr.sin_port))
+        // A listener whose connections wait in the kernel's backlog: it never says a word.
+        let silent = LoopbackListener()
+        defer { silent.close() }
+        let port = silent.port
         _ = dir.write("policy.json", #"{ "settings": { "org.termhost.ssh": { "connectTimeout": 1 } } }"#)
         let start = Date()
         let r = try h.termhost(["exec", "\(NSUserName())@127.0.0.1:\(port)", "--", "true"])

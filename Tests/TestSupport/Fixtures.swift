@@ -53,30 +53,28 @@ public enum Fixtures {
         return Plugin(directory: dir, library: dir + "/libhello-c.so", manifest: dir + "/manifest.json")
     }
 
-    /// The hello-swift example as SwiftPM built it, bundled with its manifest into `parent`.
+    /// A plugin library SwiftPM built, bundled with its manifest (a path in the repository)
+    /// into `parent/dirName`, as Scripts/stage.sh does.
+    public static func bundle(_ library: String, manifest: String, as dirName: String, in parent: String) throws -> Plugin {
+        let dir = parent + "/" + dirName
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let lib = dir + "/" + library
+        for file in [lib, dir + "/manifest.json"] { try? FileManager.default.removeItem(atPath: file) }
+        try FileManager.default.copyItem(atPath: Paths.products + "/" + library, toPath: lib)
+        try FileManager.default.copyItem(atPath: Paths.root + "/" + manifest, toPath: dir + "/manifest.json")
+        return Plugin(directory: dir, library: lib, manifest: dir + "/manifest.json")
+    }
+
+    /// The hello-swift example as SwiftPM built it.
     @discardableResult
     public static func helloSwift(in parent: String) throws -> Plugin {
-        let dir = parent + "/org.termhost.examples.hello-swift"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let lib = dir + "/libHelloSwiftPlugin.so"
-        try? FileManager.default.removeItem(atPath: lib)
-        try FileManager.default.copyItem(atPath: Paths.products + "/libHelloSwiftPlugin.so", toPath: lib)
-        try? FileManager.default.removeItem(atPath: dir + "/manifest.json")
-        try FileManager.default.copyItem(atPath: Paths.root + "/SDK/Examples/hello-swift/manifest.json", toPath: dir + "/manifest.json")
-        return Plugin(directory: dir, library: lib, manifest: dir + "/manifest.json")
+        try bundle("libHelloSwiftPlugin.so", manifest: "SDK/Examples/hello-swift/manifest.json", as: "org.termhost.examples.hello-swift", in: parent)
     }
 
     /// The Swift services fixture (Tests/Fixtures/SwiftServicesPlugin) as SwiftPM built it.
     @discardableResult
     public static func swiftServices(in parent: String) throws -> Plugin {
-        let dir = parent + "/swift-services"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let lib = dir + "/libSwiftServicesFixture.so"
-        try? FileManager.default.removeItem(atPath: lib)
-        try FileManager.default.copyItem(atPath: Paths.products + "/libSwiftServicesFixture.so", toPath: lib)
-        try? FileManager.default.removeItem(atPath: dir + "/manifest.json")
-        try FileManager.default.copyItem(atPath: Paths.root + "/Tests/Fixtures/SwiftServicesPlugin/manifest.json", toPath: dir + "/manifest.json")
-        return Plugin(directory: dir, library: lib, manifest: dir + "/manifest.json")
+        try bundle("libSwiftServicesFixture.so", manifest: "Tests/Fixtures/SwiftServicesPlugin/manifest.json", as: "swift-services", in: parent)
     }
 
     /// The directory holding the loaded libswiftCore.so, for fixtures that pretend to be Swift.

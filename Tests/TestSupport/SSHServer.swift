@@ -85,16 +85,9 @@ public final class SSHServer {
     public var log: String { (try? String(contentsOfFile: directory + "/sshd.log", encoding: .utf8)) ?? "" }
 
     static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
+        let listener = LoopbackListener()
+        defer { listener.close() }
+        return listener.port
     }
 
     static func accepts(_ port: Int) -> Bool {
@@ -130,13 +123,6 @@ extension Fixtures {
     /// The SSH plugin as SwiftPM built it, bundled with its manifest into `parent`.
     @discardableResult
     public static func sshPlugin(in parent: String) throws -> Plugin {
-        let dir = parent + "/org.termhost.ssh"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let lib = dir + "/libSSHPlugin.so"
-        try? FileManager.default.removeItem(atPath: lib)
-        try FileManager.default.copyItem(atPath: Paths.products + "/libSSHPlugin.so", toPath: lib)
-        try? FileManager.default.removeItem(atPath: dir + "/manifest.json")
-        try FileManager.default.copyItem(atPath: Paths.root + "/Plugins/SSH/manifest.json", toPath: dir + "/manifest.json")
-        return Plugin(directory: dir, library: lib, manifest: dir + "/manifest.json")
+        try bundle("libSSHPlugin.so", manifest: "Plugins/SSH/manifest.json", as: "org.termhost.ssh", in: parent)
     }
 }

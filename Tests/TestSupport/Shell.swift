@@ -56,19 +56,12 @@ public enum Shell {
                       signaled: p.terminationReason == .uncaughtSignal)
     }
 
-    /// posix_spawn + waitpid with all three streams on /dev/null; returns the exit status.
-    /// For programs that leave a daemon behind (tmux), where captured pipes would never close.
+    /// Runs a program with all three streams on /dev/null and waits for it; returns its exit
+    /// status. For programs that leave a daemon behind (tmux), where captured pipes would never
+    /// close.
     public static func spawnDetachedOutput(_ executable: String, _ args: [String]) -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-        let argv = ([executable] + args).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { return -1 }
+        let pid = spawnBackground(executable, args)
+        guard pid > 0 else { return -1 }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return (status >> 8) & 0xff
@@ -96,4 +89,46 @@ public enum Shell {
         var status: Int32 = 0
         waitpid(pid, &status, 0)
     }
+
+}
+
+extension FileHandle {
+    /// Reads until a newline arrives (a child's first line).
+    public func availableDataOrLine() -> String {
+        var data = Data()
+        while !data.contains(UInt8(ascii: "\n")) {
+            let chunk = availableData
+            if chunk.isEmpty { break }
+            data.append(chunk)
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// A TCP listener on 127.0.0.1 and a kernel-chosen port that never accepts: connections wait
+/// in its backlog (a server that never speaks), or, once closed, its port is free again.
+public final class LoopbackListener {
+    public let fd: Int32
+    public let port: Int
+
+    public init() {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        listen(fd, 8)
+        port = Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    private var closed = false
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
+    deinit { close() }
 }
