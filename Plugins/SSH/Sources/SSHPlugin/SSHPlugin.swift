@@ -18,6 +18,8 @@ final class SSHFeature: Feature {
                     HOST is a saved host (termhost hosts list) or user@host[:port].
                     -J goes through jump hosts (up to 8), like ssh -J; a saved host's own jump
                     route is used when -J is not given.
+                    Put -- before COMMAND when it has options termhost reads itself (--json,
+                    --help): before --, they are termhost's.
                     stdin goes to the command; its stdout and stderr come back apart; its exit
                     status becomes termhost's (255 when the connection or authentication fails).
                     """),
