@@ -188,3 +188,56 @@ import TestSupport
         #expect(Date().timeIntervalSince(start) < 10)
     }
 }
+
+@Suite struct InterruptedSessionEndToEndTests {
+    @Test func aSessionEndedBySIGTERMStillEntersTheHistory() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["hosts", "add", "lab", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName()])
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.termhost)
+        p.arguments = ["exec", "lab", "--", "echo started; sleep 60"]
+        p.environment = h.environment
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        #expect(out.fileHandleForReading.availableDataOrLine().hasPrefix("started"))
+        p.terminate()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 143)
+        let rows = try JSONSerialization.jsonObject(with: Data(try h.termhost(["hosts", "history", "lab", "--json"]).stdout.utf8)) as! [[String: Any]]
+        #expect(rows.map { $0["status"] as? Int } == [255])
+    }
+
+    @Test func anUploadToAServerThatStopsReadingTimesOutInsteadOfHanging() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["hosts", "add", "frozen", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
+                        "--keepalive", "1", "--keepalive-count", "2"])
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.termhost)
+        p.arguments = ["exec", "frozen", "--", "echo started; cat > /dev/null"]
+        p.environment = h.environment
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle(forReadingAtPath: "/dev/zero")   // an endless upload
+        try p.run()
+        #expect(out.fileHandleForReading.availableDataOrLine().hasPrefix("started"))
+        let children = try Shell.run("/usr/bin/pgrep", ["-P", String(h.server.pid)]).stdout.split(separator: "\n").map(String.init)
+        for child in children { _ = try Shell.run("/bin/kill", ["-STOP", child]) }
+        defer { for child in children { _ = try? Shell.run("/bin/kill", ["-KILL", child]) } }
+        let start = Date()
+        while p.isRunning && Date().timeIntervalSince(start) < 30 { usleep(50_000) }
+        #expect(!p.isRunning, "a frozen server must be detected during an upload too")
+        if p.isRunning { p.terminate() }
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 255)
+        #expect(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "Timeout, server 127.0.0.1 not responding.\n")
+    }
+}

@@ -24,12 +24,14 @@ final class SignalMapping: @unchecked Sendable {
         }
         on(SIGCONT) { runtime.lifecycle.setScenePhase(scene, .active) }
         on(SIGHUP) {
+            runtime.services.interaction.restoreTerminal()
             runtime.lifecycle.detachScene(scene)
             runtime.shutdown()
             exit(ExitCode.signal(SIGHUP))
         }
         for sig in [SIGTERM, SIGINT] {
             on(sig) {
+                runtime.services.interaction.restoreTerminal()
                 runtime.shutdown()
                 exit(ExitCode.signal(sig))
             }

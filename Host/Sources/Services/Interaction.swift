@@ -30,6 +30,10 @@ public final class Interaction: @unchecked Sendable {
 
     public let nonInteractive: Bool
     private let lock = RecursiveLock()
+    /// The terminal settings to put back if the process is ended while a secret prompt has
+    /// echo off (see `restoreTerminal`).
+    private let echoState = RecursiveLock()
+    nonisolated(unsafe) private var echoOff: (fd: Int32, saved: termios)?
     private var terminals: [UInt64: Terminal] = [:]
     /// One prompt per scene at a time.
     private var promptLocks: [UInt64: RecursiveLock] = [:]
@@ -69,11 +73,12 @@ public final class Interaction: @unchecked Sendable {
             if !echo && isTTY {
                 var quiet = saved
                 quiet.c_lflag &= ~tcflag_t(ECHO)
+                echoState.withLock { echoOff = (t.input, saved) }
                 tcsetattr(t.input, TCSAFLUSH, &quiet)
             }
             defer {
                 if !echo && isTTY {
-                    tcsetattr(t.input, TCSAFLUSH, &saved)
+                    restoreTerminal()
                     write(t.output, "\n")
                 }
             }
@@ -104,6 +109,16 @@ public final class Interaction: @unchecked Sendable {
                 write(t.output, "Choose 1-\(choices.count): ")
                 if let n = Int(try readLine(t.input).trimmingSpaces), (1...choices.count).contains(n) { return n - 1 }
             }
+        }
+    }
+
+    /// Turns echo back on if a secret prompt turned it off; the CLI calls this before it exits
+    /// on a signal. Idempotent.
+    public func restoreTerminal() {
+        echoState.withLock {
+            guard var state = echoOff else { return }
+            tcsetattr(state.fd, TCSAFLUSH, &state.saved)
+            echoOff = nil
         }
     }
 

@@ -108,7 +108,12 @@ struct Authenticator {
     }
 
     func keyboardInteractive() throws(SSHError) -> Bool {
-        libssh2_userauth_keyboard_interactive_ex(session, user, UInt32(user.utf8.count), keyboardInteractiveCallback) == 0
+        // A saved password answers the first password-looking prompt (PAM's "Password:").
+        if let id = connection.destination.passwordSecret, let saved = try? interaction.host.secrets?.get(id) {
+            connection.sessionContext.savedPassword = String(decoding: saved, as: UTF8.self)
+        }
+        defer { connection.sessionContext.savedPassword = nil }
+        return libssh2_userauth_keyboard_interactive_ex(session, user, UInt32(user.utf8.count), keyboardInteractiveCallback) == 0
     }
 
     func password() throws(SSHError) -> Bool {
@@ -156,7 +161,10 @@ private let keyboardInteractiveCallback: @convention(c) (
         guard let prompts, let responses else { return }
         let prompt = text(UnsafeRawPointer(prompts[i].text).map { $0.assumingMemoryBound(to: CChar.self) }, Int(prompts[i].length))
         var answer = ""
-        if let interact = context.interaction.host.interact, !context.failed {
+        if let saved = context.savedPassword, prompts[i].echo == 0, prompt.lowercased().contains("password") {
+            answer = saved
+            context.savedPassword = nil   // once: a refusal then asks the user
+        } else if let interact = context.interaction.host.interact, !context.failed {
             do { answer = try interact.prompt(prompt, scene: context.interaction.scene, echo: prompts[i].echo != 0) }
             catch { context.failed = true }
         }

@@ -120,11 +120,13 @@ struct ChannelPump {
                 let rc = libssh2_channel_send_eof(channel)
                 if rc != LIBSSH2_ERROR_EAGAIN { eofSent = true }
             }
-            if pendingStart == pendingEnd { try connection.checkAlive() }
+            try connection.checkAlive(mayWrite: pendingStart == pendingEnd)
             // Wait for the socket (and stdin when there is room for more input).
             var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)]
             let directions = libssh2_session_block_directions(session)
-            if directions & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 || pendingStart < pendingEnd { fds[0].events |= Int16(POLLOUT) }
+            // Only what libssh2 says it waits for: a write stuck on the channel window waits for
+            // the server's window adjust (inbound), and polling for POLLOUT then would spin.
+            if directions & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { fds[0].events |= Int16(POLLOUT) }
             let watchStdin = stdin >= 0 && stdinOpen && pendingStart == pendingEnd
             if watchStdin { fds.append(pollfd(fd: stdin, events: Int16(POLLIN), revents: 0)) }
             let rc = poll(&fds, nfds_t(fds.count), 100)

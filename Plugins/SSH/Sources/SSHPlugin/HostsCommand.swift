@@ -10,7 +10,8 @@ enum HostsCommand {
            termhost hosts list [--json]
            termhost hosts show NAME [--json]
            termhost hosts rm NAME
-           termhost hosts import [FILE] [--yes]   (FILE defaults to ~/.ssh/config)
+           termhost hosts import [FILE] [--yes] [--replace]   (FILE defaults to ~/.ssh/config;
+                                 saved hosts of the same name are kept unless --replace)
            termhost hosts history HOST [--json]   (sessions that authenticated, newest last)
     """
 
@@ -35,21 +36,23 @@ enum HostsCommand {
                     record = saved
                 }
                 while let option = args.popFirst() {
-                    guard let value = args.popFirst() else { c.printError("termhost hosts add: \(option) needs a value"); return 2 }
+                    guard let value = args.popFirst() else { c.printError("termhost hosts \(sub): \(option) needs a value"); return 2 }
                     switch option {
                     case "--port":
-                        guard let port = Int(value), (1...65535).contains(port) else { c.printError("termhost hosts add: invalid port '\(value)'"); return 2 }
+                        guard let port = Int(value), (1...65535).contains(port) else { c.printError("termhost hosts \(sub): invalid port '\(value)'"); return 2 }
                         record.port = port
                     case "--user": record.user = value
                     case "--identity": record.identityFile = value
                     case "--tag": record.tags = (record.tags ?? []) + [value]
-                    case "--jump": record.jump = value.split(separator: ",").map(String.init)
+                    case "--jump":   // an empty value clears the route
+                        let hops = value.split(separator: ",").map(String.init)
+                        record.jump = hops.isEmpty ? nil : hops
                     case "--address": record.address = value
                     case "--use-identity":
                         guard try vault.identity(value) != nil else { c.printError("termhost hosts: no saved identity '\(value)' (termhost identities list)"); return 1 }
                         record.identity = value
                     case "--keepalive", "--keepalive-count":
-                        guard let n = Int(value), n >= 0 else { c.printError("termhost hosts add: \(option) needs a number of \(option == "--keepalive" ? "seconds" : "probes")"); return 2 }
+                        guard let n = Int(value), n >= 0 else { c.printError("termhost hosts \(sub): \(option) needs a number of \(option == "--keepalive" ? "seconds" : "probes")"); return 2 }
                         if option == "--keepalive" { record.keepaliveInterval = n } else { record.keepaliveCountMax = max(n, 1) }
                     default: c.printError("termhost hosts \(sub): unknown option '\(option)'\n\(usage)"); return 2
                     }
@@ -105,10 +108,15 @@ enum HostsCommand {
     /// Shows what would be imported and what would not, then asks (or takes --yes). Without a
     /// terminal and without --yes nothing is imported (fail closed).
     static func importConfig(_ c: CommandInvocation, vault: Vault, args: [String]) -> Int32 {
-        let yes = args.contains("--yes")
-        let file = args.first { $0 != "--yes" } ?? homeDirectory + "/.ssh/config"
+        let yes = args.contains("--yes"), replace = args.contains("--replace")
+        let file = args.first { !$0.hasPrefix("--") } ?? homeDirectory + "/.ssh/config"
         let config = SSHConfigImport(file: file)
-        let records = config.records
+        var records = config.records
+        if !replace {
+            let existing = records.filter { (try? vault.host($0.name)) != nil }.map(\.name)
+            for name in existing { c.printError("warning: '\(name)' is already saved; kept as it is (use --replace to overwrite)") }
+            records.removeAll { existing.contains($0.name) }
+        }
         c.print("From \(file):")
         for r in records {
             var line = "  \(r.name): \(r.user.map { "\($0)@" } ?? "")\(r.address):\(r.port)"

@@ -20,6 +20,10 @@ enum IdentitiesCommand {
             switch sub {
             case "add":
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
+                if try vault.identity(name) != nil {
+                    c.printError("termhost identities add: an identity named '\(name)' exists; remove it first (termhost identities rm \(name))")
+                    return 1
+                }
                 var identity = IdentityRecord(name: name, user: nil, keyFile: nil, passwordSecret: nil)
                 var askPassword = false
                 while let option = args.popFirst() {
@@ -35,7 +39,6 @@ enum IdentitiesCommand {
                     guard let interact = host.interact, let secrets = host.secrets else { c.printError("termhost identities: no secrets service"); return 1 }
                     var password = try interact.prompt("Password for identity '\(name)': ", scene: c.scene, echo: false)
                     defer { password = String(repeating: "\0", count: password.utf8.count) }
-                    if let old = try vault.identity(name)?.passwordSecret { try? secrets.remove(old) }
                     identity.passwordSecret = try secrets.put(Array(password.utf8))
                 }
                 try vault.save(identity)

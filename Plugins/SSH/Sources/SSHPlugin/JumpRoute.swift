@@ -81,7 +81,8 @@ final class JumpTunnel: @unchecked Sendable {
         guard let channel = libssh2_channel_direct_tcpip_ex(outer.session, next.address, Int32(next.port), "127.0.0.1", 22) else {
             let reason = outer.lastError()
             outer.teardown()
-            throw SSHError("ssh: jump host \(outer.destination.address) cannot reach \(next.address) port \(next.port): \(reason) (the jump host must allow TCP forwarding)")
+            let hint = reason.contains("prohibited") ? " (the jump host does not allow TCP forwarding: AllowTcpForwarding)" : ""
+            throw SSHError("ssh: jump host \(outer.destination.address) cannot reach \(next.address) port \(next.port): \(reason)\(hint)")
         }
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {

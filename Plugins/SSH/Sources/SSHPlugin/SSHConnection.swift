@@ -93,19 +93,20 @@ final class SSHConnection {
     }
 
     var lastReceive: time_t { context.takeUnretainedValue().lastReceive }
+    var sessionContext: SessionContext { context.takeUnretainedValue() }
 
     /// A number from the SSH feature's settings (policy or user config), if set.
     static func setting(_ host: PluginHost, _ key: String) -> Int? {
         (try? host.setting(feature: "org.termhost.ssh", key: key)).flatMap { $0.flatMap { Int($0) } }
     }
 
-    /// Sends a keepalive when one is due (only between writes: libssh2 1.10 sends it from a
-    /// stack buffer and ignores EAGAIN) and fails when the server has been silent for
-    /// interval x count seconds, as OpenSSH's ServerAliveCountMax does.
-    func checkAlive() throws(SSHError) {
+    /// Sends a keepalive when one is due and `mayWrite` (no other write pending: libssh2 1.10
+    /// sends it from a stack buffer and ignores EAGAIN), and fails when the server has been
+    /// silent for interval x count seconds, as OpenSSH's ServerAliveCountMax does.
+    func checkAlive(mayWrite: Bool) throws(SSHError) {
         guard keepaliveInterval > 0 else { return }
         var next: Int32 = 0
-        libssh2_keepalive_send(session, &next)
+        if mayWrite { libssh2_keepalive_send(session, &next) }
         if Int(time(nil) - lastReceive) > keepaliveInterval * keepaliveCountMax {
             throw SSHError("Timeout, server \(destination.address) not responding.")
         }
@@ -129,6 +130,8 @@ final class SessionContext {
     /// When the last byte came from the server: keepalive replies are consumed inside libssh2,
     /// so dead-peer detection times the socket reads themselves.
     var lastReceive = time(nil)
+    /// A saved password for keyboard-interactive's password prompt, during that call only.
+    var savedPassword: String?
     init(interaction: Interaction, destination: Destination, user: String) {
         self.interaction = interaction
         self.destination = destination

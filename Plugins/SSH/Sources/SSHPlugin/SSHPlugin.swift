@@ -65,8 +65,11 @@ final class SSHFeature: Feature {
         }
     }
 
-    /// Restores the local terminal if a session is cut short by SIGTERM or SIGHUP.
-    func shutdown() { RawMode.leave() }
+    /// Restores the local terminal and closes the books on sessions cut short by a signal.
+    func shutdown() {
+        RawMode.leave()
+        OpenSessions.endAll(status: 255)
+    }
 
     /// Takes a leading `-J a,b` off the arguments.
     static func jumpOption(_ args: [String]) -> (jump: [String], rest: [String]) {
@@ -96,16 +99,15 @@ final class SSHFeature: Feature {
             let hops = try JumpRoute.hops(to: destination, extra: jump, vault: vault)
             let connection = try JumpRoute.connect(to: destination, through: hops, interaction: Interaction(host: host, scene: c.scene))
             defer { connection.teardown() }
-            // History starts only once authenticated, and ends however the session ends.
-            let started = Date().timeIntervalSince1970
-            let who = "{\"host\":\(jsonString(destination.name)),\"user\":\(jsonString(connection.user))}"
-            try? host.events?.publish("org.termhost.ssh.session.started", json: who)
+            // History starts only once authenticated, and ends however the session ends: normally
+            // here, or from shutdown() when a signal cuts the command short.
+            let session = OpenSessions.Session(host: destination.name, user: connection.user,
+                                               started: Date().timeIntervalSince1970, vault: vault, pluginHost: host)
+            try? host.events?.publish("org.termhost.ssh.session.started",
+                                      json: "{\"host\":\(jsonString(destination.name)),\"user\":\(jsonString(connection.user))}")
+            let token = OpenSessions.add(session)
             var status: Int32 = 255
-            defer {
-                try? host.events?.publish("org.termhost.ssh.session.ended", json: "{\"host\":\(jsonString(destination.name)),\"status\":\(status)}")
-                try? ConnectionHistory(store: vault.store).record(.init(host: destination.name, user: connection.user, started: started,
-                                                                          ended: Date().timeIntervalSince1970, status: status))
-            }
+            defer { OpenSessions.end(token, status: status) }
             status = try body(connection)
             return status
         } catch let error as SSHError {
