@@ -78,3 +78,23 @@ import TestSupport
         #expect(r.status == 4)
     }
 }
+
+@Suite struct CommandHistoryEndToEndTests {
+    @Test func commandsReportedByShellIntegrationAreRecordedPerHost() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["hosts", "add", "lab", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName()])
+        #expect(try h.termhost(["hosts", "commands", "lab"]).stdout.hasPrefix("No commands recorded for 'lab'"))
+        let tty = try TmuxSession(command: [Paths.termhost, "ssh", "lab"], environment: h.environment)
+        defer { tty.close() }
+        // What a shell integration script prints before running each command line.
+        tty.type(#"printf '\033]633;E;git status\007'; printf '\033]633;E;echo a\\x3bb\033\\'; echo reported-$((3+3))"#)
+        tty.waitFor("reported-6")
+        tty.type("exit")
+        tty.waitFor("[exit")
+        let r = try h.termhost(["hosts", "commands", "lab"])
+        #expect(r.stdout == "git status\necho a;b\n", "\(r.output)")
+    }
+}

@@ -13,6 +13,7 @@ enum HostsCommand {
            termhost hosts import [FILE] [--yes] [--replace]   (FILE defaults to ~/.ssh/config;
                                  saved hosts of the same name are kept unless --replace)
            termhost hosts history HOST [--json]   (sessions that authenticated, newest last)
+           termhost hosts commands HOST [--json]  (commands shell integration reported, newest last)
     """
 
     static func run(_ c: CommandInvocation, vault: Vault) -> Int32 {
@@ -87,6 +88,12 @@ enum HostsCommand {
                 for r in rows {
                     c.print("\(format.string(from: Date(timeIntervalSince1970: r.started)))  \(r.user)  \(String(format: "%.1f", r.ended - r.started)) s  exit \(r.status)")
                 }
+            case "commands":
+                guard let name = args.popFirst() else { c.printError(usage); return 2 }
+                let rows = try CommandHistory(store: vault.store).rows(host: name)
+                if c.jsonOutput { c.print(json(rows)); return 0 }
+                if rows.isEmpty { c.print("No commands recorded for '\(name)' (the remote shell needs shell integration: OSC 633;E)."); return 0 }
+                for r in rows { c.print(r.command) }
             case "import":
                 return importConfig(c, vault: vault, args: Array(args))
             case "rm":

@@ -82,7 +82,10 @@ final class SSHFeature: Feature {
         guard let target = args.first else { c.printError("usage: termhost ssh [-J JUMP[,JUMP...]] HOST [COMMAND [ARG]...]"); return 2 }
         if args.count > 1 { return exec(c, vault: vault) }
         return connect(c, vault: vault, target: target, jump: jump) { (connection) throws(SSHError) -> Int32 in
-            try TerminalSession(connection: connection, log: { self.host.log(.warning, $0) })
+            let commands = CommandHistory(store: vault.store)
+            let name = try? vault.resolve(target)?.name
+            return try TerminalSession(connection: connection, log: { self.host.log(.warning, $0) },
+                                       onCommand: { try? commands.record($0, host: name ?? target) })
                 .run(stdin: c.stdinFD, stdout: c.stdoutFD, stderr: c.stderrFD)
         }
     }

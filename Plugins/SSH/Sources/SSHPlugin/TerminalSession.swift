@@ -9,6 +9,8 @@ import Glibc
 struct TerminalSession {
     let connection: SSHConnection
     let log: (String) -> Void
+    /// Called with each command the remote shell reports (shell integration).
+    var onCommand: (String) -> Void = { _ in }
 
     func run(stdin: Int32, stdout: Int32, stderr: Int32) throws(SSHError) -> Int32 {
         let channel = try connection.openSessionChannel()
@@ -54,9 +56,13 @@ struct TerminalSession {
             }
         }
         defer { if interactive { RawMode.leave() } }
+        var integration = ShellIntegration()
         let status: Int32
         do {
-            status = try pump.run(stdin: stdin, stdout: stdout, stderr: stderr)
+            status = try pump.run(input: .descriptor(stdin)) { stream, data in
+                writeAll(stream == 0 ? stdout : stderr, data.baseAddress!, data.count)
+                if stream == 0 { for command in integration.scan(data) { onCommand(command) } }
+            }
         } catch {
             if interactive { RawMode.leave() }
             throw SSHError("\r\n" + error.message, status: 255)
