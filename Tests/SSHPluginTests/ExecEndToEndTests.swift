@@ -241,3 +241,34 @@ import TestSupport
         #expect(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "Timeout, server 127.0.0.1 not responding.\n")
     }
 }
+
+@Suite struct TransportHandleEndToEndTests {
+    @Test func aClosedHandleIsRefusedAndRefusalsAreDistinguishable() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let bundle = h.plugins + "/transport"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fPIC", "-shared",
+                                               "-I", Paths.sdkInclude, "-o", bundle + "/libtp.so", Paths.root + "/Tests/Fixtures/transport-plugin.c"])
+        #expect(cc.status == 0, "\(cc.output)")
+        _ = dir.write("plugins/transport/manifest.json", """
+        { "id": "org.test.transport", "version": "1.0.0", "abi": "1.0", "library": "libtp.so",
+          "features": [ { "id": "org.test.transport", "version": "1.0.0", "order": 1000,
+                          "requiresServices": ["org.termhost.ssh.transport/1"], "commands": [ { "name": "tp", "summary": "transport probe" } ] } ] }
+        """)
+        let r = try h.termhost(["tp", h.target])
+        #expect(r.stdout == """
+        open: 0
+        out: one
+        exec: 0 status 0
+        stale: 2 no such SSH connection: it was closed, or the handle is not one open() returned
+
+        """, "\(r.stderr)")
+        // An untrusted host key is a refusal (TERMHOST_ERR_DENIED), not a network error.
+        try FileManager.default.removeItem(atPath: h.home + "/.ssh/known_hosts")
+        let denied = try h.termhost(["tp", h.target])
+        #expect(denied.stdout.hasPrefix("open: 4\n"))
+    }
+}

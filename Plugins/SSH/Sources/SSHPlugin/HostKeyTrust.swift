@@ -40,7 +40,7 @@ enum HostKeyTrust {
             This could mean that a stolen key is being used to impersonate this host.
             \(label) key fingerprint is \(fingerprint).
             Host key verification failed.
-            """)
+            """, kind: .refused)
         case .changed(let file, let line):
             throw SSHError("""
             @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
@@ -57,7 +57,7 @@ enum HostKeyTrust {
             Host key for \(c.hostLabel) has changed and termhost refuses to connect: \
             it never offers to accept a changed key.
             Host key verification failed.
-            """)
+            """, kind: .refused)
         case .unknown(let otherTypes):
             var text = "The authenticity of host '\(c.hostLabel)' can't be established.\n\(label) key fingerprint is \(fingerprint)."
             if !otherTypes.isEmpty {
@@ -70,7 +70,7 @@ enum HostKeyTrust {
                 choice = try interact.choose("Trust this host key?", from: ["accept once", "accept and save to \(userKnownHosts)", "reject"],
                                              scene: interaction.scene)
             } catch {
-                throw SSHError("\(text)\nHost key verification failed: \(error)")
+                throw SSHError("\(text)\nHost key verification failed: \(error)", kind: .refused)
             }
             switch choice {
             case 0:
@@ -79,7 +79,7 @@ enum HostKeyTrust {
                 try save(host: c.destination.address, port: c.destination.port, keyType: keyType, key: key)
                 interaction.notify("Warning: Permanently added '\(c.hostLabel)' (\(label)) to the list of known hosts.")
             default:
-                throw SSHError("Host key verification failed: rejected by the user.")
+                throw SSHError("Host key verification failed: rejected by the user.", kind: .refused)
             }
         }
     }

@@ -1,12 +1,17 @@
 /// A failure of one SSH operation, worded like OpenSSH's: program, what, subject, cause.
 struct SSHError: Error, CustomStringConvertible {
+    /// `refused`: the host key or the credentials were refused (no retry will help without a
+    /// change); `failed`: anything else (network, server, local).
+    enum Kind { case failed, refused }
     let message: String
+    var kind: Kind = .failed
     /// The exit status `termhost ssh`/`exec` return for it (255, as ssh does, for connection
     /// and authentication failures).
     var status: Int32 = 255
-    init(_ message: String, status: Int32 = 255) {
+    init(_ message: String, status: Int32 = 255, kind: Kind = .failed) {
         self.message = message
         self.status = status
+        self.kind = kind
     }
     var description: String { message }
 }

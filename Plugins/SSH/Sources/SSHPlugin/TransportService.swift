@@ -1,6 +1,7 @@
 import CLibSSH2
 import CTermhost
 import Foundation
+import Synchronization
 import TermhostSDK
 
 /// The service other plugins use instead of reimplementing SSH
@@ -14,12 +15,40 @@ final class TransportConnection: @unchecked Sendable {
     init(_ connection: SSHConnection) { self.connection = connection }
 }
 
+/// Handles given to callers are generation tokens, not pointers: each open() gets a number
+/// never used before, so a handle kept after close() (or a stray one) finds nothing and gets
+/// TERMHOST_ERR_NOT_FOUND instead of touching freed memory or a newer connection.
+enum TransportHandles {
+    private static let table = Mutex<(next: UInt64, live: [UInt64: TransportConnection])>((0, [:]))
+
+    static func add(_ c: TransportConnection) -> OpaquePointer {
+        let id = table.withLock { state -> UInt64 in
+            state.next += 1
+            state.live[state.next] = c
+            return state.next
+        }
+        return OpaquePointer(bitPattern: UInt(id))!
+    }
+
+    static func find(_ handle: OpaquePointer?) -> TransportConnection? {
+        guard let handle else { return nil }
+        let id = UInt64(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(handle))))
+        return table.withLock { $0.live[id] }
+    }
+
+    static func remove(_ handle: OpaquePointer?) -> TransportConnection? {
+        guard let handle else { return nil }
+        let id = UInt64(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(handle))))
+        return table.withLock { $0.live.removeValue(forKey: id) }
+    }
+}
+
 enum TransportService {
     /// The SSH plugin's own host (for the vault and prompts); set when the feature activates.
     nonisolated(unsafe) static var pluginHost: PluginHost?
 
-    static func connection(_ raw: OpaquePointer?) -> TransportConnection? {
-        raw.map { Unmanaged<TransportConnection>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+    static func closed(_ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status {
+        fail(err, Int(TERMHOST_ERR_NOT_FOUND), "no such SSH connection: it was closed, or the handle is not one open() returned")
     }
 
     static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
@@ -44,25 +73,21 @@ enum TransportService {
                     let vault = Vault(store: store)
                     let c = try JumpRoute.connect(to: resolved, through: JumpRoute.hops(to: resolved, extra: [], vault: vault),
                                                   interaction: Interaction(host: host, scene: scene))
-                    out.pointee = OpaquePointer(Unmanaged.passRetained(TransportConnection(c)).toOpaque())
+                    out.pointee = TransportHandles.add(TransportConnection(c))
                     return Int32(TERMHOST_OK)
                 } catch let e as SSHError {
-                    return TransportService.fail(err, Int(TERMHOST_ERR_IO), e.message)
+                    return TransportService.fail(err, Int(e.kind == .refused ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO), e.message)
                 } catch {
                     return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
                 }
             },
             close: { raw in
-                guard let raw else { return }
-                let unmanaged = Unmanaged<TransportConnection>.fromOpaque(UnsafeRawPointer(raw))
-                let c = unmanaged.takeUnretainedValue()
+                guard let c = TransportHandles.remove(raw) else { return }
                 c.executor.sync { c.connection.teardown() }
-                unmanaged.release()
             },
             exec: { raw, command, stdinData, stdinSize, onStdout, onStderr, user, status, err in
-                guard let c = TransportService.connection(raw), let command else {
-                    return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "exec: NULL argument")
-                }
+                guard let command else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "exec: NULL command") }
+                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
                 let input = stdinData.map { Array(UnsafeRawBufferPointer(start: $0, count: stdinSize)) } ?? []
                 let text = String(cString: command)
                 return c.executor.sync { () -> termhost_status in
@@ -78,9 +103,8 @@ enum TransportService {
                 }
             },
             with_session: { raw, body, user, err in
-                guard let c = TransportService.connection(raw), let body else {
-                    return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "with_session: NULL argument")
-                }
+                guard let body else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "with_session: NULL body") }
+                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
                 return c.executor.sync {
                     libssh2_session_set_blocking(c.connection.session, 1)
                     return body(user, UnsafeMutableRawPointer(c.connection.session), c.connection.socket, err)

@@ -22,7 +22,9 @@
 
 #define TERMHOST_SSH_TRANSPORT "org.termhost.ssh.transport/1"
 
-/* An authenticated SSH connection, owned by the SSH plugin until close(). */
+/* An authenticated SSH connection, owned by the SSH plugin until close(). The pointer is an
+ * opaque handle, never memory to read: each open() returns one not used before, so a handle
+ * used after close() gets TERMHOST_ERR_NOT_FOUND rather than reaching another connection. */
 typedef struct termhost_ssh_connection termhost_ssh_connection_t;
 
 /* Work to run on a connection's executor with its libssh2 session (LIBSSH2_SESSION *, in
@@ -36,7 +38,10 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
 
    /* Connects to destination: a saved host's name or "user@host[:port]". The host key is
     * verified and the user authenticated inside this call, prompting on `scene` when needed.
-    * *out: owned by the SSH plugin until close(*out). [any-thread] */
+    * *out: owned by the SSH plugin until close(*out).
+    * Errors: TERMHOST_ERR_DENIED when the host key or the credentials were refused (including
+    * a prompt that could not be shown: fail closed), TERMHOST_ERR_IO for network and server
+    * failures; the message is the one `termhost exec` would print. [any-thread] */
    termhost_status (*open)(const termhost_host_t *caller, termhost_scene_id scene, const char *destination,
                            termhost_ssh_connection_t **out, termhost_error_t *err);
 

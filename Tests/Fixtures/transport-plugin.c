@@ -1,0 +1,57 @@
+/* A C plugin for the tests: `termhost tp HOST` opens a connection through the SSH transport
+ * service, runs a command, closes it, then uses the stale handle, and prints each result. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <termhost/termhost.h>
+
+static const termhost_host_t *H;
+
+static void print(void *user, const void *data, size_t size) {
+   dprintf(*(int *)user, "out: %.*s", (int)size, (const char *)data);
+}
+
+static int32_t run(const termhost_feature_t *f, const termhost_command_invocation_t *inv) {
+   const termhost_ssh_transport_t *ssh = H->get_service(H, TERMHOST_SSH_TRANSPORT);
+   termhost_ssh_connection_t *c = NULL;
+   termhost_error_t err;
+   int32_t status = -1;
+   int out = inv->stdout_fd;
+   termhost_status rc;
+   (void)f;
+   if (!ssh || inv->argc != 1) return 2;
+   rc = ssh->open(H, inv->scene, inv->argv[0], &c, &err);
+   dprintf(out, "open: %d\n", (int)rc);
+   if (rc != TERMHOST_OK) {
+      dprintf(out, "message: %.60s\n", err.message);
+      return 1;
+   }
+   rc = ssh->exec(c, "echo one", NULL, 0, print, NULL, &out, &status, &err);
+   dprintf(out, "exec: %d status %d\n", (int)rc, (int)status);
+   ssh->close(c);
+   rc = ssh->exec(c, "echo two", NULL, 0, print, NULL, &out, &status, &err);
+   dprintf(out, "stale: %d %s\n", (int)rc, err.message);
+   ssh->close(c);   /* closing twice is harmless */
+   return 0;
+}
+
+static const char *const required[] = { TERMHOST_SSH_TRANSPORT, NULL };
+static const termhost_command_descriptor_t cmd = { sizeof(termhost_command_descriptor_t), "tp", "transport probe", NULL };
+static const termhost_command_descriptor_t *const cmds[] = { &cmd, NULL };
+static const termhost_feature_descriptor_t desc = {
+   sizeof(termhost_feature_descriptor_t), "org.test.transport", "1.0.0", "Transport probe", NULL, 1000,
+   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, required, NULL, cmds
+};
+static const termhost_feature_t inst = { sizeof(termhost_feature_t), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, run };
+static uint32_t count(const termhost_feature_factory_t *x) { (void)x; return 1; }
+static const termhost_feature_descriptor_t *get(const termhost_feature_factory_t *x, uint32_t i) { (void)x; return i ? NULL : &desc; }
+static termhost_feature_t *create(const termhost_feature_factory_t *x, const char *id, const termhost_scene_info_t *s, termhost_error_t *e) {
+   (void)x; (void)id; (void)s; (void)e;
+   return (termhost_feature_t *)&inst;
+}
+static const termhost_feature_factory_t factory = { sizeof(termhost_feature_factory_t), count, get, create };
+static bool init(const termhost_host_t *host, termhost_error_t *err) { (void)err; H = host; return true; }
+static void deinit(void) { H = NULL; }
+static const void *get_factory(const char *id) { return strcmp(id, TERMHOST_FEATURE_FACTORY_ID) ? NULL : &factory; }
+static const termhost_plugin_entry_t entry = { TERMHOST_ABI_INIT, sizeof(termhost_plugin_entry_t), "org.test.transport", "1.0.0", init, deinit, get_factory };
+TERMHOST_EXPORT const termhost_plugin_entry_t *termhost_plugin_entry(void) { return &entry; }
