@@ -30,6 +30,9 @@
 #ifndef ABI_MAJOR
 #define ABI_MAJOR TERMHOST_ABI_MAJOR
 #endif
+#ifndef ABI_MINOR
+#define ABI_MINOR TERMHOST_ABI_MINOR
+#endif
 #ifndef ENTRY_NAME
 #define ENTRY_NAME termhost_plugin_entry
 #endif
@@ -209,7 +212,7 @@ static const void *p_get_factory(const char *id) {
 }
 
 static const termhost_plugin_entry_t entry = {
-   { ABI_MAJOR, TERMHOST_ABI_MINOR, 0 }, sizeof(termhost_plugin_entry_t),
+   { ABI_MAJOR, ABI_MINOR, 0 }, sizeof(termhost_plugin_entry_t),
    PLUGIN_ID, PLUGIN_VERSION, p_init, p_deinit, p_get_factory
 };
 

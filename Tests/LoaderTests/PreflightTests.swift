@@ -19,16 +19,28 @@ import TestSupport
         defer { dir.remove() }
         try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "p", id: "org.test.future", defines: ["CRASH_IN_CONSTRUCTOR"], abi: "2.0")
         let r = inspect(dir).record("org.test.future")
-        #expect(r?.failure == .abiMismatch(plugin: "2.0", host: "1.0"))
-        #expect(r?.failure?.description == "built for Termhost ABI 2.0 but this host implements ABI 1.0; rebuild it against this host's SDK")
+        #expect(r?.failure == .abiMismatch(plugin: "2.0", host: "1.1"))
+        #expect(r?.failure?.description == "built for Termhost ABI 2.0 but this host implements ABI 1.1; rebuild it against this host's SDK")
         #expect(r?.probe == nil, "a plugin refused by preflight is never probed")
+    }
+
+    @Test func aPluginBuiltForAnOlderMinorLoadsAndANewerMinorIsRefused() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "old", id: "org.test.old-minor", defines: ["ABI_MINOR=0", "COMMAND_NAME=\"old\""], abi: "1.0")
+        try Fixtures.cPlugin(in: dir.path + "/plugins", dirName: "new", id: "org.test.new-minor", defines: ["ABI_MINOR=2", "COMMAND_NAME=\"new\""], abi: "1.2")
+        let runtime = try HostRuntime.start(options(dir, pluginDir: dir.path + "/plugins"))
+        defer { runtime.shutdown() }
+        #expect(runtime.records.first { $0.manifest?.id == "org.test.old-minor" }?.failure == nil, "a 1.0 plugin loads in a 1.1 host")
+        #expect(runtime.resolution.commandOwners["old"] != nil)
+        #expect(runtime.records.first { $0.manifest?.id == "org.test.new-minor" }?.failure == .abiMismatch(plugin: "1.2", host: "1.1"))
     }
 
     @Test func abiMajorTooNewInTheLibraryIsCaughtByTheProbe() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "p", id: "org.test.liar", defines: ["ABI_MAJOR=2"])
-        #expect(inspect(dir).record("org.test.liar")?.failure == .abiMismatch(plugin: "2.0", host: "1.0"))
+        #expect(inspect(dir).record("org.test.liar")?.failure == .abiMismatch(plugin: "2.1", host: "1.1"))
     }
 
     @Test func manifestIDOrVersionDifferentFromTheLibraryIsRefused() throws {

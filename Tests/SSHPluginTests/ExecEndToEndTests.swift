@@ -254,7 +254,7 @@ import TestSupport
                                                "-I", Paths.sdkInclude, "-o", bundle + "/libtp.so", Paths.root + "/Tests/Fixtures/transport-plugin.c"])
         #expect(cc.status == 0, "\(cc.output)")
         _ = dir.write("plugins/transport/manifest.json", """
-        { "id": "org.test.transport", "version": "1.0.0", "abi": "1.0", "library": "libtp.so",
+        { "id": "org.test.transport", "version": "1.0.0", "abi": "1.1", "library": "libtp.so",
           "features": [ { "id": "org.test.transport", "version": "1.0.0", "order": 1000,
                           "requiresServices": ["org.termhost.ssh.transport/1"], "commands": [ { "name": "tp", "summary": "transport probe" } ] } ] }
         """)

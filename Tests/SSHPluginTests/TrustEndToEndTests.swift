@@ -202,6 +202,17 @@ import TestSupport
         #expect(!done.contains(Self.password))
     }
 
+    @Test(.enabled(if: PasswordEndToEndTests.available)) func withoutATerminalKeyboardInteractiveIsNotTriedWithEmptyAnswers() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try harness(dir, "PasswordAuthentication no\nKbdInteractiveAuthentication yes\n")
+        defer { h.server.stop() }
+        let r = try h.termhost(["exec", "\(Self.user)@127.0.0.1:\(h.server.port)", "--", "true"])
+        #expect(r.status == 255)
+        #expect(r.stderr == "\(Self.user)@127.0.0.1: Permission denied (publickey,keyboard-interactive).\n")
+        #expect(!h.server.log.contains("Failed keyboard-interactive"), "no empty answers may reach PAM: \(h.server.log)")
+    }
+
     @Test(.enabled(if: PasswordEndToEndTests.available)) func wrongPasswordsEndInPermissionDenied() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -285,6 +285,10 @@ public enum HostBridge {
                 if !ctx.services.interaction.notify(scene: scene, HostBridge.str(message)) {
                     ctx.services.log.log(.info, ctx.pluginID, HostBridge.str(message))
                 }
+            },
+            can_prompt: { host, scene in
+                guard let host, scene != 0 else { return 0 }
+                return HostBridge.context(host).services.interaction.hasTerminal(scene) ? 1 : 0
             }))
         return t
     }()

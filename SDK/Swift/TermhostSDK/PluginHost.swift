@@ -219,6 +219,14 @@ public struct Interact: @unchecked Sendable {
     }
 
     public func notify(_ message: String, scene: UInt64) { vtable.pointee.notify(host, scene, message) }
+
+    /// Whether a prompt on the scene can be shown now (ABI 1.1; an older host answers by
+    /// trying, so this says true there).
+    public func canPrompt(scene: UInt64) -> Bool {
+        let needed = MemoryLayout<termhost_host_interact_t>.offset(of: \termhost_host_interact_t.can_prompt)! + MemoryLayout<UnsafeRawPointer>.size
+        guard Int(vtable.pointee.struct_size) >= needed, let canPrompt = vtable.pointee.can_prompt else { return true }
+        return canPrompt(host, scene) != 0
+    }
 }
 
 /// `termhost_host_events_t`: publish JSON payloads; subscriptions are delivered synchronously.

@@ -9,8 +9,12 @@
 
 #include <stdint.h>
 
+/* History (append-only):
+ *   1.0  entry, host, feature factory; services log, config, store, secrets, interact, events,
+ *        commands.
+ *   1.1  termhost_host_interact_t.can_prompt. */
 #define TERMHOST_ABI_MAJOR 1
-#define TERMHOST_ABI_MINOR 0
+#define TERMHOST_ABI_MINOR 1
 #define TERMHOST_ABI_PATCH 0
 
 typedef struct termhost_version {

@@ -26,7 +26,11 @@ struct Authenticator {
             case .failed(let rsa): rsaRefused = rsa
             }
         }
-        if methods.contains("keyboard-interactive") {
+        // Without a way to ask, keyboard-interactive would send the server empty answers (a
+        // failed login that may count towards a lockout): skip it unless a saved password can
+        // answer.
+        let canAsk = interaction.host.interact?.canPrompt(scene: interaction.scene) ?? false
+        if methods.contains("keyboard-interactive") && (canAsk || connection.destination.passwordSecret != nil) {
             tried.append("keyboard-interactive")
             if try keyboardInteractive() { return }
         }

@@ -32,10 +32,14 @@ struct Sandbox {
         }
     }
 
-    /// The pid of the running sandbox sshd, if any.
+    /// The pid of the running sandbox sshd, if any. A pid file can outlive its process and the
+    /// number be reused, so the process must still be an sshd started with this sandbox's
+    /// configuration before anything is signalled.
     var runningPID: pid_t? {
         guard let text = try? String(contentsOfFile: dir + "/sshd.pid", encoding: .utf8),
-              let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), kill(pid, 0) == 0 else { return nil }
+              let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0,
+              let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+              String(decoding: cmdline, as: UTF8.self).contains(dir + "/sshd_config") else { return nil }
         return pid
     }
 
@@ -94,7 +98,7 @@ struct Sandbox {
                 return 1
             }
             if let existing = try vault.host("sandbox"), !(existing.tags ?? []).contains("sandbox") {
-                kill(runningPID ?? 0, SIGTERM)
+                if let pid = runningPID { kill(pid, SIGTERM) }   // never kill(0): that is our own process group
                 c.printError("termhost sandbox: you have your own saved host named 'sandbox'; rename it (termhost hosts rm/add) and start again")
                 return 1
             }
@@ -113,6 +117,7 @@ struct Sandbox {
         guard let pid = runningPID else { c.print("sandbox: not running"); return 0 }
         kill(pid, SIGTERM)
         for _ in 0..<100 where kill(pid, 0) == 0 { usleep(20_000) }
+        unlink(dir + "/sshd.pid")
         c.print("sandbox: stopped")
         return 0
     }
