@@ -198,3 +198,17 @@ import TestSupport
         #expect(i.resolution.commandOwners["fixture"]?.rawValue == "org.test.pinned")
     }
 }
+
+@Suite struct ManifestABITests {
+    @Test func aManifestDeclaringAnotherABIThanItsLibrarySaysWhatToWrite() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        // Built against this SDK (1.1) but the manifest still says 1.0.
+        try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "p", id: "org.test.stale-abi", abi: "1.0")
+        var i = Inspection.run(options(dir, pluginDir: dir.path + "/plugins"), probe: true)
+        i.closeDescriptors()
+        let failure = i.record("org.test.stale-abi")?.failure
+        #expect(failure == .abiDeclaredWrong(manifest: "1.0", library: "1.1"))
+        #expect(failure?.description.hasSuffix("set \"abi\": \"1.1\" in manifest.json") == true)
+    }
+}

@@ -19,6 +19,7 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
     case cannotOpen(path: String, reason: String)
     case noEntryPoint(symbol: String, path: String)
     case entryMismatch(field: String, manifest: String, library: String)
+    case abiDeclaredWrong(manifest: String, library: String)
     case crashedInProbe(signal: Int32, stage: String)
     case probeTimedOut(seconds: Double, stage: String)
     case probeFailed(String)
@@ -60,6 +61,8 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
             "no entry point \(symbol) in shared library \(path)"
         case .entryMismatch(let field, let manifest, let library):
             "the manifest says \(field) '\(manifest)' but the library says '\(library)'"
+        case .abiDeclaredWrong(let manifest, let library):
+            "the manifest says abi '\(manifest)' but the library was built against ABI \(library) (TERMHOST_ABI_MAJOR.TERMHOST_ABI_MINOR of the SDK headers it was compiled with); set \"abi\": \"\(library)\" in manifest.json"
         case .crashedInProbe(let signal, let stage):
             "probe crashed with \(LoadFailure.signalName(signal)) in \(stage)"
         case .probeTimedOut(let seconds, let stage):
@@ -79,7 +82,7 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
     /// library changes.
     public var isQuarantine: Bool {
         switch self {
-        case .crashedInProbe, .probeTimedOut, .probeFailed, .noEntryPoint, .cannotOpen, .entryMismatch, .initFailed:
+        case .crashedInProbe, .probeTimedOut, .probeFailed, .noEntryPoint, .cannotOpen, .entryMismatch, .abiDeclaredWrong, .initFailed:
             true
         default:
             false

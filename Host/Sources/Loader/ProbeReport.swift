@@ -30,7 +30,7 @@ public struct ProbeReport: Sendable, Equatable, Codable {
             return .entryMismatch(field: "version", manifest: manifest.version, library: pluginVersion)
         }
         if abi.count >= 2, "\(abi[0]).\(abi[1])" != manifest.abi {
-            return .entryMismatch(field: "abi", manifest: manifest.abi, library: "\(abi[0]).\(abi[1])")
+            return .abiDeclaredWrong(manifest: manifest.abi, library: "\(abi[0]).\(abi[1])")
         }
         let mine = manifest.features.map(\.id.rawValue).sorted(), theirs = features.map(\.id.rawValue).sorted()
         if mine != theirs {
