@@ -212,6 +212,20 @@ import TestSupport
         #expect(rows.map { $0["status"] as? Int } == [255])
     }
 
+    @Test func aLiveServerThatIsSlowToReadAnUploadIsNotDeclaredDead() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["hosts", "add", "slow", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
+                        "--keepalive", "1", "--keepalive-count", "2"])
+        let input = String(repeating: "0123456789abcdef", count: 4 * 1024 * 1024 / 16)   // 4 MiB, beyond the 2 MiB window
+        // The command reads nothing for 5 s (interval x count is 2 s); the server keeps answering.
+        let r = try h.termhost(["exec", "slow", "--", "sleep 5; wc -c"], stdin: input)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String(input.utf8.count))
+    }
+
     @Test func anUploadToAServerThatStopsReadingTimesOutInsteadOfHanging() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -90,7 +90,7 @@ import TestSupport
         let tty = try TmuxSession(command: [Paths.termhost, "ssh", "lab"], environment: h.environment)
         defer { tty.close() }
         // What a shell integration script prints before running each command line.
-        tty.type(#"printf '\033]633;E;git status\007'; printf '\033]633;E;echo a\\x3bb\033\\'; echo reported-$((3+3))"#)
+        tty.type(#"printf '\033]633;E;git status;f00dnonce\007'; printf '\033]633;E;echo a\\x3bb\033\\'; echo reported-$((3+3))"#)
         tty.waitFor("reported-6")
         tty.type("exit")
         tty.waitFor("[exit")

@@ -32,7 +32,12 @@ struct Authenticator {
         let canAsk = interaction.host.interact?.canPrompt(scene: interaction.scene) ?? false
         if methods.contains("keyboard-interactive") && (canAsk || connection.destination.passwordSecret != nil) {
             tried.append("keyboard-interactive")
-            if try keyboardInteractive() { return }
+            if try keyboardInteractive(useSaved: true) { return }
+            // PAM ends the round after a wrong answer: if the saved password was refused, ask.
+            if connection.destination.passwordSecret != nil && canAsk {
+                interaction.notify("The saved password was refused.")
+                if try keyboardInteractive(useSaved: false) { return }
+            }
         }
         if methods.contains("password") {
             tried.append("password")
@@ -87,7 +92,7 @@ struct Authenticator {
                 guard let interact = interaction.host.interact else { continue }
                 var passphrase: String
                 do { passphrase = try interact.prompt("Enter passphrase for key '\(file)': ", scene: interaction.scene, echo: false) }
-                catch { throw SSHError("\(user)@\(connection.destination.address): cannot ask for the passphrase of \(file): \(error)") }
+                catch { throw SSHError("\(user)@\(connection.destination.address): cannot ask for the passphrase of \(file): \(error)", kind: .refused) }
                 defer { passphrase = String(repeating: "\0", count: passphrase.utf8.count) }
                 if libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase) == 0 { return .success }
             }
@@ -111,9 +116,9 @@ struct Authenticator {
         return false
     }
 
-    func keyboardInteractive() throws(SSHError) -> Bool {
+    func keyboardInteractive(useSaved: Bool) throws(SSHError) -> Bool {
         // A saved password answers the first password-looking prompt (PAM's "Password:").
-        if let id = connection.destination.passwordSecret, let saved = try? interaction.host.secrets?.get(id) {
+        if useSaved, let id = connection.destination.passwordSecret, let saved = try? interaction.host.secrets?.get(id) {
             connection.sessionContext.savedPassword = String(decoding: saved, as: UTF8.self)
         }
         defer { connection.sessionContext.savedPassword = nil }
@@ -136,7 +141,7 @@ struct Authenticator {
         for attempt in 1...3 {
             var answer: String
             do { answer = try interact.prompt("\(user)@\(connection.destination.address)'s password: ", scene: interaction.scene, echo: false) }
-            catch { throw SSHError("\(user)@\(connection.destination.address): cannot ask for the password: \(error)") }
+            catch { throw SSHError("\(user)@\(connection.destination.address): cannot ask for the password: \(error)", kind: .refused) }
             defer { answer = String(repeating: "\0", count: answer.utf8.count) }
             if libssh2_userauth_password_ex(session, user, UInt32(user.utf8.count), answer, UInt32(answer.utf8.count), nil) == 0 { return true }
             if attempt < 3 { interaction.notify("Permission denied, please try again.") }

@@ -86,12 +86,15 @@ struct ChannelPump {
         defer { buffer.deallocate() }
 
         while true {
+            // Whether this pass moved any bytes: if so, go round again at once; only a pass
+            // that moved nothing waits in poll (up to 100 ms).
+            var progressed = false
             onPass?(channel)
             // Drain both streams.
             for stream in [Int32(0), Int32(1)] {
                 while true {
                     let n = libssh2_channel_read_ex(channel, stream, buffer.assumingMemoryBound(to: CChar.self), capacity)
-                    if n > 0 { output(stream, UnsafeRawBufferPointer(start: buffer, count: n)); continue }
+                    if n > 0 { output(stream, UnsafeRawBufferPointer(start: buffer, count: n)); progressed = true; continue }
                     if n == Int(LIBSSH2_ERROR_EAGAIN) || n == 0 { break }
                     throw SSHError("Connection to \(connection.destination.address) closed: \(connection.lastError())")
                 }
@@ -100,7 +103,7 @@ struct ChannelPump {
             // Send what stdin gave us, one outstanding write at a time.
             if pendingStart < pendingEnd {
                 let n = libssh2_channel_write_ex(channel, 0, (pending + pendingStart).assumingMemoryBound(to: CChar.self), pendingEnd - pendingStart)
-                if n > 0 { pendingStart += n }
+                if n > 0 { pendingStart += n; progressed = true }
                 else if n != Int(LIBSSH2_ERROR_EAGAIN) {
                     throw SSHError("Connection to \(connection.destination.address) closed: \(connection.lastError())")
                 }
@@ -120,7 +123,10 @@ struct ChannelPump {
                 let rc = libssh2_channel_send_eof(channel)
                 if rc != LIBSSH2_ERROR_EAGAIN { eofSent = true }
             }
-            try connection.checkAlive(mayWrite: pendingStart == pendingEnd)
+            // A keepalive may go out unless a transport packet is half sent (libssh2 says it waits
+            // to write); a write waiting only for the channel window leaves the socket free.
+            let transportBusy = libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0
+            try connection.checkAlive(mayWrite: pendingStart == pendingEnd || !transportBusy)
             // Wait for the socket (and stdin when there is room for more input).
             var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)]
             let directions = libssh2_session_block_directions(session)
@@ -129,7 +135,7 @@ struct ChannelPump {
             if directions & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { fds[0].events |= Int16(POLLOUT) }
             let watchStdin = stdin >= 0 && stdinOpen && pendingStart == pendingEnd
             if watchStdin { fds.append(pollfd(fd: stdin, events: Int16(POLLIN), revents: 0)) }
-            let rc = poll(&fds, nfds_t(fds.count), 100)
+            let rc = poll(&fds, nfds_t(fds.count), progressed ? 0 : 100)
             if rc < 0 && errno != EINTR { throw SSHError("ssh: poll: \(String(cString: strerror(errno)))") }
             if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 && fds[0].revents & Int16(POLLIN) == 0 {
                 throw SSHError("Connection to \(connection.destination.address) closed by remote host.")

@@ -131,7 +131,7 @@ enum HostsCommand {
             if let jump = r.jump { line += " via \(jump.joined(separator: ","))" }
             c.print(line)
         }
-        if records.isEmpty { c.print("  (no concrete hosts)") }
+        if records.isEmpty { c.print(config.records.isEmpty ? "  (no concrete hosts)" : "  (every host in it is already saved)") }
         for note in config.notes { c.printError("warning: \(note)") }
         guard !records.isEmpty else { return 0 }
         if !yes {

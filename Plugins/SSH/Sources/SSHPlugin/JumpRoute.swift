@@ -44,13 +44,13 @@ enum JumpRoute {
         for next in hops + [target] {
             guard let outer = current else {
                 current = try SSHConnection(to: next, interaction: interaction,
-                                            timeoutSeconds: SSHConnection.setting(interaction.host, "connectTimeout") ?? 15)
+                                            timeoutSeconds: SSHConnection.connectTimeout(interaction.host))
                 continue
             }
             let tunnel = try JumpTunnel.open(through: outer, to: next)
             do {
                 let inner = try SSHConnection(to: next, interaction: interaction, over: tunnel.innerSocket,
-                                              timeoutSeconds: SSHConnection.setting(interaction.host, "connectTimeout") ?? 15)
+                                              timeoutSeconds: SSHConnection.connectTimeout(interaction.host))
                 inner.upstream = tunnel
                 current = inner
             } catch {

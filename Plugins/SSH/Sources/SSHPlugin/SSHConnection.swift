@@ -95,6 +95,9 @@ final class SSHConnection {
     var lastReceive: time_t { context.takeUnretainedValue().lastReceive }
     var sessionContext: SessionContext { context.takeUnretainedValue() }
 
+    /// The connectTimeout setting in seconds, at least 1 (default 15).
+    static func connectTimeout(_ host: PluginHost) -> Int { max(setting(host, "connectTimeout") ?? 15, 1) }
+
     /// A number from the SSH feature's settings (policy or user config), if set.
     static func setting(_ host: PluginHost, _ key: String) -> Int? {
         (try? host.setting(feature: "org.termhost.ssh", key: key)).flatMap { $0.flatMap { Int($0) } }

@@ -33,7 +33,7 @@ final class SSHFeature: Feature {
                     With a command: runs it like 'termhost exec'.
                     The exit status is the remote one (255 when the connection fails).
                     """),
-            Command("hosts", summary: "Saved hosts: add, list, show, rm", usage: HostsCommand.usage),
+            Command("hosts", summary: "Saved hosts: add, edit, list, show, rm, import, history, commands", usage: HostsCommand.usage),
             Command("identities", summary: "Saved log-in identities: add, list, show, rm", usage: IdentitiesCommand.usage),
             Command("sandbox", summary: "A local sshd to try Termhost with: start, stop, status",
                     usage: """

@@ -22,7 +22,11 @@ struct ShellIntegration {
                 carry = Array(data[s...])
                 return commands
             }
-            let text = ShellIntegration.unescape(Array(data[body..<end]))
+            // "E;<command line>;<nonce>": the command line's own ';' are escaped (\x3b), so the
+            // first raw ';' starts the nonce, which is not part of the command.
+            var field = Array(data[body..<end])
+            if let semicolon = field.firstIndex(of: UInt8(ascii: ";")) { field = Array(field[..<semicolon]) }
+            let text = ShellIntegration.unescape(field)
             if !text.trimmingCharacters(in: .whitespaces).isEmpty { commands.append(text) }
             searchFrom = end + 1
         }
