@@ -1,6 +1,8 @@
 /* A C plugin for the tests: `termhost tp HOST` opens a connection through the SSH transport
  * service, runs a command, closes it, then uses the stale handle, and prints each result. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <unistd.h>
 #include <termhost/termhost.h>
@@ -11,6 +13,74 @@ static void print(void *user, const void *data, size_t size) {
    dprintf(*(int *)user, "out: %.*s", (int)size, (const char *)data);
 }
 
+static volatile int accepted = 0;
+
+static void on_accept(void *user, int32_t fd, const char *origin_host, int32_t origin_port) {
+   const char *text = "hello from the forward\n";
+   (void)user; (void)origin_host; (void)origin_port;
+   (void)!write(fd, text, strlen(text));
+   close(fd);
+   accepted = 1;
+}
+
+/* Reads fd to end-of-file into buf (NUL-terminated); returns the length. */
+static size_t read_all(int fd, char *buf, size_t size) {
+   size_t used = 0;
+   ssize_t n;
+   while (used + 1 < size && (n = read(fd, buf + used, size - 1 - used)) > 0) used += (size_t)n;
+   buf[used] = '\0';
+   return used;
+}
+
+static int32_t channels(const termhost_command_invocation_t *inv, const termhost_ssh_transport_t *ssh) {
+   termhost_ssh_connection_t *c = NULL;
+   termhost_error_t err;
+   char buf[65536];
+   int32_t fd = -1, bound = 0;
+   int out = inv->stdout_fd, i;
+   const char *mode = inv->argv[0];
+   if (ssh->open(H, inv->scene, inv->argv[1], &c, &err) != TERMHOST_OK) {
+      dprintf(inv->stderr_fd, "%s\n", err.message);
+      return 255;
+   }
+   if (strcmp(mode, "tcp") == 0 && inv->argc == 4) {
+      if (ssh->open_direct_tcpip(c, "127.0.0.1", atoi(inv->argv[2]), &fd, &err) != TERMHOST_OK) {
+         dprintf(out, "error: %s\n", err.message);
+      } else {
+         (void)!write(fd, inv->argv[3], strlen(inv->argv[3]));
+         shutdown(fd, SHUT_WR);
+         read_all(fd, buf, sizeof buf);
+         dprintf(out, "got: %s\n", buf);
+         close(fd);
+      }
+   } else if (strcmp(mode, "shell") == 0) {
+      const char *script = "stty size; echo shell-$((40+2)); exit\n";
+      if (ssh->open_shell(c, "xterm", 100, 30, &fd, &err) != TERMHOST_OK) {
+         dprintf(out, "error: %s\n", err.message);
+      } else {
+         dprintf(out, "resize: %d\n", (int)ssh->resize_shell(c, fd, 120, 40, &err));
+         dprintf(out, "resize unknown fd: %d\n", (int)ssh->resize_shell(c, 9999, 80, 24, &err));
+         (void)!write(fd, script, strlen(script));
+         read_all(fd, buf, sizeof buf);
+         dprintf(out, "%s\n", strstr(buf, "shell-42") ? "shell ok" : buf);
+         dprintf(out, "%s\n", strstr(buf, "40 120") ? "size ok" : "size wrong");
+         close(fd);
+      }
+   } else if (strcmp(mode, "listen") == 0) {
+      if (ssh->forward_listen(c, "127.0.0.1", 0, &bound, on_accept, NULL, &err) != TERMHOST_OK) {
+         dprintf(out, "error: %s\n", err.message);
+      } else {
+         dprintf(out, "listening %d\n", (int)bound);
+         for (i = 0; i < 200 && !accepted; i++) usleep(50000);
+         dprintf(out, "%s\n", accepted ? "accepted" : "nobody came");
+         dprintf(out, "cancel: %d\n", (int)ssh->cancel_forward(c, bound, &err));
+         dprintf(out, "cancel again: %d\n", (int)ssh->cancel_forward(c, bound, &err));
+      }
+   }
+   ssh->close(c);
+   return 0;
+}
+
 static int32_t run(const termhost_feature_t *f, const termhost_command_invocation_t *inv) {
    const termhost_ssh_transport_t *ssh = H->get_service(H, TERMHOST_SSH_TRANSPORT);
    termhost_ssh_connection_t *c = NULL;
@@ -19,6 +89,9 @@ static int32_t run(const termhost_feature_t *f, const termhost_command_invocatio
    int out = inv->stdout_fd;
    termhost_status rc;
    (void)f;
+   if (ssh && inv->argc >= 2 && (strcmp(inv->argv[0], "tcp") == 0 || strcmp(inv->argv[0], "shell") == 0 ||
+                                 strcmp(inv->argv[0], "listen") == 0))
+      return channels(inv, ssh);
    if (!ssh || inv->argc != 1) return 2;
    rc = ssh->open(H, inv->scene, inv->argv[0], &c, &err);
    dprintf(out, "open: %d\n", (int)rc);

@@ -257,21 +257,27 @@ import TestSupport
 }
 
 @Suite struct TransportHandleEndToEndTests {
-    @Test func aClosedHandleIsRefusedAndRefusalsAreDistinguishable() throws {
-        let dir = TemporaryDirectory()
-        defer { dir.remove() }
-        let h = try SSHHarness(dir: dir)
-        defer { h.server.stop() }
+    /// Builds Tests/Fixtures/transport-plugin.c (`termhost tp ...`) into the harness's plugins.
+    static func buildTransportPlugin(_ h: SSHHarness, _ dir: TemporaryDirectory) throws {
         let bundle = h.plugins + "/transport"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fPIC", "-shared",
-                                               "-I", Paths.sdkInclude, "-o", bundle + "/libtp.so", Paths.root + "/Tests/Fixtures/transport-plugin.c"])
-        #expect(cc.status == 0, "\(cc.output)")
+        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror",
+                                               "-pedantic", "-fPIC", "-shared", "-I", Paths.sdkInclude, "-o", bundle + "/libtp.so",
+                                               Paths.root + "/Tests/Fixtures/transport-plugin.c"])
+        guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
         _ = dir.write("plugins/transport/manifest.json", """
         { "id": "org.test.transport", "version": "1.0.0", "abi": "1.1", "library": "libtp.so",
           "features": [ { "id": "org.test.transport", "version": "1.0.0", "order": 1000,
                           "requiresServices": ["org.termhost.ssh.transport/1"], "commands": [ { "name": "tp", "summary": "transport probe" } ] } ] }
         """)
+    }
+
+    @Test func aClosedHandleIsRefusedAndRefusalsAreDistinguishable() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try TransportHandleEndToEndTests.buildTransportPlugin(h, dir)
         let r = try h.termhost(["tp", h.target])
         #expect(r.stdout == """
         open: 0
@@ -284,5 +290,78 @@ import TestSupport
         try FileManager.default.removeItem(atPath: h.home + "/.ssh/known_hosts")
         let denied = try h.termhost(["tp", h.target])
         #expect(denied.stdout.hasPrefix("open: 4\n"))
+    }
+}
+
+
+/// The transport service's bridged channels: direct-tcpip, a shell on a PTY, a remote forward.
+@Suite struct TransportChannelsEndToEndTests {
+    @Test func aDirectTCPIPChannelReachesAServiceSeenFromTheServer() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try TransportHandleEndToEndTests.buildTransportPlugin(h, dir)
+        // An upper-casing echo service on loopback, reached through sshd.
+        let service = LoopbackListener()
+        defer { service.close() }
+        let thread = Thread {
+            let conn = accept(service.fd, nil, nil)
+            guard conn >= 0 else { return }
+            var data = [UInt8](), buf = [UInt8](repeating: 0, count: 4096)
+            while true { let n = read(conn, &buf, buf.count); if n <= 0 { break }; data += buf[0..<n] }
+            let reply = Array(String(decoding: data, as: UTF8.self).uppercased().utf8)
+            _ = reply.withUnsafeBytes { write(conn, $0.baseAddress, $0.count) }
+            close(conn)
+        }
+        thread.start()
+        let r = try h.termhost(["tp", "tcp", h.target, String(service.port), "through the tunnel"])
+        #expect(r.stdout == "got: THROUGH THE TUNNEL\n", "\(r.stderr)")
+    }
+
+    @Test func aShellOnAPTYRunsAndFollowsAResize() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try TransportHandleEndToEndTests.buildTransportPlugin(h, dir)
+        let r = try h.termhost(["tp", "shell", h.target])
+        // Opened at 100x30, resized to 120x40 before the script asks the PTY its size.
+        #expect(r.stdout == "resize: 0\nresize unknown fd: 2\nshell ok\nsize ok\n", "\(r.output)")
+    }
+
+    @Test func aRemoteForwardHandsEachAcceptedConnectionToTheCaller() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try TransportHandleEndToEndTests.buildTransportPlugin(h, dir)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.termhost)
+        p.arguments = ["tp", "listen", h.target]
+        p.environment = h.environment
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let line = out.fileHandleForReading.availableDataOrLine()
+        let port = Int(line.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        #expect(line.hasPrefix("listening ") && port > 0, "\(line)")
+        // Connect to the port sshd now listens on: the plugin's callback answers.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(port).bigEndian
+        let rc = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        #expect(rc == 0)
+        var buf = [UInt8](repeating: 0, count: 256)
+        var got = [UInt8]()
+        while true { let n = read(fd, &buf, buf.count); if n <= 0 { break }; got += buf[0..<n] }
+        #expect(String(decoding: got, as: UTF8.self) == "hello from the forward\n")
+        p.waitUntilExit()
+        let rest = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(rest == "accepted\ncancel: 0\ncancel again: 2\n")
     }
 }

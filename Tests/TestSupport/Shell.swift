@@ -13,6 +13,7 @@ public enum Shell {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        public init(description: String) { self.description = description }
     }
 
     @discardableResult
@@ -107,7 +108,7 @@ extension FileHandle {
 
 /// A TCP listener on 127.0.0.1 and a kernel-chosen port that never accepts: connections wait
 /// in its backlog (a server that never speaks), or, once closed, its port is free again.
-public final class LoopbackListener {
+public final class LoopbackListener: @unchecked Sendable {
     public let fd: Int32
     public let port: Int
 

@@ -12,7 +12,11 @@ import TermhostSDK
 final class TransportConnection: @unchecked Sendable {
     let connection: SSHConnection
     let executor = DispatchQueue(label: "org.termhost.ssh.session")
-    init(_ connection: SSHConnection) { self.connection = connection }
+    let bridges: ChannelBridges
+    init(_ connection: SSHConnection) {
+        self.connection = connection
+        bridges = ChannelBridges(connection: connection, executor: executor)
+    }
 }
 
 /// Handles given to callers are generation tokens, not pointers: each open() gets a number
@@ -83,7 +87,10 @@ enum TransportService {
             },
             close: { raw in
                 guard let c = TransportHandles.remove(raw) else { return }
-                c.executor.sync { c.connection.teardown() }
+                c.executor.sync {
+                    c.bridges.closeAll()
+                    c.connection.teardown()
+                }
             },
             exec: { raw, command, stdinData, stdinSize, onStdout, onStderr, user, status, err in
                 guard let command else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "exec: NULL command") }
@@ -108,6 +115,80 @@ enum TransportService {
                 return c.executor.sync {
                     libssh2_session_set_blocking(c.connection.session, 1)
                     return body(user, UnsafeMutableRawPointer(c.connection.session), c.connection.socket, err)
+                }
+            },
+            open_direct_tcpip: { raw, host, port, fd, err in
+                guard let host, let fd else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open_direct_tcpip: NULL argument") }
+                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                let target = String(cString: host)
+                return c.executor.sync { () -> termhost_status in
+                    guard let channel = libssh2_channel_direct_tcpip_ex(c.connection.session, target, port, "127.0.0.1", 0) else {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_IO),
+                                                     "ssh: \(c.connection.destination.address) cannot open a channel to \(target) port \(port): \(c.connection.lastError())")
+                    }
+                    do { fd.pointee = try c.bridges.bridge(channel, isShell: false) } catch {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
+                    }
+                    return Int32(TERMHOST_OK)
+                }
+            },
+            open_shell: { raw, term, columns, rows, fd, err in
+                guard let fd else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open_shell: NULL fd") }
+                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                let terminal = term.map { String(cString: $0) } ?? "xterm-256color"
+                return c.executor.sync { () -> termhost_status in
+                    do {
+                        let channel = try c.connection.openSessionChannel()
+                        guard libssh2_channel_request_pty_ex(channel, terminal, UInt32(terminal.utf8.count), nil, 0,
+                                                             max(columns, 1), max(rows, 1), 0, 0) == 0,
+                              libssh2_channel_process_startup(channel, "shell", 5, nil, 0) == 0 else {
+                            let reason = c.connection.lastError()
+                            libssh2_channel_free(channel)
+                            return TransportService.fail(err, Int(TERMHOST_ERR_IO), "ssh: the server refused a shell on a terminal: \(reason)")
+                        }
+                        fd.pointee = try c.bridges.bridge(channel, isShell: true)
+                        return Int32(TERMHOST_OK)
+                    } catch {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
+                    }
+                }
+            },
+            resize_shell: { raw, fd, columns, rows, err in
+                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                return c.executor.sync { () -> termhost_status in
+                    guard let channel = c.bridges.shell(callerFD: fd) else {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_NOT_FOUND), "no shell of this connection has local end \(fd)")
+                    }
+                    guard libssh2_channel_request_pty_size_ex(channel, max(columns, 1), max(rows, 1), 0, 0) == 0 else {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "window change failed: \(c.connection.lastError())")
+                    }
+                    return Int32(TERMHOST_OK)
+                }
+            },
+            forward_listen: { raw, bindHost, port, boundPort, onAccept, user, err in
+                guard let onAccept else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "forward_listen: NULL on_accept") }
+                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                let host = bindHost.map { String(cString: $0) } ?? "localhost"
+                return c.executor.sync { () -> termhost_status in
+                    var bound: Int32 = 0
+                    guard let listener = libssh2_channel_forward_listen_ex(c.connection.session, host, port, &bound, 16) else {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_IO),
+                                                     "ssh: \(c.connection.destination.address) refused to listen on \(host) port \(port): \(c.connection.lastError())")
+                    }
+                    let actual = port == 0 ? bound : port
+                    boundPort?.pointee = actual
+                    c.bridges.addListener(.init(listener: listener, port: actual, onAccept: onAccept, user: user))
+                    return Int32(TERMHOST_OK)
+                }
+            },
+            cancel_forward: { raw, port, err in
+                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                return c.executor.sync { () -> termhost_status in
+                    guard let listener = c.bridges.removeListener(port: port) else {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_NOT_FOUND), "no remote forward on port \(port)")
+                    }
+                    libssh2_channel_forward_cancel(listener)
+                    return Int32(TERMHOST_OK)
                 }
             }))
         return t

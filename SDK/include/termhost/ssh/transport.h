@@ -61,6 +61,40 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
     * does not wrap (SFTP). [any-thread; body runs on the connection's executor] */
    termhost_status (*with_session)(termhost_ssh_connection_t *connection, termhost_ssh_session_body body,
                                    void *user, termhost_error_t *err);
+
+   /* Channels bridged to local sockets. Each of these gives the caller one end of a local
+    * stream socket (AF_UNIX) in *fd, owned by the caller: read and write it like a TCP
+    * connection, shut down writing to send end-of-file, close it to close the channel. The SSH
+    * plugin moves the bytes on the connection's executor, with flow control: it stops reading
+    * the channel while the caller is not reading its socket. Bridges pause while an exec() or
+    * with_session() call runs on the same connection. */
+
+   /* A direct-tcpip channel: the server connects to host:port (as seen from the server), like
+    * ssh -L. [any-thread] */
+   termhost_status (*open_direct_tcpip)(termhost_ssh_connection_t *connection, const char *host, int32_t port,
+                                        int32_t *fd, termhost_error_t *err);
+
+   /* A shell on a PTY of term (e.g. "xterm-256color"), columns x rows. [any-thread] */
+   termhost_status (*open_shell)(termhost_ssh_connection_t *connection, const char *term, int32_t columns,
+                                 int32_t rows, int32_t *fd, termhost_error_t *err);
+
+   /* Changes the PTY size of the shell whose local end is fd. A failure is reported, never
+    * fatal to the shell. [any-thread] */
+   termhost_status (*resize_shell)(termhost_ssh_connection_t *connection, int32_t fd, int32_t columns,
+                                   int32_t rows, termhost_error_t *err);
+
+   /* A remote forward listener, like ssh -R: the server listens on bind_host:port (port 0 lets
+    * it choose; *bound_port gets the port). For each connection it accepts, on_accept(user,
+    * fd, origin_host, origin_port) is called on the connection's executor with the caller's
+    * end of a bridged socket (owned by the caller from then on); origin_host is borrowed for
+    * the call. The listener lasts until cancel_forward() or close(). [any-thread] */
+   termhost_status (*forward_listen)(termhost_ssh_connection_t *connection, const char *bind_host, int32_t port,
+                                     int32_t *bound_port,
+                                     void (*on_accept)(void *user, int32_t fd, const char *origin_host, int32_t origin_port),
+                                     void *user, termhost_error_t *err);
+
+   /* Stops the listener on bound_port; connections already accepted go on. [any-thread] */
+   termhost_status (*cancel_forward)(termhost_ssh_connection_t *connection, int32_t bound_port, termhost_error_t *err);
 } termhost_ssh_transport_t;
 
 #endif /* TERMHOST_SSH_TRANSPORT_H */
