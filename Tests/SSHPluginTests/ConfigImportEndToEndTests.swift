@@ -90,3 +90,28 @@ import TestSupport
         #expect(try h.termhost(["hosts", "edit", "nope", "--port", "1"]).status == 1)
     }
 }
+
+@Suite struct StoredKeyEndToEndTests {
+    @Test func anIdentityCanKeepItsPrivateKeyInTheSecretsStore() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let add = try h.termhost(["identities", "add", "deploy", "--user", NSUserName(), "--store-key", h.key.privatePath])
+        #expect(add.stdout == "Saved identity 'deploy' (key kept in the secrets store).\n", "\(add.stderr)")
+        let keyText = try String(contentsOfFile: h.key.privatePath, encoding: .utf8)
+        // The file is gone: only the stored copy can log in now.
+        try FileManager.default.removeItem(atPath: h.key.privatePath)
+        try h.termhost(["hosts", "add", "lab", "127.0.0.1", "--port", String(h.server.port), "--use-identity", "deploy"])
+        let r = try h.termhost(["exec", "lab", "--", "echo", "stored-key"])
+        #expect(r.stdout == "stored-key\n", "\(r.stderr)")
+        let body = keyText.split(separator: "\n")[1]   // a line of the key's base64
+        let db = (FileManager.default.contents(atPath: dir.path + "/data/termhost/termhost.db") ?? Data())
+            + (FileManager.default.contents(atPath: dir.path + "/data/termhost/termhost.db-wal") ?? Data())
+        #expect(db.range(of: Data(body.utf8)) == nil, "the key lives in the secrets file only")
+        #expect(try h.termhost(["identities", "list"]).stdout == "deploy  user \(NSUserName()), key stored\n")
+        let edit = try h.termhost(["identities", "edit", "deploy", "--user", "someone-else"])
+        #expect(edit.status == 0)
+        #expect(try h.termhost(["identities", "show", "deploy"]).stdout.contains("\"user\" : \"someone-else\""))
+    }
+}

@@ -82,6 +82,17 @@ struct Authenticator {
 
     func keyFileAuth() throws(SSHError) -> KeyResult {
         var rsaRefused = false
+        // A key stored with the identity comes first; it is handed to libssh2 from memory and
+        // wiped after the call.
+        if let id = connection.destination.keySecret, var key = try? interaction.host.secrets?.get(id) {
+            defer { for i in key.indices { key[i] = 0 } }
+            let ok = key.withUnsafeBytes { bytes in
+                libssh2_userauth_publickey_frommemory(session, user, user.utf8.count, nil, 0,
+                                                      bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count, nil) == 0
+            }
+            if ok { return .success }
+            interaction.host.log(.warning, "the key stored with this host's identity was refused: \(connection.lastError())")
+        }
         for file in keyFiles {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
                 interaction.host.log(.warning, "cannot read identity file \(file)")

@@ -12,6 +12,8 @@ struct Destination: Equatable, Codable {
     var keepaliveCountMax: Int? = nil
     /// The secret ID of a saved password (from the host's identity); never the password.
     var passwordSecret: String? = nil
+    /// The secret ID of a private key kept in the secrets service (from the host's identity).
+    var keySecret: String? = nil
 
     /// Parses `[user@]host[:port]`. Returns nil for an empty or malformed string.
     static func parse(_ text: String) -> Destination? {
@@ -66,4 +68,6 @@ struct IdentityRecord: Codable, Equatable {
     var user: String?
     var keyFile: String?
     var passwordSecret: String?
+    /// A private key stored in the secrets service (its ID), instead of a key file.
+    var keySecret: String? = nil
 }

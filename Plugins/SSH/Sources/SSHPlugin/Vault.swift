@@ -38,6 +38,7 @@ struct Vault {
             d.user = d.user ?? identity.user
             d.identityFile = d.identityFile ?? identity.keyFile
             d.passwordSecret = identity.passwordSecret
+            d.keySecret = identity.keySecret
         }
         return d
     }
