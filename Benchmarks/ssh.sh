@@ -68,5 +68,6 @@ PY
 
 echo
 echo "Keystroke echo round trip (a pseudo-terminal types one character, waits for its echo)"
-printf '  termhost ssh   '; python3 Benchmarks/keystroke_echo.py 200 "$termhost" ssh "$user@127.0.0.1:$port"
-printf '  ssh -tt        '; python3 Benchmarks/keystroke_echo.py 200 ssh -tt "${ssh_opts[@]}" "$user@127.0.0.1"
+printf '  termhost ssh   '; KEYSTROKE_MEDIAN_FILE=$work/t.ms python3 Benchmarks/keystroke_echo.py 200 "$termhost" ssh "$user@127.0.0.1:$port"
+printf '  ssh -tt        '; KEYSTROKE_MEDIAN_FILE=$work/o.ms python3 Benchmarks/keystroke_echo.py 200 ssh -tt "${ssh_opts[@]}" "$user@127.0.0.1"
+python3 -c "import sys; print('  ratio termhost/ssh (median): %.2fx' % (float(open(sys.argv[1]).read()) / float(open(sys.argv[2]).read())))" "$work/t.ms" "$work/o.ms"
