@@ -117,14 +117,8 @@ import TestSupport
         defer { dir.remove() }
         let cli = CLI(dir)
         try Fixtures.cPlugin(in: cli.plugins, dirName: "h", id: "org.test.h", defines: ["HANG_IN_COMMAND", "HANG_IN_SHUTDOWN"])
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Paths.termhost)
-        p.arguments = ["fixture"]
-        p.environment = cli.environment
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let bg = try Background(Paths.termhost, ["fixture"], environment: cli.environment)
+        let p = bg.process, out = bg.stdout
         // Wait until the command is running (it prints before hanging).
         let line = out.fileHandleForReading.availableDataOrLine()
         #expect(line.hasPrefix("fixture ran"))

@@ -27,13 +27,8 @@ import TestSupport
         let log = dir.path + "/callbacks.log"
         cli.extraEnvironment = ["TERMHOST_FIXTURE_LOG": log]
         try Fixtures.cPlugin(in: cli.plugins, dirName: "s", id: "org.test.s", defines: ["HANG_IN_COMMAND"])
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Paths.termhost)
-        p.arguments = ["fixture"]
-        p.environment = cli.environment
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let bg = try Background(Paths.termhost, ["fixture"], environment: cli.environment)
+        let p = bg.process
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
         #expect(waitForLine(log, "scene_attached org.test.s"))
 

@@ -128,14 +128,8 @@ import TestSupport
         defer { h.server.stop() }
         try h.termhost(["hosts", "add", "frozen", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
                         "--keepalive", "1", "--keepalive-count", "2"])
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Paths.termhost)
-        p.arguments = ["exec", "frozen", "--", "echo", "started;", "sleep", "60"]
-        p.environment = h.environment
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
+        let bg = try Background(Paths.termhost, ["exec", "frozen", "--", "echo", "started;", "sleep", "60"], environment: h.environment)
+        let p = bg.process, out = bg.stdout, err = bg.stderr
         #expect(out.fileHandleForReading.availableDataOrLine().hasPrefix("started"))
         // Freeze the server side of the connection (its per-connection processes).
         let children = try Shell.run("/usr/bin/pgrep", ["-P", String(h.server.pid)]).stdout.split(separator: "\n").map(String.init)
@@ -196,14 +190,8 @@ import TestSupport
         let h = try SSHHarness(dir: dir)
         defer { h.server.stop() }
         try h.termhost(["hosts", "add", "lab", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName()])
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Paths.termhost)
-        p.arguments = ["exec", "lab", "--", "echo started; sleep 60"]
-        p.environment = h.environment
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let bg = try Background(Paths.termhost, ["exec", "lab", "--", "echo started; sleep 60"], environment: h.environment)
+        let p = bg.process, out = bg.stdout
         #expect(out.fileHandleForReading.availableDataOrLine().hasPrefix("started"))
         p.terminate()
         p.waitUntilExit()
@@ -233,15 +221,8 @@ import TestSupport
         defer { h.server.stop() }
         try h.termhost(["hosts", "add", "frozen", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
                         "--keepalive", "1", "--keepalive-count", "2"])
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Paths.termhost)
-        p.arguments = ["exec", "frozen", "--", "echo started; cat > /dev/null"]
-        p.environment = h.environment
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle(forReadingAtPath: "/dev/zero")   // an endless upload
-        try p.run()
+        let bg = try Background(Paths.termhost, ["exec", "frozen", "--", "echo started; cat > /dev/null"], environment: h.environment, stdin: FileHandle(forReadingAtPath: "/dev/zero"))
+        let p = bg.process, out = bg.stdout, err = bg.stderr
         #expect(out.fileHandleForReading.availableDataOrLine().hasPrefix("started"))
         let children = try Shell.run("/usr/bin/pgrep", ["-P", String(h.server.pid)]).stdout.split(separator: "\n").map(String.init)
         for child in children { _ = try Shell.run("/bin/kill", ["-STOP", child]) }
@@ -336,14 +317,8 @@ import TestSupport
         let h = try SSHHarness(dir: dir)
         defer { h.server.stop() }
         try TransportHandleEndToEndTests.buildTransportPlugin(h, dir)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Paths.termhost)
-        p.arguments = ["tp", "listen", h.target]
-        p.environment = h.environment
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let bg = try Background(Paths.termhost, ["tp", "listen", h.target], environment: h.environment)
+        let p = bg.process, out = bg.stdout
         let line = out.fileHandleForReading.availableDataOrLine()
         let port = Int(line.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
         #expect(line.hasPrefix("listening ") && port > 0, "\(line)")

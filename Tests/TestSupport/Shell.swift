@@ -93,6 +93,30 @@ public enum Shell {
 
 }
 
+/// A program started in the background with stdout and stderr on pipes, for tests that act on
+/// it while it runs (signals, frozen servers). stdin is /dev/null unless given.
+public struct Background: @unchecked Sendable {
+    public let process: Process
+    public let stdout = Pipe()
+    public let stderr = Pipe()
+
+    public init(_ executable: String, _ args: [String], environment: [String: String], stdin: FileHandle? = nil) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = args
+        process.environment = environment
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = stdin ?? FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The first line the program prints (waits for it).
+    public func firstLine() -> String { stdout.fileHandleForReading.availableDataOrLine() }
+    /// Everything it wrote to stderr (waits for the end).
+    public func errorOutput() -> String { String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+}
+
 extension FileHandle {
     /// Reads until a newline arrives (a child's first line).
     public func availableDataOrLine() -> String {
