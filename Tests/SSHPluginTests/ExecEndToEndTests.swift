@@ -323,14 +323,8 @@ import TestSupport
         let port = Int(line.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
         #expect(line.hasPrefix("listening ") && port > 0, "\(line)")
         // Connect to the port sshd now listens on: the plugin's callback answers.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try #require(LoopbackListener.connect(to: port))
         defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = UInt16(port).bigEndian
-        let rc = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        #expect(rc == 0)
         var buf = [UInt8](repeating: 0, count: 256)
         var got = [UInt8]()
         while true { let n = read(fd, &buf, buf.count); if n <= 0 { break }; got += buf[0..<n] }

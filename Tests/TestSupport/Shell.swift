@@ -149,6 +149,21 @@ public final class LoopbackListener: @unchecked Sendable {
         port = Int(UInt16(bigEndian: addr.sin_port))
     }
 
+    /// A TCP connection to 127.0.0.1:port, or nil when nothing accepts there. The caller closes it.
+    public static func connect(to port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(port).bigEndian
+        let rc = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if rc == 0 { return fd }
+        Glibc.close(fd)
+        return nil
+    }
+
     private var closed = false
     public func close() {
         guard !closed else { return }
