@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
         .library(name: "SSHPlugin", type: .dynamic, targets: ["SSHPlugin"]),
+        .library(name: "SFTPPlugin", type: .dynamic, targets: ["SFTPPlugin"]),
         // A Swift plugin used only by the tests (exercises every TermhostSDK service wrapper).
         .library(name: "SwiftServicesFixture", type: .dynamic, targets: ["SwiftServicesFixture"]),
     ],
@@ -57,6 +58,9 @@ let package = Package(
         .systemLibrary(name: "CLibSSH2", path: "Plugins/SSH/Sources/CLibSSH2"),
         .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2"], path: "Plugins/SSH/Sources/SSHPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+        // SFTP runs libssh2's SFTP layer on sessions the SSH plugin's transport service lends it.
+        .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2"], path: "Plugins/SFTP/Sources/SFTPPlugin",
+                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
@@ -72,6 +76,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SDKTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SSHPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SFTPPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )

@@ -43,6 +43,24 @@ import TermhostRegistry
         #expect(m.phase == .terminating)
     }
 
+    /// The CLI's command can return while a signal's shutdown is still running: detaching its
+    /// scene then must not call features the shutdown thread is shutting down and destroying.
+    @Test func aSceneDetachedDuringShutdownCallsNoFeature() throws {
+        let rec = Recorder()
+        let m = try manager([("a", .process, 1), ("hung", .process, 2), ("nav", .scene, 3)], recorder: rec, hangs: ["hung"],
+                            options: .init(shutdownBound: 0.5, backgroundGrace: nil))
+        m.start()
+        let s = m.attachScene(hasTerminal: true)
+        let done = DispatchSemaphore(value: 0)
+        Thread { _ = m.shutdown(); done.signal() }.start()
+        while rec.count("shutdown hung") == 0 { usleep(1000) }
+        m.detachScene(s)
+        m.closeWorkspace(1)
+        done.wait()
+        #expect(rec.count("detached") == 0, "\(rec.events)")
+        #expect(rec.events.last == "shutdown hung")
+    }
+
     @Test func aFeatureHangingInShutdownDoesNotHoldTheProcessPastTheBound() throws {
         let rec = Recorder()
         let m = try manager([("a", .process, 1), ("hung", .process, 2), ("c", .process, 3)], recorder: rec, hangs: ["hung"],

@@ -34,6 +34,12 @@ public final class SSHServer {
         Subsystem sftp internal-sftp
         """
         _ = FileManager.default.createFile(atPath: directory + "/sshd_config", contents: Data(config.utf8))
+        try start()
+    }
+
+    /// Starts sshd (again, after stop() or crash()) on the same port with the same host key,
+    /// and waits until it accepts connections.
+    public func start() throws {
         if getuid() == 0 { mkdir("/run/sshd", 0o755) }   // privilege separation directory
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -118,5 +124,11 @@ extension Fixtures {
     @discardableResult
     public static func sshPlugin(in parent: String) throws -> Plugin {
         try bundle("libSSHPlugin.so", manifest: "Plugins/SSH/manifest.json", as: "org.termhost.ssh", in: parent)
+    }
+
+    /// The SFTP plugin as SwiftPM built it (it needs the SSH plugin beside it).
+    @discardableResult
+    public static func sftpPlugin(in parent: String) throws -> Plugin {
+        try bundle("libSFTPPlugin.so", manifest: "Plugins/SFTP/manifest.json", as: "org.termhost.sftp", in: parent)
     }
 }

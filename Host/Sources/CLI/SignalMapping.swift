@@ -9,6 +9,12 @@ import TermhostRuntime
 final class SignalMapping: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
     private let queue = DispatchQueue(label: "termhost.signals")
+    private let ending = NSLock()
+    private var endingSignal: Int32?
+
+    /// The signal that started a shutdown, if one did: a command that returns because of it
+    /// (a transfer pausing) must still end the process with 128 + that signal.
+    var terminatingSignal: Int32? { ending.withLock { endingSignal } }
 
     init(runtime: HostRuntime, scene: UInt64) {
         func on(_ sig: Int32, _ body: @escaping @Sendable () -> Void) {
@@ -23,14 +29,16 @@ final class SignalMapping: @unchecked Sendable {
             kill(getpid(), SIGSTOP)
         }
         on(SIGCONT) { runtime.lifecycle.setScenePhase(scene, .active) }
-        on(SIGHUP) {
+        on(SIGHUP) { [self] in
+            ending.withLock { endingSignal = SIGHUP }
             runtime.services.interaction.restoreTerminal()
             runtime.lifecycle.detachScene(scene)
             runtime.shutdown()
             exit(ExitCode.signal(SIGHUP))
         }
         for sig in [SIGTERM, SIGINT] {
-            on(sig) {
+            on(sig) { [self] in
+                ending.withLock { endingSignal = sig }
                 runtime.services.interaction.restoreTerminal()
                 runtime.shutdown()
                 exit(ExitCode.signal(sig))

@@ -90,6 +90,12 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
     runtime.services.interaction.attach(scene: scene, terminal: hasTerminal ? .init(input: 0, output: 2) : nil)
     let signals = SignalMapping(runtime: runtime, scene: scene)
     let status = runtime.runCommand(scene: scene, argv: [name] + args, json: g.json) ?? ExitCode.failure
+    if let sig = signals.terminatingSignal {
+        // The command ended because a signal's shutdown stopped it: finish that shutdown (the
+        // signal handler exits too) and report the signal, not the command's status.
+        runtime.shutdown()
+        return ExitCode.signal(sig)
+    }
     withExtendedLifetime(signals) {}
     runtime.lifecycle.detachScene(scene)
     let outcome = runtime.shutdown()

@@ -155,8 +155,11 @@ public final class LifecycleManager: @unchecked Sendable {
     /// Stops tracking a scene: its workspaces close, its instances shut down (bounded, like
     /// shutdown), process features hear scene_detached. (SIGHUP does this for the CLI's scene.)
     public func detachScene(_ scene: UInt64) {
+        // Once shutdown has begun, its thread owns every instance (and destroys them): a scene
+        // detached after that (the CLI's command returning during a signal's shutdown) must not
+        // call into them.
         let removed: (Scene, [Live])? = locked {
-            guard let s = scenes[scene] else { return nil }
+            guard shutdownState == nil, let s = scenes[scene] else { return nil }
             let instances = s.workspaces.reversed().flatMap { workspaces[$0]!.instances.reversed() } + s.instances.reversed()
             for w in s.workspaces { workspaces[w] = nil }
             scenes[scene] = nil
@@ -167,6 +170,7 @@ public final class LifecycleManager: @unchecked Sendable {
         retire(instances)
         for w in s.workspaces { onEvent(.workspaceClosed(scene: scene, workspace: w)) }
         locked {
+            guard shutdownState == nil else { return }
             let context = ScopeContext(scene: scene, hasTerminal: s.hasTerminal)
             for live in processInstances { live.instance.sceneDetached(context) }
             recomputeAggregate()
@@ -262,7 +266,7 @@ public final class LifecycleManager: @unchecked Sendable {
 
     public func closeWorkspace(_ workspace: UInt64) {
         let closed: Workspace? = locked {
-            guard let w = workspaces[workspace] else { return nil }
+            guard shutdownState == nil, let w = workspaces[workspace] else { return nil }
             workspaces[workspace] = nil
             scenes[w.scene]?.workspaces.removeAll { $0 == workspace }
             return w

@@ -1,16 +1,16 @@
 import Foundation
-import TestSupport
 
-/// A scratch home (for ~/.ssh), the SSH plugin on the plugin path, and a real sshd.
-struct SSHHarness {
-    let dir: TemporaryDirectory
-    let home: String
-    let plugins: String
-    let key: UserKey
-    let server: SSHServer
-    var extraEnvironment: [String: String] = [:]
+/// A scratch home (for ~/.ssh), the SSH plugin (plus any others a test adds) on the plugin
+/// path, and a real sshd.
+public struct SSHHarness {
+    public let dir: TemporaryDirectory
+    public let home: String
+    public let plugins: String
+    public let key: UserKey
+    public let server: SSHServer
+    public var extraEnvironment: [String: String] = [:]
 
-    init(dir: TemporaryDirectory, keyType: String = "ed25519", passphrase: String = "", trustServer: Bool = true,
+    public init(dir: TemporaryDirectory, keyType: String = "ed25519", passphrase: String = "", trustServer: Bool = true,
          authorize: Bool = true, serverConfig: String = "") throws {
         self.dir = dir
         home = dir.sub("home")
@@ -21,7 +21,7 @@ struct SSHHarness {
         if trustServer { _ = dir.write("home/.ssh/known_hosts", server.knownHostsLine + "\n") }
     }
 
-    var environment: [String: String] {
+    public var environment: [String: String] {
         var env = Fixtures.environment(dir, pluginPath: plugins, extra: extraEnvironment)
         env["HOME"] = home
         env.removeValue(forKey: "SSH_AUTH_SOCK")
@@ -29,12 +29,12 @@ struct SSHHarness {
         return env
     }
 
-    var target: String { "\(NSUserName())@127.0.0.1:\(server.port)" }
+    public var target: String { "\(NSUserName())@127.0.0.1:\(server.port)" }
 
     @discardableResult
-    func termhost(_ args: [String], stdin: String? = nil) throws -> Shell.Result {
+    public func termhost(_ args: [String], stdin: String? = nil) throws -> Shell.Result {
         try Shell.run(Paths.termhost, args, environment: environment, stdin: stdin, timeout: 60)
     }
 
-    var knownHosts: String { (try? String(contentsOfFile: home + "/.ssh/known_hosts", encoding: .utf8)) ?? "" }
+    public var knownHosts: String { (try? String(contentsOfFile: home + "/.ssh/known_hosts", encoding: .utf8)) ?? "" }
 }

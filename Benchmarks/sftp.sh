@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SFTP figures, side by side with OpenSSH sftp, against a local sshd on loopback (release build,
+# same cipher and MAC for both, see sshd-env.sh):
+#  1. download and upload of one N MiB file (default 1024)
+#  2. download and upload of a directory of 2,000 files of 4 KiB
+# Every copy is checked with sha256sum before its time counts.
+# Usage: Benchmarks/sftp.sh [MiB] [files]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mib=${1:-1024}
+files=${2:-2000}
+source Benchmarks/sshd-env.sh
+
+data=$work/data-src
+mkdir -p "$data/many"
+head -c "${mib}M" /dev/urandom > "$data/big"
+for i in $(seq "$files"); do head -c 4096 /dev/urandom > "$data/many/f$i"; done
+big_sum=$(sha256sum < "$data/big")
+many_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum); }
+many_ref=$(many_sum "$data/many")
+
+ns() { date +%s%N; }
+run_termhost() { "$termhost" sftp "$@" -P "$port" > /dev/null; }
+run_sftp() { printf '%s\n' "$1" | sftp "${sftp_opts[@]}" -q -b - "$user@127.0.0.1" > /dev/null; }
+
+# Prints seconds taken by a command after checking what it produced.
+timed() { local s e; s=$(ns); "$@"; e=$(ns); echo $(( e - s )); }
+
+report() {  # what bytes termhost_ns sftp_ns
+  python3 - "$@" <<'PY'
+import sys
+what, size, t, o = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) / 1e9, int(sys.argv[4]) / 1e9
+print("%s" % what)
+print("  termhost sftp  %6.2f s  %7.1f MB/s" % (t, size / t / 1e6))
+print("  OpenSSH sftp   %6.2f s  %7.1f MB/s" % (o, size / o / 1e6))
+print("  ratio (termhost throughput / OpenSSH): %.2f" % (o / t))
+PY
+}
+
+check_big() { [ "$(sha256sum < "$1")" = "$big_sum" ] || { echo "corrupt copy: $1" >&2; exit 1; }; rm -f "$1"; }
+check_many() { [ "$(many_sum "$1")" = "$many_ref" ] || { echo "corrupt tree: $1" >&2; exit 1; }; rm -rf "$1"; }
+
+out=$work/out; mkdir -p "$out"
+t=$(timed run_termhost get "$user@127.0.0.1:$data/big" "$out/big.t"); check_big "$out/big.t"
+o=$(timed run_sftp "get $data/big $out/big.o"); check_big "$out/big.o"
+report "Download of $mib MiB" $((mib * 1048576)) "$t" "$o"
+
+t=$(timed run_termhost put "$data/big" "$user@127.0.0.1:$out/big.t"); check_big "$out/big.t"
+o=$(timed run_sftp "put $data/big $out/big.o"); check_big "$out/big.o"
+report "Upload of $mib MiB" $((mib * 1048576)) "$t" "$o"
+
+t=$(timed run_termhost get -r "$user@127.0.0.1:$data/many" "$out/many.t"); check_many "$out/many.t"
+o=$(timed run_sftp "get -r $data/many $out/many.o"); check_many "$out/many.o"
+report "Download of $files files of 4 KiB" $((files * 4096)) "$t" "$o"
+
+mkdir -p "$out/up.t" "$out/up.o"
+t=$(timed run_termhost put -r "$data/many" "$user@127.0.0.1:$out/up.t"); check_many "$out/up.t/many"
+o=$(timed run_sftp "put -r $data/many $out/up.o"); check_many "$out/up.o/many"
+report "Upload of $files files of 4 KiB" $((files * 4096)) "$t" "$o"

@@ -1,0 +1,144 @@
+import Foundation
+import Glibc
+
+/// Shows a batch to a person or a script: a progress bar with rate and ETA when stderr is a
+/// terminal, one summary line otherwise, or JSON lines on stdout with --json.
+final class ConsoleProgress: TransferObserver, @unchecked Sendable {
+    enum Mode { case bar, summary, json }
+    let mode: Mode
+    let out: Int32, err: Int32
+    let verb: String
+    private let lock = NSLock()
+    private var totalBytes: UInt64 = 0, movedBytes: UInt64 = 0, files = 0, finished = 0
+    private var started = Date()
+    private var lastDraw = Date.distantPast
+    private var fileBytes: [String: UInt64] = [:]
+    private var lastEvent: [String: Date] = [:]
+
+    init(mode: Mode, out: Int32, err: Int32, verb: String) {
+        self.mode = mode
+        self.out = out
+        self.err = err
+        self.verb = verb
+    }
+
+    static func mode(json: Bool, stderr: Int32) -> Mode { json ? .json : isatty(stderr) == 1 ? .bar : .summary }
+
+    func batchStarted(files: Int, bytes: UInt64) {
+        lock.withLock {
+            self.files = files
+            totalBytes = bytes
+            started = Date()
+        }
+        if mode == .json { event("batch-start", ["files": "\(files)", "bytes": "\(bytes)"]) }
+    }
+
+    func fileStarted(_ path: String, size: UInt64, offset: UInt64) {
+        lock.withLock {
+            fileBytes[path] = offset
+            movedBytes += offset
+        }
+        if mode == .json { event("file-start", ["path": jsonString(path), "size": "\(size)", "offset": "\(offset)"]) }
+    }
+
+    func progressed(_ path: String, bytes: Int) {
+        let now = Date()
+        let (draw, fileTotal): (Bool, UInt64) = lock.withLock {
+            movedBytes += UInt64(bytes)
+            fileBytes[path, default: 0] += UInt64(bytes)
+            let due = now.timeIntervalSince(mode == .json ? lastEvent[path] ?? .distantPast : lastDraw) >= (mode == .json ? 0.25 : 0.1)
+            if due { if mode == .json { lastEvent[path] = now } else { lastDraw = now } }
+            return (due, fileBytes[path] ?? 0)
+        }
+        guard draw else { return }
+        switch mode {
+        case .bar: drawBar(current: path)
+        case .json: event("progress", ["path": jsonString(path), "bytes": "\(fileTotal)", "rate": "\(Int(rate()))"])
+        case .summary: break
+        }
+    }
+
+    func fileFinished(_ path: String, outcome: FileOutcome) {
+        lock.withLock {
+            finished += 1
+            fileBytes[path] = nil
+        }
+        switch (mode, outcome) {
+        case (.json, .done(let bytes)): event("file-done", ["path": jsonString(path), "bytes": "\(bytes)"])
+        case (.json, .skipped(let why)): event("file-skipped", ["path": jsonString(path), "reason": jsonString(why)])
+        case (.json, .paused(let offset, let why)): event("file-paused", ["path": jsonString(path), "offset": "\(offset)", "reason": jsonString(why)])
+        case (.json, .cancelled): event("file-cancelled", ["path": jsonString(path)])
+        case (.json, .failed(let why)): event("file-error", ["path": jsonString(path), "message": jsonString(why)])
+        case (_, .failed(let why)), (_, .paused(_, let why)): line(err, why)
+        default: if mode == .bar { drawBar(current: path) }
+        }
+    }
+
+    func notice(_ text: String) {
+        if mode == .json { event("notice", ["message": jsonString(text)]) } else { line(err, "sftp: " + text) }
+    }
+
+    func batchFinished(_ s: BatchSummary) {
+        if mode == .json {
+            event("batch-done", ["files": "\(s.files)", "done": "\(s.done)", "skipped": "\(s.skipped)", "paused": "\(s.paused)",
+                                 "not_started": "\(s.notStarted)", "failed": "\(s.failed)", "cancelled": "\(s.cancelled)",
+                                 "bytes": "\(s.bytes)", "seconds": String(format: "%.3f", s.seconds)])
+            return
+        }
+        if mode == .bar { write(err, "\r\u{1B}[K") }
+        var parts = ["\(verb) \(s.done) of \(s.files) file\(s.files == 1 ? "" : "s"), \(ConsoleProgress.size(s.bytes)) in \(String(format: "%.1f", s.seconds)) s (\(ConsoleProgress.size(UInt64(Double(s.bytes) / max(s.seconds, 0.001))))/s)"]
+        if s.skipped > 0 { parts.append("\(s.skipped) skipped") }
+        if s.failed > 0 { parts.append("\(s.failed) failed") }
+        if s.paused + s.notStarted > 0 { parts.append("\(s.paused + s.notStarted) paused (run again with --resume)") }
+        if s.cancelled > 0 { parts.append("\(s.cancelled) cancelled") }
+        line(out, parts.joined(separator: ", "))
+    }
+
+    // MARK: drawing
+
+    private func rate() -> Double { Double(lock.withLock { movedBytes }) / max(Date().timeIntervalSince(started), 0.001) }
+
+    private func drawBar(current: String) {
+        let (moved, total, done, count) = lock.withLock { (movedBytes, totalBytes, finished, files) }
+        let fraction = total > 0 ? min(Double(moved) / Double(total), 1) : 1
+        let speed = rate()
+        let eta = speed > 0 && total > moved ? Int(Double(total - moved) / speed) : 0
+        var columns = winsize()
+        let width = ioctl(err, UInt(TIOCGWINSZ), &columns) == 0 && columns.ws_col > 0 ? Int(columns.ws_col) : 80
+        let stats = " \(String(Int(fraction * 100)).leftPadded(3))% \(ConsoleProgress.size(moved)) \(ConsoleProgress.size(UInt64(speed)))/s ETA \(eta / 60):\(String(eta % 60).leftPadded(2, "0")) \(done)/\(count)"
+        let barWidth = max(10, min(30, width - stats.count - 24))
+        let filled = Int(fraction * Double(barWidth))
+        let bar = "[" + String(repeating: "=", count: filled) + String(repeating: " ", count: barWidth - filled) + "]"
+        let nameRoom = max(8, width - stats.count - bar.count - 2)
+        let name = current.count > nameRoom ? "..." + current.suffix(nameRoom - 3) : current
+        write(err, "\r\u{1B}[K\(name.replacingOccurrences(of: "\n", with: "?")) \(bar)\(stats)")
+    }
+
+    static func size(_ bytes: UInt64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(bytes), unit = 0
+        while value >= 1000, unit < units.count - 1 { value /= 1000; unit += 1 }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f ", value) + units[unit]
+    }
+
+    private func event(_ name: String, _ fields: [String: String]) {
+        let body = fields.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
+        line(out, "{\"event\":\"\(name)\"\(body.isEmpty ? "" : ",")\(body)}")
+    }
+
+    private func line(_ fd: Int32, _ text: String) {
+        if mode == .bar && fd == err { write(err, "\r\u{1B}[K") }
+        write(fd, text + "\n")
+    }
+
+    private func write(_ fd: Int32, _ text: String) {
+        lock.withLock {
+            var bytes = Array(text.utf8)[...]
+            while !bytes.isEmpty {
+                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+                if n < 0 { if errno == EINTR { continue } else { return } }
+                bytes = bytes.dropFirst(n)
+            }
+        }
+    }
+}

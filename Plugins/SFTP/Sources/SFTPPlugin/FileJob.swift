@@ -1,0 +1,68 @@
+import Glibc
+
+/// One file to move. For a download, remotePath is the source and localPath the final name;
+/// for an upload the other way round. The bytes go to a partial file beside the final name
+/// (".<name>.termhost-partial") and are renamed into place only once complete.
+struct FileJob: Sendable {
+    enum Direction: String, Sendable { case download, upload }
+    var direction: Direction
+    var host: String
+    var remotePath: String
+    var localPath: String
+    /// The final name may be replaced (the conflict policy said overwrite).
+    var overwrite = false
+    /// Continue from a checkpoint when one is found.
+    var resume = false
+    /// The name shown in progress and errors.
+    var display: String
+
+    static func partialName(_ path: String) -> String {
+        path.parentPath.appendingPath(".\(path.lastComponent).termhost-partial")
+    }
+
+    var partialPath: String { FileJob.partialName(direction == .download ? localPath : remotePath) }
+
+    var checkpointKey: String {
+        direction == .download ? Checkpoints.key(download: localPath) : Checkpoints.key(upload: host, remotePath)
+    }
+}
+
+/// Buffer sizes from libssh2 1.10's SFTP internals (Docs/SFTP.md): requests carry at most
+/// 30,000 bytes, so buffers are whole multiples of that; a read keeps 4x its buffer in flight
+/// (capped at 8 MiB), an upload keeps in flight what one write call is given.
+enum TransferBuffer {
+    static let read = 60 * 30_000          // 1.8 MB: 7.2 MB read ahead
+    static let writeWindow = 70 * 30_000   // 2.1 MB in flight per upload
+}
+
+/// Local file helpers that report errno as SFTPError.
+enum LocalFile {
+    static func writeAll(_ fd: Int32, _ p: UnsafeRawPointer, _ count: Int, path: String) throws(SFTPError) {
+        var done = 0
+        while done < count {
+            let n = write(fd, p + done, count - done)
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw SFTPError.local(path, "cannot write") }
+            done += n
+        }
+    }
+
+    static func stat(_ path: String, follow: Bool = true) -> Glibc.stat? {
+        var st = Glibc.stat()
+        return fstatat(AT_FDCWD, path, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 ? st : nil
+    }
+
+    /// Moves a finished partial file into place: rename(2) replaces atomically when allowed;
+    /// otherwise link(2), which refuses an existing name, so a file that appeared meanwhile is
+    /// never clobbered.
+    static func commit(_ from: String, to: String, replace: Bool) throws(SFTPError) {
+        if replace {
+            guard rename(from, to) == 0 else { throw SFTPError.local(to, "cannot rename \(from) to") }
+            return
+        }
+        if link(from, to) == 0 { unlink(from); return }
+        if errno == EEXIST { throw SFTPError(.refused, "sftp: \(to) appeared during the transfer; the download is kept as \(from)") }
+        // File systems without hard links: check, then rename.
+        guard stat(to, follow: false) == nil, rename(from, to) == 0 else { throw SFTPError.local(to, "cannot rename \(from) to") }
+    }
+}

@@ -1,0 +1,107 @@
+import CLibSSH2
+
+/// OpenSSH's posix-rename@openssh.com, which libssh2 1.10 does not offer: a rename that
+/// replaces the target atomically (rename(2) on the server), where SFTP v3's rename refuses an
+/// existing target. It runs on a second "sftp" subsystem channel of the same session, opened
+/// on first use, so libssh2's own SFTP channel and its request IDs are never touched.
+/// Runs on the session's executor (blocking mode), like RemoteFS.
+final class OpenSSHExtensions {
+    private var channel: OpaquePointer?
+    private(set) var extensions: [String: String] = [:]
+    private var nextID: UInt32 = 1
+
+    /// Frees the channel; on the executor, before the session is closed.
+    func release() {
+        if let channel { libssh2_channel_free(channel) }
+        channel = nil
+    }
+
+    /// Whether the server offers posix-rename; opens the channel on first use.
+    func supportsPosixRename(_ fs: RemoteFS) throws(SFTPError) -> Bool {
+        try start(fs)
+        return extensions["posix-rename@openssh.com"] != nil
+    }
+
+    /// rename(2) on the server: from replaces to atomically.
+    func posixRename(_ fs: RemoteFS, from: String, to: String) throws(SFTPError) {
+        try start(fs)
+        let id = nextID
+        nextID += 1
+        var body: [UInt8] = [200]          // SSH_FXP_EXTENDED
+        body.appendUInt32(id)
+        body.appendString("posix-rename@openssh.com")
+        body.appendString(from)
+        body.appendString(to)
+        try send(fs, body, about: from)
+        let reply = try receive(fs, about: from)
+        // SSH_FXP_STATUS: id, code, message, language.
+        guard reply.first == 101, reply.count >= 9 else { throw SFTPError(.failed, "sftp: \(fs.host): unexpected reply to posix-rename") }
+        let code = reply.uint32(at: 5)
+        guard code == 0 else {
+            throw SFTPError(.remote, "sftp: cannot rename \(fs.host):\(from) to \(to): \(SFTPError.reason(UInt(code)))", status: UInt(code))
+        }
+    }
+
+    private func start(_ fs: RemoteFS) throws(SFTPError) {
+        guard channel == nil else { return }
+        guard let c = libssh2_channel_open_ex(fs.session, "session", 7, 256 * 1024, 32768, nil, 0) else {
+            throw fs.error("", "cannot open an SFTP channel on")
+        }
+        guard libssh2_channel_process_startup(c, "subsystem", 9, "sftp", 4) == 0 else {
+            libssh2_channel_free(c)
+            throw fs.error("", "cannot start SFTP on")
+        }
+        channel = c
+        var hello: [UInt8] = [1]           // SSH_FXP_INIT, version 3
+        hello.appendUInt32(3)
+        try send(fs, hello, about: "")
+        let version = try receive(fs, about: "")
+        guard version.first == 2 else { throw SFTPError(.failed, "sftp: \(fs.host): the server did not answer SFTP INIT") }
+        // SSH_FXP_VERSION: version, then (name, data) string pairs.
+        var at = 5
+        while let name = version.string(at: &at), let data = version.string(at: &at) { extensions[name] = data }
+    }
+
+    private func send(_ fs: RemoteFS, _ body: [UInt8], about path: String) throws(SFTPError) {
+        var packet: [UInt8] = []
+        packet.appendUInt32(UInt32(body.count))
+        packet += body
+        var sent = 0
+        while sent < packet.count {
+            let n = packet[sent...].withUnsafeBytes { libssh2_channel_write_ex(channel, 0, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw fs.error(path) }
+            sent += n
+        }
+    }
+
+    private func receive(_ fs: RemoteFS, about path: String) throws(SFTPError) -> [UInt8] {
+        let header = try read(fs, 4, about: path)
+        let length = Int(header.uint32(at: 0))
+        guard length > 0, length < 256 * 1024 else { throw SFTPError(.failed, "sftp: \(fs.host): malformed SFTP packet (length \(length))") }
+        return try read(fs, length, about: path)
+    }
+
+    private func read(_ fs: RemoteFS, _ count: Int, about path: String) throws(SFTPError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = out[got...].withUnsafeMutableBytes { libssh2_channel_read_ex(channel, 0, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw n == 0 ? SFTPError(.connectionLost, "sftp: \(fs.host): the SFTP channel closed") : fs.error(path) }
+            got += n
+        }
+        return out
+    }
+}
+
+extension [UInt8] {
+    mutating func appendUInt32(_ v: UInt32) { append(contentsOf: [UInt8(v >> 24), UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)]) }
+    mutating func appendString(_ s: String) { appendUInt32(UInt32(s.utf8.count)); append(contentsOf: s.utf8) }
+    func uint32(at i: Int) -> UInt32 { UInt32(self[i]) << 24 | UInt32(self[i + 1]) << 16 | UInt32(self[i + 2]) << 8 | UInt32(self[i + 3]) }
+    func string(at i: inout Int) -> String? {
+        guard i + 4 <= count else { return nil }
+        let n = Int(uint32(at: i))
+        guard i + 4 + n <= count else { return nil }
+        defer { i += 4 + n }
+        return String(decoding: self[(i + 4)..<(i + 4 + n)], as: UTF8.self)
+    }
+}

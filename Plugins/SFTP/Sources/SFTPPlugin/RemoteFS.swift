@@ -1,0 +1,181 @@
+import CLibSSH2
+import Glibc
+
+/// SFTP requests on one session, through libssh2 (blocking mode). Valid only inside a
+/// `with_session` body of the connection that owns it: that is the session's executor.
+struct RemoteFS {
+    let session: OpaquePointer
+    let sftp: OpaquePointer
+    let host: String
+
+    /// The failure of the last libssh2 call: the server's SFTP status when it answered, or a
+    /// lost connection when it did not.
+    func error(_ path: String, _ what: String = "") -> SFTPError {
+        let prefix = "sftp: \(what.isEmpty ? "" : what + " ")\(host):\(path)"
+        let code = libssh2_session_last_errno(session)
+        if code == LIBSSH2_ERROR_SFTP_PROTOCOL {
+            let status = libssh2_sftp_last_error(sftp)
+            return SFTPError(.remote, "\(prefix): \(SFTPError.reason(status))", status: status)
+        }
+        var message: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        libssh2_session_last_error(session, &message, &length, 0)
+        let reason = message.map { String(cString: $0) } ?? "error \(code)"
+        return SFTPError(.connectionLost, "\(prefix): connection to \(host) lost: \(reason)")
+    }
+
+    func stat(_ path: String, follow: Bool = true) throws(SFTPError) -> RemoteEntry {
+        var attrs = LIBSSH2_SFTP_ATTRIBUTES()
+        let rc = libssh2_sftp_stat_ex(sftp, path, UInt32(path.utf8.count), follow ? LIBSSH2_SFTP_STAT : LIBSSH2_SFTP_LSTAT, &attrs)
+        guard rc == 0 else { throw error(path) }
+        return RemoteEntry(name: path.lastComponent, attributes: attrs)
+    }
+
+    /// nil when the path does not exist; other failures throw.
+    func statIfExists(_ path: String, follow: Bool = true) throws(SFTPError) -> RemoteEntry? {
+        do { return try stat(path, follow: follow) } catch {
+            if error.kind == .remote, error.status == LIBSSH2_FX_NO_SUCH_FILE || error.status == LIBSSH2_FX_NO_SUCH_PATH { return nil }
+            throw error
+        }
+    }
+
+    /// The entries of a directory, without "." and "..", attributes as the server reads them
+    /// (lstat: symlinks are reported as symlinks).
+    func list(_ path: String) throws(SFTPError) -> [RemoteEntry] {
+        guard let handle = libssh2_sftp_open_ex(sftp, path, UInt32(path.utf8.count), 0, 0, LIBSSH2_SFTP_OPENDIR) else {
+            throw error(path, "cannot list")
+        }
+        defer { libssh2_sftp_close_handle(handle) }
+        // A buffer far above any name: libssh2 1.10 skips an entry whose name does not fit.
+        var name = [CChar](repeating: 0, count: 65536)
+        var entries: [RemoteEntry] = []
+        while true {
+            var attrs = LIBSSH2_SFTP_ATTRIBUTES()
+            let n = libssh2_sftp_readdir_ex(handle, &name, name.count, nil, 0, &attrs)
+            if n == 0 { break }
+            guard n > 0 else { throw error(path, "cannot list") }
+            let text = String(decoding: name[0..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text == "." || text == ".." { continue }
+            entries.append(RemoteEntry(name: text, attributes: attrs))
+        }
+        return entries.sorted { $0.name < $1.name }
+    }
+
+    func mkdir(_ path: String, mode: UInt32 = 0o755) throws(SFTPError) {
+        guard libssh2_sftp_mkdir_ex(sftp, path, UInt32(path.utf8.count), Int(mode)) == 0 else { throw error(path, "cannot create directory") }
+    }
+
+    func rmdir(_ path: String) throws(SFTPError) {
+        guard libssh2_sftp_rmdir_ex(sftp, path, UInt32(path.utf8.count)) == 0 else { throw error(path, "cannot remove directory") }
+    }
+
+    func remove(_ path: String) throws(SFTPError) {
+        guard libssh2_sftp_unlink_ex(sftp, path, UInt32(path.utf8.count)) == 0 else { throw error(path, "cannot remove") }
+    }
+
+    /// SFTP v3 rename: refused by the server when the target exists.
+    func rename(_ from: String, _ to: String) throws(SFTPError) {
+        let flags = Int(LIBSSH2_SFTP_RENAME_ATOMIC | LIBSSH2_SFTP_RENAME_NATIVE)
+        guard libssh2_sftp_rename_ex(sftp, from, UInt32(from.utf8.count), to, UInt32(to.utf8.count), flags) == 0 else {
+            throw error(from, "cannot rename to \(to):")
+        }
+    }
+
+    func chmod(_ path: String, mode: UInt32) throws(SFTPError) {
+        var attrs = LIBSSH2_SFTP_ATTRIBUTES()
+        attrs.flags = UInt(LIBSSH2_SFTP_ATTR_PERMISSIONS)
+        attrs.permissions = UInt(mode & 0o7777)
+        guard libssh2_sftp_stat_ex(sftp, path, UInt32(path.utf8.count), LIBSSH2_SFTP_SETSTAT, &attrs) == 0 else {
+            throw error(path, "cannot change mode of")
+        }
+    }
+
+    /// The server's absolute form of path ("." is the login directory).
+    func realpath(_ path: String) throws(SFTPError) -> String {
+        var buf = [CChar](repeating: 0, count: 4096)
+        let n = libssh2_sftp_symlink_ex(sftp, path, UInt32(path.utf8.count), &buf, UInt32(buf.count), LIBSSH2_SFTP_REALPATH)
+        guard n >= 0 else { throw error(path, "cannot resolve") }
+        return String(decoding: buf[0..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    func readlink(_ path: String) throws(SFTPError) -> String {
+        var buf = [CChar](repeating: 0, count: 4096)
+        let n = libssh2_sftp_symlink_ex(sftp, path, UInt32(path.utf8.count), &buf, UInt32(buf.count), LIBSSH2_SFTP_READLINK)
+        guard n >= 0 else { throw error(path, "cannot read link") }
+        return String(decoding: buf[0..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// statvfs@openssh.com: (total, free for the user) in bytes.
+    func diskSpace(_ path: String) throws(SFTPError) -> (total: UInt64, available: UInt64, fragment: UInt64) {
+        var st = LIBSSH2_SFTP_STATVFS()
+        guard libssh2_sftp_statvfs(sftp, path, path.utf8.count, &st) == 0 else { throw error(path, "cannot read disk space of") }
+        return (st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize, st.f_frsize)
+    }
+
+    func open(_ path: String, flags: Int32, mode: UInt32 = 0o600, what: String) throws(SFTPError) -> OpaquePointer {
+        guard let handle = libssh2_sftp_open_ex(sftp, path, UInt32(path.utf8.count), UInt(flags), Int(mode), LIBSSH2_SFTP_OPENFILE) else {
+            throw error(path, what)
+        }
+        return handle
+    }
+
+    func fstat(_ handle: OpaquePointer, path: String) throws(SFTPError) -> RemoteEntry {
+        var attrs = LIBSSH2_SFTP_ATTRIBUTES()
+        guard libssh2_sftp_fstat_ex(handle, &attrs, 0) == 0 else { throw error(path) }
+        return RemoteEntry(name: path.lastComponent, attributes: attrs)
+    }
+
+    /// Sets mode and times on an open handle (what `sftp -p` preserves).
+    func fsetstat(_ handle: OpaquePointer, path: String, mode: UInt32?, mtime: UInt64?) throws(SFTPError) {
+        var attrs = LIBSSH2_SFTP_ATTRIBUTES()
+        if let mode { attrs.flags |= UInt(LIBSSH2_SFTP_ATTR_PERMISSIONS); attrs.permissions = UInt(mode & 0o7777) }
+        if let mtime { attrs.flags |= UInt(LIBSSH2_SFTP_ATTR_ACMODTIME); attrs.mtime = UInt(mtime); attrs.atime = UInt(mtime) }
+        guard attrs.flags != 0 else { return }
+        guard libssh2_sftp_fstat_ex(handle, &attrs, 1) == 0 else { throw error(path, "cannot set attributes of") }
+    }
+
+    /// Sets the size of a file through its path (truncating an upload's unacknowledged tail).
+    func truncate(_ path: String, to size: UInt64) throws(SFTPError) {
+        var attrs = LIBSSH2_SFTP_ATTRIBUTES()
+        attrs.flags = UInt(LIBSSH2_SFTP_ATTR_SIZE)
+        attrs.filesize = size
+        guard libssh2_sftp_stat_ex(sftp, path, UInt32(path.utf8.count), LIBSSH2_SFTP_SETSTAT, &attrs) == 0 else {
+            throw error(path, "cannot truncate")
+        }
+    }
+}
+
+/// Path helpers for remote (always "/") and local paths.
+extension String {
+    var lastComponent: String {
+        let trimmed = hasSuffix("/") && count > 1 ? String(dropLast()) : self
+        return trimmed.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? trimmed
+    }
+
+    var parentPath: String {
+        guard let slash = lastIndex(of: "/") else { return "." }
+        return slash == startIndex ? "/" : String(self[..<slash])
+    }
+
+    func appendingPath(_ name: String) -> String {
+        isEmpty || self == "." ? name : hasSuffix("/") ? self + name : self + "/" + name
+    }
+}
+
+extension RemoteFS {
+    /// Up to max bytes of a file from offset (for the service's read()).
+    func read(_ path: String, offset: UInt64, max: Int) throws(SFTPError) -> [UInt8] {
+        let handle = try open(path, flags: LIBSSH2_FXF_READ, what: "cannot open")
+        defer { libssh2_sftp_close_handle(handle) }
+        libssh2_sftp_seek64(handle, offset)
+        var out = [UInt8](repeating: 0, count: max)
+        var got = 0
+        while got < max {
+            let n = out[got...].withUnsafeMutableBytes { libssh2_sftp_read(handle, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }
+            if n == 0 { break }
+            guard n > 0 else { throw error(path, "cannot read") }
+            got += n
+        }
+        return Array(out[..<got])
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import Glibc
+import TermhostSDK
+
+/// `termhost sftp ...`: the one-shot forms for scripts, and the interactive shell.
+struct SFTPCommand {
+    static let usage = """
+    usage: termhost sftp [-P PORT] HOST                   an interactive shell (help lists its commands)
+           termhost sftp get [OPTIONS] HOST:PATH [LOCAL]    download (LOCAL defaults to the current directory)
+           termhost sftp put [OPTIONS] LOCAL HOST:PATH      upload
+           termhost sftp ls [-l] [-P PORT] HOST:PATH        list a directory
+           termhost sftp paused                             transfers paused with a checkpoint
+           termhost sftp cancel LOCAL | [-P PORT] HOST:PATH discard a paused transfer and its partial file
+    HOST is a saved host (termhost hosts list) or user@host; -P gives a port.
+    OPTIONS: -r directories, recursively (empty ones too; symbolic links are skipped)
+             --resume  continue paused transfers after checking the source is unchanged
+             --overwrite | --skip | --keep-both | --fail  when a target exists (default: ask
+                       on a terminal, fail otherwise)
+             -l KBIT   limit the bandwidth to KBIT kbit/s, like sftp -l
+             --json    progress as JSON lines on stdout
+    Downloads go to a partial file renamed into place when complete; uploads to a remote partial
+    renamed when complete. Connection loss or an interrupt pauses: the partial file is kept.
+    Settings (feature org.termhost.sftp): maxActive (1-100, default 15) files at once,
+    maxPerHost (1-min(50, maxActive), default 5) per host.
+    """
+
+    let invocation: CommandInvocation
+    let host: PluginHost
+    let transport: SSHTransport
+
+    var checkpoints: Checkpoints { Checkpoints(store: host.store) }
+
+    func run() -> Int32 {
+        var args = invocation.arguments
+        guard let verb = args.first else { invocation.printError(SFTPCommand.usage); return 2 }
+        switch verb {
+        case "get", "put":
+            args.removeFirst()
+            return transfer(verb == "get" ? .download : .upload, args)
+        case "ls":
+            args.removeFirst()
+            return list(args)
+        case "paused":
+            return paused()
+        case "cancel":
+            guard let p = parse(Array(args.dropFirst())), p.operands.count == 1 else {
+                invocation.printError("usage: termhost sftp cancel LOCAL | [-P PORT] HOST:PATH")
+                return 2
+            }
+            return cancel(p.operands[0], port: p.port)
+        case "-h", "--help", "help":
+            invocation.print(SFTPCommand.usage)
+            return 0
+        default:
+            var port: Int?
+            if args.count == 3, args[0] == "-P", let p = Int(args[1]) { port = p; args = [args[2]] }
+            guard args.count == 1 else { invocation.printError(SFTPCommand.usage); return 2 }
+            let destination = port.map { "\(args[0]):\($0)" } ?? args[0]
+            return SFTPShell(invocation: invocation, host: host, transport: transport, destination: destination).run()
+        }
+    }
+
+    struct Parsed {
+        var options = TransferOptions()
+        var json = false
+        var long = false
+        var port: Int?
+        var operands: [String] = []
+    }
+
+    /// Parses options shared by get, put and ls; nil (after printing why) on a usage error.
+    func parse(_ args: [String]) -> Parsed? {
+        var p = Parsed()
+        p.json = invocation.jsonOutput
+        p.options.scene = invocation.scene
+        var i = 0
+        while i < args.count {
+            let a = args[i]
+            switch a {
+            case "-r", "-R", "--recursive": p.options.recursive = true
+            case "--resume", "-a": p.options.resume = true
+            case "--json": p.json = true
+            case "-l" where i + 1 < args.count:
+                guard let kbit = UInt64(args[i + 1]), kbit > 0 else { invocation.printError("termhost sftp: -l wants a positive number of kbit/s, not '\(args[i + 1])'"); return nil }
+                p.options.limit = kbit * 1000 / 8
+                i += 1
+            case "-l": p.long = true
+            case "-P":
+                guard i + 1 < args.count, let port = Int(args[i + 1]), (1...65535).contains(port) else { invocation.printError("termhost sftp: -P wants a port number"); return nil }
+                p.port = port
+                i += 1
+            case "--overwrite", "--skip", "--keep-both", "--fail":
+                let policy = ConflictPolicy(rawValue: String(a.dropFirst(2)))!
+                if let earlier = p.options.conflict, earlier != policy { invocation.printError("termhost sftp: --\(earlier.rawValue) and \(a) contradict each other"); return nil }
+                p.options.conflict = policy
+            case "--": p.operands += args[(i + 1)...]; i = args.count
+            default:
+                if a.hasPrefix("-"), a.count > 1 { invocation.printError("termhost sftp: unknown option \(a)\n\(SFTPCommand.usage)"); return nil }
+                p.operands.append(a)
+            }
+            i += 1
+        }
+        return p
+    }
+
+    func transfer(_ direction: FileJob.Direction, _ args: [String]) -> Int32 {
+        guard let p = parse(args) else { return 2 }
+        let verbWord = direction == .download ? "get" : "put"
+        let remoteText: String, localText: String
+        switch (direction, p.operands.count) {
+        case (.download, 1): (remoteText, localText) = (p.operands[0], ".")
+        case (.download, 2): (remoteText, localText) = (p.operands[0], p.operands[1])
+        case (.upload, 2): (localText, remoteText) = (p.operands[0], p.operands[1])
+        default:
+            invocation.printError("usage: termhost sftp \(verbWord) [-r] [--resume] [--overwrite|--skip|--keep-both|--fail] [-l KBIT] [--json] " +
+                                  (direction == .download ? "HOST:PATH [LOCAL]" : "LOCAL HOST:PATH"))
+            return 2
+        }
+        guard let remote = RemoteArgument(remoteText, port: p.port) else {
+            invocation.printError("termhost sftp: '\(remoteText)' is not HOST:PATH")
+            return 2
+        }
+        let observer = ConsoleProgress(mode: ConsoleProgress.mode(json: p.json, stderr: invocation.stderrFD),
+                                       out: invocation.stdoutFD, err: invocation.stderrFD,
+                                       verb: direction == .download ? "downloaded" : "uploaded")
+        return perform(direction, remote: remote, local: absoluteLocal(localText), options: p.options, observer: observer)
+    }
+
+    /// Runs one get or put and maps the result to an exit status: 0 all done, 1 anything
+    /// failed, paused or was refused (the message says which and why).
+    func perform(_ direction: FileJob.Direction, remote: RemoteArgument, local: String, options: TransferOptions,
+                 observer: ConsoleProgress) -> Int32 {
+        applySettings()
+        let transfers = Transfers(transport: transport, checkpoints: checkpoints, ask: conflictQuestion())
+        let control = TransferControl(limitBytesPerSecond: options.limit)
+        do {
+            let summary = direction == .download
+                ? try transfers.download(host: remote.host, remote: remote.path, local: local, options: options, observer: observer, control: control)
+                : try transfers.upload(host: remote.host, local: local, remote: remote.path, options: options, observer: observer, control: control)
+            return summary.failed + summary.paused + summary.cancelled + summary.notStarted == 0 ? 0 : 1
+        } catch {
+            if observer.mode == .json { observer.notice(error.message) } else { invocation.printError(error.message) }
+            return error.exitStatus
+        }
+    }
+
+    /// The queue limits from the feature's settings (operator policy or user config).
+    func applySettings() {
+        func number(_ key: String) -> Int? { (try? host.setting(feature: SFTPFeature.info.id, key: key)).flatMap { $0.flatMap { Int($0) } } }
+        for note in TransferQueue.shared.setLimits(maxActive: number("maxActive"), maxPerHost: number("maxPerHost")) {
+            host.log(.warning, "sftp: setting \(note)")
+            invocation.printError("termhost sftp: setting \(note)")
+        }
+    }
+
+    /// A terminal question for conflicts, or nil when nobody can answer (fail closed).
+    func conflictQuestion() -> (@Sendable (Int, String) -> ConflictPolicy?)? {
+        guard let interact = host.interact, interact.canPrompt(scene: invocation.scene) else { return nil }
+        let scene = invocation.scene
+        return { count, first in
+            let question = count == 1 ? "\(first) already exists." : "\(count) targets already exist (\(first), ...)."
+            guard let choice = try? interact.choose(question + " What now?", from: ["overwrite", "skip", "keep both", "cancel"], scene: scene) else { return nil }
+            return [ConflictPolicy.overwrite, .skip, .keepBoth, .fail][choice]
+        }
+    }
+
+    func list(_ args: [String]) -> Int32 {
+        guard let p = parse(args), p.operands.count == 1 else { invocation.printError("usage: termhost sftp ls [-l] [-P PORT] [--json] HOST:PATH"); return 2 }
+        guard let remote = RemoteArgument(p.operands[0], port: p.port) else {
+            invocation.printError("termhost sftp: '\(p.operands[0])' is not HOST:PATH")
+            return 2
+        }
+        do {
+            let connection = try SFTPConnection(transport: transport, destination: remote.host, scene: invocation.scene)
+            defer { connection.close() }
+            let entries = try connection.run { fs, _ throws(SFTPError) -> [RemoteEntry] in
+                let entry = try fs.stat(remote.path)
+                return entry.isDirectory ? try fs.list(remote.path) : [entry]
+            }
+            if p.json {
+                invocation.print("[" + entries.map(\.json).joined(separator: ",") + "]")
+            } else {
+                entries.forEach { invocation.print(p.long ? $0.longListing : $0.name) }
+            }
+            return 0
+        } catch {
+            invocation.printError(error.message)
+            return error.exitStatus
+        }
+    }
+
+    func paused() -> Int32 {
+        let all = checkpoints.all()
+        if invocation.jsonOutput {
+            invocation.print("[" + all.map { c in
+                "{\"direction\":\"\(c.checkpoint.direction)\",\"host\":\(jsonString(c.checkpoint.host)),\"remote\":\(jsonString(c.checkpoint.remotePath)),\"local\":\(jsonString(c.checkpoint.localPath)),\"partial\":\(jsonString(c.checkpoint.partialPath)),\"offset\":\(c.checkpoint.offset),\"size\":\(c.checkpoint.sourceSize)}"
+            }.joined(separator: ",") + "]")
+            return 0
+        }
+        if all.isEmpty { invocation.print("no paused transfers") }
+        for (_, c) in all {
+            let (from, to) = c.direction == "download" ? ("\(c.host):\(c.remotePath)", c.localPath) : (c.localPath, "\(c.host):\(c.remotePath)")
+            invocation.print("\(c.direction) \(from) -> \(to): \(c.offset) of \(c.sourceSize) bytes")
+        }
+        return 0
+    }
+
+    /// Discards a paused transfer: removes its partial file (local, or remote over SFTP) and
+    /// its checkpoint; a partial that cannot be removed is named.
+    func cancel(_ target: String, port: Int?) -> Int32 {
+        let key: String
+        if let remote = RemoteArgument(target, port: port) {
+            key = Checkpoints.key(upload: remote.host, remote.path)
+        } else {
+            key = Checkpoints.key(download: absoluteLocal(target))
+        }
+        guard let c = checkpoints.load(key) else {
+            invocation.printError("termhost sftp: no paused transfer to \(target) (see termhost sftp paused)")
+            return 1
+        }
+        if c.direction == "download" {
+            if unlink(c.partialPath) != 0 && errno != ENOENT {
+                invocation.printError("termhost sftp: cannot remove the partial file \(c.partialPath): \(String(cString: strerror(errno))); the transfer stays paused")
+                return 1
+            }
+        } else {
+            do {
+                let connection = try SFTPConnection(transport: transport, destination: c.host, scene: invocation.scene)
+                defer { connection.close() }
+                try connection.run { fs, _ throws(SFTPError) in
+                    if try fs.statIfExists(c.partialPath, follow: false) != nil { try fs.remove(c.partialPath) }
+                }
+            } catch {
+                invocation.printError("\(error.message)\ntermhost sftp: the remote partial file \(c.host):\(c.partialPath) may remain; the transfer stays paused")
+                return 1
+            }
+        }
+        checkpoints.remove(key)
+        invocation.print("cancelled; removed \(c.direction == "download" ? c.partialPath : "\(c.host):\(c.partialPath)")")
+        return 0
+    }
+}

@@ -1,0 +1,64 @@
+import CLibSSH2
+import CTermhost
+import TermhostSDK
+
+/// One SSH connection from the transport service with an SFTP session on it. Every request
+/// runs inside `run`, on the connection's executor (libssh2 allows one caller per session).
+final class SFTPConnection: @unchecked Sendable {
+    let destination: String
+    private let connection: SSHTransport.Connection
+    private var sftp: OpaquePointer?
+    private let extensions = OpenSSHExtensions()
+    private var closed = false
+
+    /// Connects through the SSH plugin (trust and authentication happen there, prompting on
+    /// scene when it has a terminal) and starts SFTP.
+    init(transport: SSHTransport, destination: String, scene: UInt64) throws(SFTPError) {
+        self.destination = destination
+        do {
+            connection = try transport.open(destination, scene: scene)
+        } catch {
+            throw SFTPError(error.code == Int32(TERMHOST_ERR_DENIED) ? .denied : .connectionLost, error.message)
+        }
+    }
+
+    deinit { close() }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        // Channels are freed on the session's executor, before the session itself goes.
+        try? connection.withSession { _, _ in
+            self.extensions.release()
+            if let sftp = self.sftp { libssh2_sftp_shutdown(sftp) }
+            self.sftp = nil
+        }
+        connection.close()
+    }
+
+    /// Runs body on the executor with the SFTP session, starting SFTP on first use.
+    func run<T>(_ body: (RemoteFS, OpenSSHExtensions) throws(SFTPError) -> T) throws(SFTPError) -> T {
+        var result: T?
+        var failure: SFTPError?
+        do throws(PluginError) {
+            try connection.withSession { (session, _) throws(PluginError) in
+                do throws(SFTPError) {
+                    if self.sftp == nil {
+                        guard let s = libssh2_sftp_init(session) else {
+                            throw SFTPError(.failed, "sftp: \(self.destination): the server refused the SFTP subsystem")
+                        }
+                        self.sftp = s
+                    }
+                    result = try body(RemoteFS(session: session, sftp: self.sftp!, host: self.destination), self.extensions)
+                } catch {
+                    failure = error
+                    throw PluginError(error.message)
+                }
+            }
+        } catch {
+            if let failure { throw failure }
+            throw SFTPError(.connectionLost, error.message)
+        }
+        return result!
+    }
+}

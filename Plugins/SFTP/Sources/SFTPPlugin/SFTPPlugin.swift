@@ -1,0 +1,42 @@
+// The SFTP plugin: browse and transfer files over the SSH plugin's connections. It never
+// connects, verifies host keys or authenticates itself: every connection comes from the
+// transport service ("org.termhost.ssh.transport/1"), and libssh2's SFTP layer runs on it
+// inside with_session.
+import CTermhost
+import TermhostSDK
+
+final class SFTPFeature: Feature {
+    static let info = FeatureInfo(
+        id: "org.termhost.sftp", version: "0.1.0", displayName: "SFTP",
+        summary: "Browse and transfer files: resumable, pipelined, atomic replace.",
+        order: 200, requiresFeatures: ["org.termhost.ssh"],
+        requiresServices: ["termhost.store/1", "termhost.interact/1", "org.termhost.ssh.transport/1"],
+        providesServices: [TERMHOST_SFTP_FILES],
+        commands: [Command("sftp", summary: "Browse and transfer files: termhost sftp HOST, sftp get|put|ls", usage: SFTPCommand.usage)])
+
+    let host: PluginHost
+    init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
+
+    func activate() throws { FilesService.pluginHost = host }
+
+    func service(_ id: String) -> UnsafeRawPointer? {
+        id == TERMHOST_SFTP_FILES ? UnsafeRawPointer(FilesService.vtable) : nil
+    }
+
+    func run(_ command: CommandInvocation) -> Int32 {
+        guard let transport = SSHTransport(host: host) else {
+            command.printError("termhost sftp: the SSH transport service is unavailable (is the SSH feature enabled? see termhost features)")
+            return 1
+        }
+        return SFTPCommand(invocation: command, host: host, transport: transport).run()
+    }
+
+    /// Pauses every running transfer (partial files and checkpoints kept) within the host's
+    /// shutdown bound, so `--resume` can continue them.
+    func shutdown() { ActiveTransfers.shared.stopAll(.pause, within: 2.5) }
+}
+
+let plugin = Plugin(id: "org.termhost.sftp", version: "0.1.0", features: [SFTPFeature.self])
+
+@_cdecl("termhost_plugin_entry")
+public func termhostPluginEntry() -> UnsafeRawPointer { plugin.entry }

@@ -1,0 +1,178 @@
+import Foundation
+import Glibc
+import TermhostSDK
+
+/// `termhost sftp HOST`: an interactive shell in the manner of OpenSSH's sftp. Browsing uses
+/// one connection; get and put go through the transfer queue on their own connections.
+struct SFTPShell {
+    let invocation: CommandInvocation
+    let host: PluginHost
+    let transport: SSHTransport
+    let destination: String
+
+    static let help = """
+    Available commands:
+    ls [-l] [path]                 list a remote directory
+    cd [path]                      change the remote directory
+    lcd [path]                     change the local directory
+    pwd, lpwd                      print the remote, local directory
+    get [-r] [--resume] [--overwrite|--skip|--keep-both] remote [local]
+    put [-r] [--resume] [--overwrite|--skip|--keep-both] local [remote]
+    mkdir path, rmdir path, rm path
+    rename old new                 (fails if new exists)
+    chmod mode path                mode in octal
+    stat path                      attributes of a path
+    df [path]                      disk space of the file system holding path
+    help, ?                        this text
+    exit, quit, bye                leave
+    Names with spaces: quote them ("my file") or escape them (my\\ file).
+    """
+
+    func run() -> Int32 {
+        let connection: SFTPConnection
+        var cwd: String
+        do {
+            connection = try SFTPConnection(transport: transport, destination: destination, scene: invocation.scene)
+            cwd = try connection.run { fs, _ throws(SFTPError) in try fs.realpath(".") }
+        } catch {
+            invocation.printError(error.message)
+            return error.exitStatus
+        }
+        defer { connection.close() }
+        invocation.print("Connected to \(destination).")
+        var lcwd = FileManager.default.currentDirectoryPath
+        let editor = LineEditor(input: invocation.stdinFD, output: invocation.stdoutFD)
+        var status: Int32 = 0
+        while let line = editor.read(prompt: "sftp> ") {
+            let words: [String]
+            do { words = try SFTPShell.split(line) } catch { invocation.printError(error.message); continue }
+            guard let command = words.first else { continue }
+            let args = Array(words.dropFirst())
+            if ["exit", "quit", "bye"].contains(command) { break }
+            do {
+                try execute(command, args, connection: connection, cwd: &cwd, lcwd: &lcwd)
+                status = 0
+            } catch {
+                invocation.printError(error.message)
+                status = 1
+                if error.kind == .connectionLost { return 255 }
+            }
+        }
+        return status
+    }
+
+    private func remote(_ path: String?, _ cwd: String) -> String {
+        guard let path, !path.isEmpty else { return cwd }
+        return path.hasPrefix("/") ? path : cwd.appendingPath(path)
+    }
+
+    private func execute(_ command: String, _ args: [String], connection: SFTPConnection, cwd: inout String, lcwd: inout String) throws(SFTPError) {
+        let here = cwd
+        switch command {
+        case "help", "?": invocation.print(SFTPShell.help)
+        case "pwd": invocation.print("Remote working directory: \(cwd)")
+        case "lpwd": invocation.print("Local working directory: \(lcwd)")
+        case "cd":
+            let target = args.first ?? "."
+            let resolved = try connection.run { fs, _ throws(SFTPError) -> String in
+                let path = try fs.realpath(args.isEmpty ? "." : remote(target, here))
+                guard try fs.stat(path).isDirectory else { throw SFTPError(.failed, "sftp: \(destination):\(path): Not a directory") }
+                return path
+            }
+            cwd = resolved
+        case "lcd":
+            let target = absoluteLocal(args.first ?? NSHomeDirectory(), in: lcwd)
+            guard let st = LocalFile.stat(target), FileType.of(st) == FileType.directory else { throw SFTPError.local(target, "cannot change to", errno: ENOTDIR) }
+            lcwd = target
+        case "ls":
+            let long = args.contains("-l")
+            let path = remote(args.first { !$0.hasPrefix("-") }, cwd)
+            let entries = try connection.run { fs, _ throws(SFTPError) -> [RemoteEntry] in
+                let e = try fs.stat(path)
+                return e.isDirectory ? try fs.list(path) : [e]
+            }
+            entries.forEach { invocation.print(long ? $0.longListing : $0.name) }
+        case "mkdir", "rmdir", "rm":
+            guard args.count == 1 else { throw usage("\(command) path") }
+            let path = remote(args[0], cwd)
+            try connection.run { fs, _ throws(SFTPError) in
+                switch command {
+                case "mkdir": try fs.mkdir(path)
+                case "rmdir": try fs.rmdir(path)
+                default: try fs.remove(path)
+                }
+            }
+        case "rename":
+            guard args.count == 2 else { throw usage("rename old new") }
+            try connection.run { fs, _ throws(SFTPError) in try fs.rename(remote(args[0], here), remote(args[1], here)) }
+        case "chmod":
+            guard args.count == 2, let mode = UInt32(args[0], radix: 8), mode <= 0o7777 else { throw usage("chmod mode path (mode in octal, e.g. 644)") }
+            try connection.run { fs, _ throws(SFTPError) in try fs.chmod(remote(args[1], here), mode: mode) }
+        case "stat":
+            guard args.count == 1 else { throw usage("stat path") }
+            let path = remote(args[0], cwd)
+            let (entry, target) = try connection.run { fs, _ throws(SFTPError) -> (RemoteEntry, String?) in
+                let e = try fs.stat(path, follow: false)
+                return (e, e.isSymlink ? try? fs.readlink(path) : nil)
+            }
+            invocation.print(entry.longListing + (target.map { " -> \($0)" } ?? ""))
+        case "df":
+            let path = remote(args.first { !$0.hasPrefix("-") }, cwd)
+            let space = try connection.run { fs, _ throws(SFTPError) in try fs.diskSpace(path) }
+            invocation.print("        Size         Used        Avail   (root)    %Capacity")
+            let used = space.total - min(space.available, space.total)
+            let pct = space.total > 0 ? used * 100 / space.total : 0
+            invocation.print("\(ConsoleProgress.size(space.total).leftPadded(12)) \(ConsoleProgress.size(used).leftPadded(12)) \(ConsoleProgress.size(space.available).leftPadded(12))           \(pct)%")
+        case "get", "put":
+            try transfer(command, args, cwd: cwd, lcwd: lcwd)
+        default:
+            throw SFTPError(.failed, "Invalid command '\(command)' (help lists them).")
+        }
+    }
+
+    private func usage(_ text: String) -> SFTPError { SFTPError(.failed, "usage: \(text)") }
+
+    private func transfer(_ command: String, _ args: [String], cwd: String, lcwd: String) throws(SFTPError) {
+        let cli = SFTPCommand(invocation: invocation, host: host, transport: transport)
+        guard let p = cli.parse(args), (1...2).contains(p.operands.count) else { throw usage("\(command) [-r] [--resume] source [target]") }
+        let observer = ConsoleProgress(mode: ConsoleProgress.mode(json: p.json, stderr: invocation.stderrFD),
+                                       out: invocation.stdoutFD, err: invocation.stderrFD,
+                                       verb: command == "get" ? "downloaded" : "uploaded")
+        let status: Int32
+        if command == "get" {
+            let source = remote(p.operands[0], cwd)
+            let target = absoluteLocal(p.operands.count == 2 ? p.operands[1] : ".", in: lcwd)
+            status = cli.perform(.download, remote: RemoteArgument(host: destination, path: source), local: target, options: p.options, observer: observer)
+        } else {
+            let source = absoluteLocal(p.operands[0], in: lcwd)
+            let target = remote(p.operands.count == 2 ? p.operands[1] : ".", cwd)
+            status = cli.perform(.upload, remote: RemoteArgument(host: destination, path: target), local: source, options: p.options, observer: observer)
+        }
+        if status != 0 { throw SFTPError(.failed, "sftp: \(command) did not finish (see above)") }
+    }
+
+    /// Splits a command line into words: whitespace separates, quotes group, backslash escapes.
+    static func split(_ line: String) throws(SFTPError) -> [String] {
+        var words: [String] = [], word = "", inWord = false
+        var quote: Character?
+        var escaped = false
+        for ch in line {
+            if escaped { word.append(ch); escaped = false; inWord = true; continue }
+            if ch == "\\" && quote != "'" { escaped = true; continue }
+            if let q = quote {
+                if ch == q { quote = nil } else { word.append(ch) }
+                continue
+            }
+            if ch == "\"" || ch == "'" { quote = ch; inWord = true; continue }
+            if ch == " " || ch == "\t" {
+                if inWord { words.append(word); word = ""; inWord = false }
+                continue
+            }
+            word.append(ch)
+            inWord = true
+        }
+        if quote != nil { throw SFTPError(.failed, "sftp: unterminated quote") }
+        if inWord { words.append(word) }
+        return words
+    }
+}

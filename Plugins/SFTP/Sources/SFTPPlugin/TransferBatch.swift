@@ -1,0 +1,149 @@
+import Foundation
+import Glibc
+import TermhostSDK
+
+/// Runs a plan: creates its directories, then moves its files with up to `maxPerHost` workers,
+/// each on its own connection, each file holding a queue slot while it moves.
+///
+/// The first connection (the one that planned) may have prompted the user; more connections
+/// are opened without a terminal (scene 0), so a host that needs a password or an accept-once
+/// host key gets exactly one connection and never a second prompt.
+final class TransferBatch: @unchecked Sendable {
+    let plan: TransferPlan
+    let first: SFTPConnection
+    let transport: SSHTransport
+    let control: TransferControl
+    let observer: TransferObserver
+    let checkpoints: Checkpoints
+    let queue: TransferQueue
+
+    private let lock = NSLock()
+    private var next = 0
+    private var lost = false
+    private var summary = BatchSummary()
+
+    init(plan: TransferPlan, first: SFTPConnection, transport: SSHTransport, control: TransferControl,
+         observer: TransferObserver, checkpoints: Checkpoints, queue: TransferQueue = .shared) {
+        self.plan = plan
+        self.first = first
+        self.transport = transport
+        self.control = control
+        self.observer = observer
+        self.checkpoints = checkpoints
+        self.queue = queue
+    }
+
+    func run() -> BatchSummary {
+        let started = Date()
+        summary.files = plan.jobs.count
+        plan.notices.forEach(observer.notice)
+        observer.batchStarted(files: plan.jobs.count, bytes: plan.bytes)
+        do { try makeDirectories() } catch {
+            summary.failed = plan.jobs.count
+            summary.errors.append(error.message)
+            return finish(started)
+        }
+        let workers = max(1, min(queue.maxPerHost, plan.jobs.count))
+        let group = DispatchGroup()
+        for index in 0..<workers {
+            DispatchQueue.global().async(group: group) { self.work(index) }
+        }
+        group.wait()
+        return finish(started)
+    }
+
+    private func finish(_ started: Date) -> BatchSummary {
+        lock.withLock {
+            summary.seconds = Date().timeIntervalSince(started)
+            // Files never started (a stop or a lost connection came first) count as paused:
+            // running the same command again with --resume picks them up.
+            let ended = summary.done + summary.skipped + summary.paused + summary.cancelled + summary.failed
+            if summary.failed < plan.jobs.count { summary.notStarted = plan.jobs.count - ended }
+        }
+        observer.batchFinished(summary)
+        return summary
+    }
+
+    private func makeDirectories() throws(SFTPError) {
+        switch plan.direction {
+        case .download:
+            for dir in plan.directories where mkdir(dir, 0o755) != 0 && errno != EEXIST {
+                throw SFTPError.local(dir, "cannot create directory")
+            }
+        case .upload:
+            try first.run { fs, _ throws(SFTPError) in
+                for dir in plan.directories {
+                    do throws(SFTPError) { try fs.mkdir(dir) } catch {
+                        guard try fs.statIfExists(dir)?.isDirectory == true else { throw error }
+                    }
+                }
+            }
+        }
+    }
+
+    private func take() -> FileJob? {
+        lock.withLock {
+            guard !lost, control.requested == .none, next < plan.jobs.count else { return nil }
+            defer { next += 1 }
+            return plan.jobs[next]
+        }
+    }
+
+    private func work(_ index: Int) {
+        // Extra workers connect before taking a file, so a host that allows only one
+        // connection without prompting leaves every file to worker 0.
+        let connection: SFTPConnection
+        if index == 0 {
+            connection = first
+        } else {
+            guard let extra = try? SFTPConnection(transport: transport, destination: first.destination, scene: 0) else { return }
+            connection = extra
+        }
+        defer { if index != 0 { connection.close() } }
+        while let job = take() {
+            guard queue.acquire(host: job.host, control: control) else { return }
+            let outcome = move(job, on: connection)
+            queue.release(host: job.host)
+            record(job, outcome)
+        }
+    }
+
+    private func move(_ job: FileJob, on connection: SFTPConnection) -> FileOutcome {
+        do {
+            let bytes = try connection.run { fs, extensions throws(SFTPError) -> UInt64 in
+                switch job.direction {
+                case .download:
+                    try Download(fs: fs, job: job, control: control, observer: observer, checkpoints: checkpoints).run()
+                case .upload:
+                    try Upload(fs: fs, extensions: extensions, job: job, control: control, observer: observer, checkpoints: checkpoints).run()
+                }
+            }
+            return .done(bytes: bytes)
+        } catch {
+            switch error.kind {
+            case .connectionLost:
+                lock.withLock { lost = true }
+                return .paused(offset: checkpoints.load(job.checkpointKey)?.offset ?? 0, reason: error.message)
+            case .stopped where control.requested == .pause:
+                return .paused(offset: checkpoints.load(job.checkpointKey)?.offset ?? 0, reason: error.message)
+            case .stopped:
+                return .cancelled
+            default:
+                return .failed(error.message)
+            }
+        }
+    }
+
+    private func record(_ job: FileJob, _ outcome: FileOutcome) {
+        lock.withLock {
+            switch outcome {
+            case .done(let bytes): summary.done += 1; summary.bytes += bytes
+            case .skipped: summary.skipped += 1
+            case .paused(_, let reason): summary.paused += 1; summary.errors.append(reason)
+            case .cancelled: summary.cancelled += 1
+            case .failed(let message): summary.failed += 1; summary.errors.append(message)
+            }
+        }
+        observer.fileFinished(job.display, outcome: outcome)
+    }
+}

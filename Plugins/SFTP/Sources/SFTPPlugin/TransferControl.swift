@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+
+/// How a running batch is told to stop, and how fast it may go. Shared by its workers.
+final class TransferControl: Sendable {
+    enum Stop: Sendable { case none, pause, cancel }
+    private let stop = Mutex<Stop>(.none)
+    /// Bandwidth limit in bytes per second for the whole batch (0: none), like sftp -l.
+    let limitBytesPerSecond: UInt64
+    private let budget = Mutex<(start: UInt64, sent: UInt64)>((0, 0))
+
+    init(limitBytesPerSecond: UInt64 = 0) { self.limitBytesPerSecond = limitBytesPerSecond }
+
+    var requested: Stop { stop.withLock { $0 } }
+    func request(_ s: Stop) { stop.withLock { if $0 == .none || s == .cancel { $0 = s } } }
+
+    /// Throws when a stop was requested; the transfer loops call it between chunks.
+    func check(_ path: String) throws(SFTPError) {
+        switch requested {
+        case .none: return
+        case .pause: throw SFTPError(.stopped, "sftp: \(path): paused")
+        case .cancel: throw SFTPError(.stopped, "sftp: \(path): cancelled")
+        }
+    }
+
+    /// Accounts for bytes moved and sleeps as long as the limit asks.
+    func pace(_ bytes: Int) {
+        guard limitBytesPerSecond > 0 else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let wait = budget.withLock { b -> UInt64 in
+            if b.start == 0 { b.start = now }
+            b.sent += UInt64(bytes)
+            let due = b.start + b.sent * 1_000_000_000 / limitBytesPerSecond
+            return due > now ? due - now : 0
+        }
+        if wait > 0 { usleep(useconds_t(min(wait / 1000, 1_000_000))) }
+    }
+}
+
+/// What a batch tells its watcher (terminal bar, JSON lines, summary, or an ABI caller).
+protocol TransferObserver: AnyObject, Sendable {
+    func batchStarted(files: Int, bytes: UInt64)
+    func fileStarted(_ path: String, size: UInt64, offset: UInt64)
+    func progressed(_ path: String, bytes: Int)
+    func fileFinished(_ path: String, outcome: FileOutcome)
+    func notice(_ text: String)
+    func batchFinished(_ summary: BatchSummary)
+}
+
+enum FileOutcome: Sendable {
+    case done(bytes: UInt64)
+    case skipped(reason: String)
+    case paused(offset: UInt64, reason: String)
+    case cancelled
+    case failed(String)
+}
+
+struct BatchSummary: Sendable {
+    var files = 0, done = 0, skipped = 0, paused = 0, failed = 0, cancelled = 0, notStarted = 0
+    var bytes: UInt64 = 0
+    var seconds = 0.0
+    var errors: [String] = []
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// The process-wide transfer queue (a process-scope service of the plugin, NOTES §8): at most
+/// `maxActive` files move at once in the whole process, at most `maxPerHost` to or from one
+/// host. Limits are read each time a file asks for a slot, so a change steers what starts
+/// next and never touches a file already moving.
+final class TransferQueue: @unchecked Sendable {
+    static let shared = TransferQueue()
+
+    static let defaultActive = 15, defaultPerHost = 5
+    static let activeBounds = 1...100
+    static let perHostCeiling = 50
+
+    private let condition = NSCondition()
+    private var limits = (active: defaultActive, perHost: defaultPerHost)
+    private var active = 0
+    private var perHost: [String: Int] = [:]
+
+    var maxActive: Int { condition.withLock { limits.active } }
+    var maxPerHost: Int { condition.withLock { limits.perHost } }
+
+    /// Sets the limits, clamped to 1-100 and 1-min(50, maxActive); returns a note for each
+    /// value that had to be clamped, naming the setting.
+    @discardableResult
+    func setLimits(maxActive: Int?, maxPerHost: Int?) -> [String] {
+        var notes: [String] = []
+        condition.withLock {
+            if let v = maxActive {
+                let clamped = min(max(v, TransferQueue.activeBounds.lowerBound), TransferQueue.activeBounds.upperBound)
+                if clamped != v { notes.append("maxActive=\(v) is outside 1-100; using \(clamped)") }
+                limits.active = clamped
+            }
+            let ceiling = min(TransferQueue.perHostCeiling, limits.active)
+            let wanted = maxPerHost ?? limits.perHost
+            let clamped = min(max(wanted, 1), ceiling)
+            if clamped != wanted, maxPerHost != nil { notes.append("maxPerHost=\(wanted) is outside 1-\(ceiling) (min(50, maxActive)); using \(clamped)") }
+            limits.perHost = clamped
+            condition.broadcast()
+        }
+        return notes
+    }
+
+    /// Waits for a slot for host; false when the control asked to stop meanwhile.
+    func acquire(host: String, control: TransferControl) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while active >= limits.active || perHost[host, default: 0] >= limits.perHost {
+            if control.requested != .none { return false }
+            _ = condition.wait(until: Date().addingTimeInterval(0.1))
+        }
+        active += 1
+        perHost[host, default: 0] += 1
+        return true
+    }
+
+    func release(host: String) {
+        condition.withLock {
+            active -= 1
+            perHost[host, default: 1] -= 1
+            if perHost[host] == 0 { perHost[host] = nil }
+            condition.broadcast()
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import TermhostSDK
+
+/// Options shared by `get` and `put`, from the command line, the shell or the ABI.
+struct TransferOptions: Sendable {
+    var recursive = false
+    var resume = false
+    var conflict: ConflictPolicy?
+    /// Bytes per second, 0 for no limit.
+    var limit: UInt64 = 0
+    var scene: UInt64 = 0
+}
+
+/// get and put end to end: connect (through the SSH plugin), plan, settle conflicts, move.
+struct Transfers {
+    let transport: SSHTransport
+    let checkpoints: Checkpoints
+    /// Asks the user how to settle conflicts; nil when nobody can be asked (then: fail).
+    let ask: (@Sendable (_ count: Int, _ first: String) -> ConflictPolicy?)?
+
+    func download(host: String, remote: String, local: String, options: TransferOptions,
+                  observer: TransferObserver, control: TransferControl) throws(SFTPError) -> BatchSummary {
+        try run(host: host, options: options, observer: observer, control: control) { fs throws(SFTPError) in
+            var plan = try Planner(fs: fs, host: host, recursive: options.recursive, resume: options.resume).download(remote, to: local)
+            try settle(&plan, options) { path throws(SFTPError) in LocalFile.stat(path, follow: false) != nil }
+            return plan
+        }
+    }
+
+    func upload(host: String, local: String, remote: String, options: TransferOptions,
+                observer: TransferObserver, control: TransferControl) throws(SFTPError) -> BatchSummary {
+        try run(host: host, options: options, observer: observer, control: control) { fs throws(SFTPError) in
+            var plan = try Planner(fs: fs, host: host, recursive: options.recursive, resume: options.resume).upload(local, to: remote)
+            try settle(&plan, options) { path throws(SFTPError) in try fs.statIfExists(path, follow: false) != nil }
+            return plan
+        }
+    }
+
+    private func settle(_ plan: inout TransferPlan, _ options: TransferOptions, exists: (String) throws(SFTPError) -> Bool) throws(SFTPError) {
+        guard !plan.conflicts.isEmpty else { return }
+        let first = plan.jobs[plan.conflicts[0]].targetDisplay
+        let policy = options.conflict ?? ask?(plan.conflicts.count, first) ?? .fail
+        try policy.apply(to: &plan, exists: exists)
+    }
+
+    private func run(host: String, options: TransferOptions, observer: TransferObserver, control: TransferControl,
+                     plan makePlan: (RemoteFS) throws(SFTPError) -> TransferPlan) throws(SFTPError) -> BatchSummary {
+        let connection = try SFTPConnection(transport: transport, destination: host, scene: options.scene)
+        defer { connection.close() }
+        let plan = try connection.run { fs, _ throws(SFTPError) in try makePlan(fs) }
+        ActiveTransfers.shared.add(control)
+        defer { ActiveTransfers.shared.remove(control) }
+        return TransferBatch(plan: plan, first: connection, transport: transport, control: control,
+                             observer: observer, checkpoints: checkpoints).run()
+    }
+}
+
+/// Every batch running in the process, so shutdown can pause them all (keeping partial files
+/// and checkpoints) within the host's bound.
+final class ActiveTransfers: @unchecked Sendable {
+    static let shared = ActiveTransfers()
+    private let condition = NSCondition()
+    private var controls: [ObjectIdentifier: TransferControl] = [:]
+
+    func add(_ c: TransferControl) { condition.withLock { controls[ObjectIdentifier(c)] = c } }
+    func remove(_ c: TransferControl) {
+        condition.withLock {
+            controls[ObjectIdentifier(c)] = nil
+            condition.broadcast()
+        }
+    }
+
+    /// Asks every batch to stop and waits until they have, or until the deadline.
+    func stopAll(_ stop: TransferControl.Stop, within seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        controls.values.forEach { $0.request(stop) }
+        while !controls.isEmpty, Date() < deadline { _ = condition.wait(until: deadline) }
+    }
+}

@@ -1,0 +1,149 @@
+import CLibSSH2
+import Glibc
+
+/// One local file to a remote partial file, committed by rename once the server holds exactly
+/// the file's bytes. Runs on the connection's executor (inside SFTPConnection.run).
+struct Upload {
+    let fs: RemoteFS
+    let extensions: OpenSSHExtensions
+    let job: FileJob
+    let control: TransferControl
+    let observer: TransferObserver
+    let checkpoints: Checkpoints
+
+    func run() throws(SFTPError) -> UInt64 {
+        let fd = open(job.localPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SFTPError.local(job.localPath, "cannot open") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw SFTPError.local(job.localPath, "cannot stat") }
+        guard FileType.of(st) == FileType.regular else { throw SFTPError(.failed, "sftp: \(job.localPath): not a regular file") }
+        let size = UInt64(st.st_size), mtime = UInt64(st.st_mtim.tv_sec)
+        // An atomic replace needs posix-rename; find out before sending a byte.
+        if job.overwrite, try fs.statIfExists(job.remotePath) != nil, try !extensions.supportsPosixRename(fs) {
+            throw SFTPError(.refused, "sftp: cannot replace \(fs.host):\(job.remotePath) atomically: the server does not offer posix-rename@openssh.com; remove it first or upload under another name")
+        }
+        let partial = job.partialPath
+        let hasher = SHA256()
+        var offset: UInt64 = 0
+        let handle: OpaquePointer
+        if job.resume, let checkpoint = checkpoints.load(job.checkpointKey) {
+            handle = try resumePartial(checkpoint, fd: fd, size: size, mtime: mtime, hasher: hasher)
+            offset = checkpoint.offset
+        } else {
+            handle = try fs.open(partial, flags: LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC, mode: 0o600, what: "cannot create")
+        }
+        var handleOpen = true
+        defer { if handleOpen { libssh2_sftp_close_handle(handle) } }
+        observer.fileStarted(job.display, size: size, offset: offset)
+
+        do throws(SFTPError) {
+            try send(fd: fd, acknowledged: &offset, to: handle, hasher: hasher)
+        } catch {
+            libssh2_sftp_close_handle(handle)
+            handleOpen = false
+            try stopped(error, offset: offset, hasher: hasher, size: size, mtime: mtime)
+        }
+        let written = try fs.fstat(handle, path: partial)
+        guard offset == size, written.size == nil || written.size == size else {
+            throw SFTPError(.failed, "sftp: \(job.localPath) changed during the upload (\(size) bytes expected, \(written.size ?? offset) sent); the remote partial \(partial) was kept")
+        }
+        try fs.fsetstat(handle, path: partial, mode: UInt32(st.st_mode) & 0o777, mtime: mtime)
+        guard libssh2_sftp_close_handle(handle) == 0 else { handleOpen = false; throw fs.error(partial, "cannot close") }
+        handleOpen = false
+        try commit(partial)
+        checkpoints.remove(job.checkpointKey)
+        return size
+    }
+
+    /// The sliding window: each write call is given every unacknowledged byte plus fresh ones
+    /// up to the window, so the pipeline never drains between chunks. libssh2 returns once the
+    /// first request is acknowledged; the unacknowledged rest is passed again unchanged (its
+    /// contract), moved to the buffer's front only when past the middle.
+    private func send(fd: Int32, acknowledged: inout UInt64, to handle: OpaquePointer, hasher: SHA256) throws(SFTPError) {
+        let capacity = 2 * TransferBuffer.writeWindow
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        defer { buffer.deallocate() }
+        var head = 0, tail = 0          // unacknowledged bytes are buffer[head..<tail]
+        var readOffset = acknowledged
+        var eof = false
+        while true {
+            try control.check(job.display)
+            let room = min(TransferBuffer.writeWindow - (tail - head), capacity - tail)
+            if !eof, room > 0 {
+                let n = pread(fd, buffer + tail, room, off_t(readOffset))
+                if n < 0, errno == EINTR { continue }
+                guard n >= 0 else { throw SFTPError.local(job.localPath, "cannot read") }
+                if n == 0 { eof = true }
+                tail += n
+                readOffset += UInt64(n)
+            }
+            if head == tail {
+                if eof { return }
+                continue
+            }
+            let n = libssh2_sftp_write(handle, (buffer + head).assumingMemoryBound(to: CChar.self), tail - head)
+            guard n > 0 else { throw fs.error(job.partialPath, "cannot write") }
+            hasher.update(buffer + head, n)
+            head += n
+            acknowledged += UInt64(n)
+            observer.progressed(job.display, bytes: n)
+            control.pace(n)
+            if head >= capacity / 2 {
+                buffer.copyMemory(from: buffer + head, byteCount: tail - head)
+                tail -= head
+                head = 0
+            }
+        }
+    }
+
+    /// Connection loss and pause keep the remote partial with a checkpoint of the acknowledged
+    /// bytes; cancel and other failures remove it (naming it when that fails).
+    private func stopped(_ failure: SFTPError, offset: UInt64, hasher: SHA256, size: UInt64, mtime: UInt64) throws(SFTPError) -> Never {
+        let keep = failure.kind == .connectionLost || (failure.kind == .stopped && control.requested == .pause)
+        if keep {
+            try checkpoints.save(job.checkpointKey, Checkpoint(
+                direction: "upload", host: job.host, remotePath: job.remotePath, localPath: job.localPath,
+                partialPath: job.partialPath, sourceSize: size, sourceMtime: mtime, offset: offset, sha256: hasher.hexDigest()))
+            throw failure
+        }
+        checkpoints.remove(job.checkpointKey)
+        do { try fs.remove(job.partialPath) } catch {
+            throw SFTPError(failure.kind, "\(failure.message); the remote partial file \(fs.host):\(job.partialPath) could not be removed: \(error.message)")
+        }
+        throw failure
+    }
+
+    /// Verifies that the local file is the one the checkpoint describes (size, time, SHA-256
+    /// of the acknowledged prefix) and that the server holds at least that prefix, then opens
+    /// the remote partial at the checkpoint.
+    private func resumePartial(_ c: Checkpoint, fd: Int32, size: UInt64, mtime: UInt64, hasher: SHA256) throws(SFTPError) -> OpaquePointer {
+        guard size == c.sourceSize, mtime == c.sourceMtime else {
+            throw SFTPError(.refused, "sftp: cannot resume \(job.localPath): it changed since the transfer paused (size \(c.sourceSize) -> \(size), modified \(c.sourceMtime) -> \(mtime)); cancel and start again")
+        }
+        guard hasher.feed(fd: fd, count: c.offset), hasher.hexDigest() == c.sha256 else {
+            throw SFTPError(.refused, "sftp: cannot resume \(job.localPath): its first \(c.offset) bytes are not the ones uploaded (SHA-256 differs); cancel and start again")
+        }
+        let partial = job.partialPath
+        guard let remote = try fs.statIfExists(partial), let held = remote.size, held >= c.offset else {
+            throw SFTPError(.refused, "sftp: cannot resume: the remote partial \(fs.host):\(partial) is missing or shorter than the \(c.offset) acknowledged bytes; cancel and start again")
+        }
+        // Bytes past the checkpoint were sent but never acknowledged: drop them.
+        if held > c.offset { try fs.truncate(partial, to: c.offset) }
+        let handle = try fs.open(partial, flags: LIBSSH2_FXF_WRITE, what: "cannot resume: cannot open")
+        libssh2_sftp_seek64(handle, c.offset)
+        return handle
+    }
+
+    /// Renames the partial onto the final name: posix-rename (atomic replace) when overwriting,
+    /// SFTP v3 rename (refuses an existing name) otherwise.
+    private func commit(_ partial: String) throws(SFTPError) {
+        if job.overwrite, try extensions.supportsPosixRename(fs) {
+            try extensions.posixRename(fs, from: partial, to: job.remotePath)
+            return
+        }
+        do { try fs.rename(partial, job.remotePath) } catch {
+            throw SFTPError(error.kind, "\(error.message) (kept the upload as \(fs.host):\(partial))", status: error.status)
+        }
+    }
+}

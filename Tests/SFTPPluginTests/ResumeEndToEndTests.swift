@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Pause, resume and cancel: connection loss and interrupts keep partial files with a checkpoint;
+/// --resume verifies the source and the partial prefix before it seeks; cancel removes them.
+@Suite struct ResumeEndToEndTests {
+    static let size = 6 * 1024 * 1024
+    /// 16 Mbit/s: about three seconds for the file, time enough to cut it short.
+    static let limit = ["-l", "16000"]
+
+    @Test func sshdKilledMidDownloadThenResumedGivesTheSameSHA256() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("remote") + "/big.bin", target = dir.sub("local") + "/big.bin"
+        Files.random(source, bytes: Self.size)
+        let run = try h.sftpInBackground("get", Self.limit + [h.remote(source), target])
+        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 1_000_000))
+        h.server.crash()
+        let cut = run.finish()
+        #expect(cut.status == 1, "\(cut.stderr)")
+        #expect(cut.stdout.contains("1 paused (run again with --resume)"), "\(cut.stdout)\n\(cut.stderr)")
+        #expect(!Files.exists(target))
+        let kept = Files.size(Files.partial(of: target))
+        #expect(kept >= 1_000_000 && kept < Self.size)
+        let paused = try h.termhost(["sftp", "paused"])
+        #expect(paused.stdout == "download \(NSUserName())@127.0.0.1:\(h.server.port):\(source) -> \(target): \(kept) of \(Self.size) bytes\n", "\(paused.stdout)")
+
+        try h.server.start()
+        let resumed = try h.sftp("get", ["--resume", "--json", h.remote(source), target])
+        #expect(resumed.status == 0, "\(resumed.output)")
+        // It went on from the kept bytes instead of starting again.
+        #expect(resumed.stdout.contains("\"offset\":\(kept)"), "\(resumed.stdout)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(!Files.exists(Files.partial(of: target)))
+        #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
+    }
+
+    @Test func sshdKilledMidUploadThenResumedGivesTheSameSHA256() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("local") + "/big.bin", target = dir.sub("remote") + "/big.bin"
+        Files.random(source, bytes: Self.size)
+        let run = try h.sftpInBackground("put", Self.limit + [source, h.remote(target)])
+        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 1_000_000))
+        h.server.crash()
+        let cut = run.finish()
+        #expect(cut.status == 1, "\(cut.stderr)")
+        #expect(!Files.exists(target) && Files.exists(Files.partial(of: target)))
+
+        try h.server.start()
+        let resumed = try h.sftp("put", ["--resume", source, h.remote(target)])
+        #expect(resumed.status == 0, "\(resumed.output)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(!Files.exists(Files.partial(of: target)))
+    }
+
+    @Test func aRemoteFileChangedWhilePausedIsRefusedWithTheReason() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("remote") + "/big.bin", target = dir.sub("local") + "/big.bin"
+        Files.random(source, bytes: Self.size)
+        let run = try h.sftpInBackground("get", Self.limit + [h.remote(source), target])
+        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 500_000))
+        run.process.interrupt()   // SIGINT: the host shuts down, the transfer pauses
+        let cut = run.finish()
+        #expect(cut.status == 130, "\(cut.stderr)")
+        let kept = Files.size(Files.partial(of: target))
+        #expect(kept > 0)
+
+        let handle = try #require(FileHandle(forWritingAtPath: source))
+        handle.seekToEndOfFile()
+        handle.write(Data("more".utf8))
+        handle.closeFile()
+        let refused = try h.sftp("get", ["--resume", h.remote(source), target])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("cannot resume \(NSUserName())@127.0.0.1:\(h.server.port):\(source): it changed since the transfer paused (size \(Self.size) -> \(Self.size + 4)"), "\(refused.stderr)")
+        #expect(Files.size(Files.partial(of: target)) == kept, "a refused resume keeps the partial file")
+    }
+
+    @Test func aTamperedPartialFileIsRefused() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("remote") + "/big.bin", target = dir.sub("local") + "/big.bin"
+        Files.random(source, bytes: Self.size)
+        let run = try h.sftpInBackground("get", Self.limit + [h.remote(source), target])
+        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 500_000))
+        run.process.interrupt()
+        _ = run.finish()
+        let handle = try #require(FileHandle(forWritingAtPath: Files.partial(of: target)))
+        handle.write(Data("XXXX".utf8))
+        handle.closeFile()
+        let refused = try h.sftp("get", ["--resume", h.remote(source), target])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("are not the ones downloaded (SHA-256 differs"), "\(refused.stderr)")
+    }
+
+    @Test func cancelRemovesPartialFilesAndNamesOneItCannotRemove() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let remoteDir = dir.sub("remote"), localDir = dir.sub("local")
+        Files.random(remoteDir + "/down.bin", bytes: Self.size)
+        Files.random(localDir + "/up.bin", bytes: Self.size)
+
+        for (verb, args, partial) in [("get", [h.remote(remoteDir + "/down.bin"), localDir + "/down.bin"], Files.partial(of: localDir + "/down.bin")),
+                                      ("put", [localDir + "/up.bin", h.remote(remoteDir + "/up.bin")], Files.partial(of: remoteDir + "/up.bin"))] {
+            let run = try h.sftpInBackground(verb, Self.limit + args)
+            #expect(Files.waitForSize(partial, atLeast: 300_000), "\(verb)")
+            run.process.interrupt()
+            let cut = run.finish()
+            #expect(cut.status == 130, "\(verb): \(cut.stdout)\(cut.stderr)")
+            #expect(Files.exists(partial))
+        }
+        let pausedBefore = try h.termhost(["sftp", "paused"])
+        let cancelDown = try h.termhost(["sftp", "cancel", localDir + "/down.bin"])
+        #expect(cancelDown.status == 0, "\(cancelDown.output)")
+        #expect(!Files.exists(Files.partial(of: localDir + "/down.bin")))
+        let cancelUp = try h.sftp("cancel", [h.remote(remoteDir + "/up.bin")])
+        #expect(cancelUp.status == 0, "\(cancelUp.output)\n\(pausedBefore.output)")
+        #expect(!Files.exists(Files.partial(of: remoteDir + "/up.bin")))
+        #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
+
+        // A partial that cannot be removed (here a directory took its name) is named, and the
+        // transfer stays paused.
+        let run = try h.sftpInBackground("get", Self.limit + [h.remote(remoteDir + "/down.bin"), localDir + "/down.bin"])
+        #expect(Files.waitForSize(Files.partial(of: localDir + "/down.bin"), atLeast: 300_000))
+        run.process.interrupt()
+        _ = run.finish()
+        let partial = Files.partial(of: localDir + "/down.bin")
+        try FileManager.default.removeItem(atPath: partial)
+        try FileManager.default.createDirectory(atPath: partial + "/in-the-way", withIntermediateDirectories: true)
+        let stuck = try h.termhost(["sftp", "cancel", localDir + "/down.bin"])
+        #expect(stuck.status == 1)
+        #expect(stuck.stderr.contains("cannot remove the partial file \(partial): "), "\(stuck.stderr)")
+        #expect(try h.termhost(["sftp", "paused"]).stdout.contains(localDir + "/down.bin"))
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import TestSupport
+
+/// The SSH harness with the SFTP plugin beside the SSH plugin, and helpers for files.
+extension SSHHarness {
+    static func withSFTP(_ dir: TemporaryDirectory, policy: String? = nil) throws -> SSHHarness {
+        let h = try SSHHarness(dir: dir)
+        try Fixtures.sftpPlugin(in: h.plugins)
+        if let policy { _ = dir.write("policy.json", policy) }
+        return h
+    }
+
+    /// "user@127.0.0.1:path": the port goes separately, as -P.
+    func remote(_ path: String, user: String = NSUserName()) -> String { "\(user)@127.0.0.1:\(path)" }
+
+    /// termhost sftp VERB ARGS... -P PORT
+    @discardableResult
+    func sftp(_ verb: String, _ args: [String], stdin: String? = nil) throws -> Shell.Result {
+        try termhost(["sftp", verb] + args + ["-P", String(server.port)], stdin: stdin)
+    }
+
+    /// termhost sftp VERB ARGS... -P PORT, running in the background.
+    func sftpInBackground(_ verb: String, _ args: [String]) throws -> Background {
+        try Background(Paths.termhost, ["sftp", verb] + args + ["-P", String(server.port)], environment: environment)
+    }
+}
+
+enum Files {
+    static func random(_ path: String, bytes: Int, mode: mode_t = 0o644) {
+        var data = [UInt8](repeating: 0, count: bytes)
+        for i in data.indices { data[i] = UInt8.random(in: 0...255) }
+        _ = FileManager.default.createFile(atPath: path, contents: Data(data), attributes: [.posixPermissions: Int(mode)])
+    }
+
+    static func sha256(_ path: String) -> String {
+        (try? Shell.run("/usr/bin/sha256sum", [path]).stdout.split(separator: " ").first.map(String.init)) ?? "missing"
+    }
+
+    static func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? -1
+    }
+
+    static func mode(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    /// Every entry under root (relative path -> "dir", a file's SHA-256, or "link -> target").
+    static func tree(_ root: String) -> [String: String] {
+        var out: [String: String] = [:]
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return out }
+        while let rel = walker.nextObject() as? String {
+            let path = root + "/" + rel
+            var st = stat()
+            lstat(path, &st)
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR: out[rel] = "dir"
+            case S_IFLNK: out[rel] = "link -> " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?")
+            default: out[rel] = sha256(path)
+            }
+        }
+        return out
+    }
+
+    /// Waits until a file grows to at least `bytes` (a transfer under way).
+    static func waitForSize(_ path: String, atLeast bytes: Int, timeout: Double = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if size(path) >= bytes { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    static func partial(of path: String) -> String {
+        (path as NSString).deletingLastPathComponent + "/." + (path as NSString).lastPathComponent + ".termhost-partial"
+    }
+}
+
+extension Background {
+    /// Waits for the process to end; its status and both outputs.
+    func finish() -> (status: Int32, stdout: String, stderr: String) {
+        let out = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = errorOutput()
+        process.waitUntilExit()
+        return (process.terminationStatus, out, err)
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `termhost sftp get|put|ls` against a real OpenSSH sshd on loopback.
+@Suite struct TransferEndToEndTests {
+    @Test func binaryFilesRoundTripWithTheSameSHA256AndPermissions() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let local = dir.sub("local"), remote = dir.sub("remote")
+        Files.random(local + "/data.bin", bytes: 5 * 1024 * 1024 + 17, mode: 0o640)
+        let put = try h.sftp("put", [local + "/data.bin", h.remote(remote + "/")])
+        #expect(put.status == 0, "\(put.output)\n\(h.server.log)")
+        #expect(put.stdout.hasPrefix("uploaded 1 of 1 file, 5.2 MB in "), "\(put.stdout)")
+        #expect(Files.sha256(remote + "/data.bin") == Files.sha256(local + "/data.bin"))
+        #expect(Files.mode(remote + "/data.bin") == 0o640)
+        let get = try h.sftp("get", [h.remote(remote + "/data.bin"), local + "/back.bin"])
+        #expect(get.status == 0, "\(get.output)")
+        #expect(Files.sha256(local + "/back.bin") == Files.sha256(local + "/data.bin"))
+        #expect(Files.mode(local + "/back.bin") == 0o640)
+        // Nothing partial is left behind on either side.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: local).sorted() == ["back.bin", "data.bin"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: remote) == ["data.bin"])
+    }
+
+    @Test func directoryTreesWithEmptyDirectoriesAndAwkwardNamesRoundTrip() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let src = dir.sub("src/tree")
+        for sub in ["with space", "new\nline", "ünïcødé ✓", "empty/deeper", "a/b/c"] {
+            try FileManager.default.createDirectory(atPath: src + "/" + sub, withIntermediateDirectories: true)
+        }
+        Files.random(src + "/with space/file one.bin", bytes: 70_000)
+        Files.random(src + "/new\nline/line\nbreak", bytes: 1)
+        Files.random(src + "/ünïcødé ✓/naïve ✓.txt", bytes: 4096)
+        Files.random(src + "/a/b/c/zero", bytes: 0)
+        Files.random(src + "/top", bytes: 123_457)
+        let remote = dir.sub("remote")
+        let put = try h.sftp("put", ["-r", src, h.remote(remote)])
+        #expect(put.status == 0, "\(put.output)")
+        #expect(Files.tree(remote + "/tree") == Files.tree(src))
+        let back = dir.sub("back")
+        let get = try h.sftp("get", ["-r", h.remote(remote + "/tree"), back])
+        #expect(get.status == 0, "\(get.output)")
+        #expect(Files.tree(back + "/tree") == Files.tree(src))
+        #expect(Files.tree(back + "/tree")["empty/deeper"] == "dir")
+
+        let ls = try h.sftp("ls", ["--json", h.remote(remote + "/tree")])
+        let names = try (JSONSerialization.jsonObject(with: Data(ls.stdout.utf8)) as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(names == ["a", "empty", "new\nline", "top", "with space", "ünïcødé ✓"], "\(ls.output)")
+    }
+
+    @Test func symbolicLinksAreSkippedNeverFollowedIntoLoops() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let remote = dir.sub("remote/tree")
+        Files.random(remote + "/real", bytes: 10)
+        try FileManager.default.createSymbolicLink(atPath: remote + "/loop", withDestinationPath: "..")
+        try FileManager.default.createSymbolicLink(atPath: remote + "/alias", withDestinationPath: "real")
+        let get = try h.sftp("get", ["-r", h.remote(remote), dir.sub("back")])
+        #expect(get.status == 0, "\(get.output)")
+        #expect(Files.tree(dir.path + "/back/tree") == ["real": Files.sha256(remote + "/real")])
+        #expect(get.stderr.contains("skipped symbolic link 127.0.0.1") || get.stderr.contains("skipped symbolic link \(NSUserName())@127.0.0.1"), "\(get.stderr)")
+        #expect(get.stderr.contains("/tree/loop"))
+    }
+
+    @Test func missingPathsAndPermissionDeniedNameThePathAndTheServersReason() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let missing = try h.sftp("get", [h.remote(dir.path + "/nope.bin"), dir.sub("out")])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("\(dir.path)/nope.bin: No such file or directory"), "\(missing.stderr)")
+        // A user the file system really refuses (root would be allowed everywhere); sshd reads
+        // the shared authorized_keys as that user.
+        chmod(dir.path, 0o755)
+        chmod(h.server.directory, 0o755)
+        let denied = try h.sftp("get", [h.remote("/etc/shadow", user: "termhost-test"), dir.sub("out")])
+        #expect(denied.status == 1, "\(denied.output)")
+        #expect(denied.stderr.contains("sftp: cannot open termhost-test@127.0.0.1:\(h.server.port):/etc/shadow: Permission denied\n"), "\(denied.stderr)")
+        #expect(!Files.exists(dir.path + "/out/shadow") && !Files.exists(dir.path + "/out/.shadow.termhost-partial"))
+        let ls = try h.sftp("ls", [h.remote(dir.path + "/nope")])
+        #expect(ls.status == 1 && ls.stderr.contains("/nope: No such file or directory"))
+    }
+
+    @Test func conflictsFailByDefaultAndEachPolicyDoesWhatItSays() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let remote = dir.sub("remote"), local = dir.sub("local")
+        Files.random(remote + "/report.pdf", bytes: 3000)
+        Files.random(local + "/report.pdf", bytes: 10)
+        let original = Files.sha256(local + "/report.pdf")
+
+        let refused = try h.sftp("get", [h.remote(remote + "/report.pdf"), local])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("1 target already exists: \(local)/report.pdf; choose --overwrite, --skip or --keep-both"), "\(refused.stderr)")
+        #expect(Files.sha256(local + "/report.pdf") == original)
+
+        #expect(try h.sftp("get", ["--skip", h.remote(remote + "/report.pdf"), local]).status == 0)
+        #expect(Files.sha256(local + "/report.pdf") == original)
+
+        #expect(try h.sftp("get", ["--keep-both", h.remote(remote + "/report.pdf"), local]).status == 0)
+        #expect(Files.sha256(local + "/report (1).pdf") == Files.sha256(remote + "/report.pdf"))
+        #expect(Files.sha256(local + "/report.pdf") == original)
+
+        #expect(try h.sftp("get", ["--overwrite", h.remote(remote + "/report.pdf"), local]).status == 0)
+        #expect(Files.sha256(local + "/report.pdf") == Files.sha256(remote + "/report.pdf"))
+
+        // Upload over an existing remote file: atomic through posix-rename@openssh.com.
+        Files.random(local + "/new.bin", bytes: 5000)
+        Files.random(remote + "/new.bin", bytes: 7)
+        #expect(try h.sftp("put", [local + "/new.bin", h.remote(remote + "/new.bin")]).status == 1)
+        let over = try h.sftp("put", ["--overwrite", local + "/new.bin", h.remote(remote + "/new.bin")])
+        #expect(over.status == 0, "\(over.output)")
+        #expect(Files.sha256(remote + "/new.bin") == Files.sha256(local + "/new.bin"))
+        #expect(try h.sftp("put", ["--skip", "--overwrite", local + "/new.bin", h.remote(remote)]).status == 2)
+    }
+
+    @Test func theQueueNeverRunsMoreFilesPerHostThanItsLimit() throws {
+        for limit in [1, 3] {
+            let dir = TemporaryDirectory()
+            defer { dir.remove() }
+            let h = try SSHHarness.withSFTP(dir, policy: #"{ "settings": { "org.termhost.sftp": { "maxPerHost": \#(limit) } } }"#)
+            defer { h.server.stop() }
+            let remote = dir.sub("remote/many")
+            for i in 0..<8 { Files.random(remote + "/f\(i)", bytes: 400_000) }
+            // 8 Mbit/s for the whole batch: each file takes long enough for overlaps to show.
+            let get = try h.sftp("get", ["-r", "--json", "-l", "8000", h.remote(remote), dir.sub("back")])
+            #expect(get.status == 0, "\(get.output)")
+            var running = 0, peak = 0
+            for line in get.stdout.split(separator: "\n") {
+                if line.contains("\"event\":\"file-start\"") { running += 1; peak = max(peak, running) }
+                if line.contains("\"event\":\"file-done\"") { running -= 1 }
+            }
+            #expect(peak == limit, "limit \(limit): observed \(peak) files at once\n\(get.stdout)")
+            #expect(Files.tree(dir.path + "/back/many") == Files.tree(remote))
+        }
+    }
+
+    @Test func aLimitOutsideItsBoundsIsClampedAndSaidSo() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir, policy: #"{ "settings": { "org.termhost.sftp": { "maxActive": 4, "maxPerHost": 80 } } }"#)
+        defer { h.server.stop() }
+        Files.random(dir.sub("remote") + "/f", bytes: 10)
+        let get = try h.sftp("get", [h.remote(dir.path + "/remote/f"), dir.sub("back")])
+        #expect(get.status == 0)
+        #expect(get.stderr.contains("setting maxPerHost=80 is outside 1-4 (min(50, maxActive)); using 4"), "\(get.stderr)")
+    }
+}
