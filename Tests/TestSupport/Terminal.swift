@@ -54,6 +54,11 @@ public final class TmuxSession {
         if enter { _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "send-keys", "-t", name, "Enter"]) }
     }
 
+    /// Presses named keys, as tmux spells them ("Up", "Left", "C-a", "BSpace", "Enter").
+    public func press(_ keys: String...) {
+        _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "send-keys", "-t", name] + keys)
+    }
+
     /// Resizes the window (the program inside gets SIGWINCH).
     public func resize(columns: Int, rows: Int) {
         _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "resize-window", "-t", name, "-x", String(columns), "-y", String(rows)])

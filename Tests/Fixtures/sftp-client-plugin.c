@@ -1,0 +1,106 @@
+/* A C plugin for the tests: `termhost sfc ...` uses the SFTP plugin's files service
+ * (org.termhost.sftp.files/1) the way a third-party plugin would, and prints each result.
+ *   sfc browse DEST DIR            list, make, rename, stat, read, remove; then a stale handle
+ *   sfc get DEST REMOTE LOCAL      a download through the queue, with progress
+ *   sfc cancel DEST REMOTE LOCAL   a download cancelled from its progress callback */
+#include <stdio.h>
+#include <string.h>
+#include <termhost/termhost.h>
+
+static const termhost_host_t *H;
+static const termhost_sftp_files_t *F;
+
+static void print(void *user, const void *data, size_t size) {
+   dprintf(*(int *)user, "%.*s\n", (int)size, (const char *)data);
+}
+
+static unsigned long progress_calls;
+static uint64_t last_bytes, last_total;
+static int stopped;
+
+static void progress(void *user, const char *path, uint64_t bytes, uint64_t total) {
+   termhost_error_t err;
+   (void)path;
+   progress_calls++;
+   last_bytes = bytes;
+   last_total = total;
+   if (user && !stopped && bytes > 100000) {
+      stopped = 1;
+      dprintf(*(int *)user, "stop: %d\n", (int)F->stop(H, 7, 0, &err));
+   }
+}
+
+static int32_t browse(int out, termhost_scene_id scene, const char *dest, const char *dir) {
+   termhost_sftp_session_t *s = NULL;
+   termhost_error_t err;
+   char a[4096], b[4096];
+   if (F->open(H, scene, dest, &s, &err) != TERMHOST_OK) {
+      dprintf(out, "open failed: %s\n", err.message);
+      return 1;
+   }
+   snprintf(a, sizeof a, "%s/new", dir);
+   snprintf(b, sizeof b, "%s/renamed", dir);
+   dprintf(out, "mkdir: %d\n", (int)F->make_directory(s, a, &err));
+   dprintf(out, "rename: %d\n", (int)F->rename(s, a, b, &err));
+   dprintf(out, "list: %d\n", (int)F->list(s, dir, print, &out, &err));
+   dprintf(out, "stat: %d\n", (int)F->stat(s, b, 1, print, &out, &err));
+   snprintf(a, sizeof a, "%s/file.txt", dir);
+   dprintf(out, "read: %d\n", (int)F->read(s, a, 2, 5, print, &out, &err));
+   dprintf(out, "rmdir: %d\n", (int)F->remove_directory(s, b, &err));
+   dprintf(out, "rm: %d\n", (int)F->remove_file(s, a, &err));
+   dprintf(out, "rm again: %d %s\n", (int)F->remove_file(s, a, &err), err.message);
+   F->close(s);
+   dprintf(out, "stale: %d %s\n", (int)F->list(s, dir, print, &out, &err), err.message);
+   return 0;
+}
+
+static int32_t get(int out, termhost_scene_id scene, const char *dest, const char *remote, const char *local, int cancel) {
+   termhost_sftp_transfer_t t;
+   termhost_error_t err;
+   termhost_status rc;
+   memset(&t, 0, sizeof t);
+   t.struct_size = sizeof t;
+   t.upload = 0;
+   t.destination = dest;
+   t.remote_path = remote;
+   t.local_path = local;
+   t.conflict = TERMHOST_SFTP_CONFLICT_FAIL;
+   t.cookie = 7;
+   rc = F->transfer(H, scene, &t, progress, cancel ? &out : NULL, print, &out, &err);
+   dprintf(out, "transfer: %d %s\n", (int)rc, rc == TERMHOST_OK ? "" : err.message);
+   dprintf(out, "progress: %s, last %llu of %llu\n", progress_calls > 0 ? "called" : "never",
+           (unsigned long long)last_bytes, (unsigned long long)last_total);
+   dprintf(out, "stop after: %d\n", (int)F->stop(H, 7, 0, &err));
+   return rc == TERMHOST_OK ? 0 : 1;
+}
+
+static int32_t run(const termhost_feature_t *f, const termhost_command_invocation_t *inv) {
+   (void)f;
+   F = H->get_service(H, TERMHOST_SFTP_FILES);
+   if (!F) return 1;
+   if (inv->argc == 3 && strcmp(inv->argv[0], "browse") == 0) return browse(inv->stdout_fd, inv->scene, inv->argv[1], inv->argv[2]);
+   if (inv->argc == 4 && strcmp(inv->argv[0], "get") == 0) return get(inv->stdout_fd, inv->scene, inv->argv[1], inv->argv[2], inv->argv[3], 0);
+   if (inv->argc == 4 && strcmp(inv->argv[0], "cancel") == 0) return get(inv->stdout_fd, inv->scene, inv->argv[1], inv->argv[2], inv->argv[3], 1);
+   return 2;
+}
+
+static const char *const required[] = { TERMHOST_SFTP_FILES, NULL };
+static const termhost_command_descriptor_t cmd = { sizeof(termhost_command_descriptor_t), "sfc", "files service probe", NULL };
+static const termhost_command_descriptor_t *const cmds[] = { &cmd, NULL };
+static const termhost_feature_descriptor_t desc = {
+   sizeof(termhost_feature_descriptor_t), "org.test.sftpclient", "1.0.0", "Files probe", NULL, 1000,
+   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, required, NULL, cmds
+};
+static const termhost_feature_t inst = { sizeof(termhost_feature_t), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, run };
+static uint32_t count(const termhost_feature_factory_t *x) { (void)x; return 1; }
+static const termhost_feature_descriptor_t *getd(const termhost_feature_factory_t *x, uint32_t i) { (void)x; return i ? NULL : &desc; }
+static termhost_feature_t *create(const termhost_feature_factory_t *x, const char *id, const termhost_scene_info_t *s, termhost_error_t *e) {
+   (void)x; (void)id; (void)s; (void)e;
+   return (termhost_feature_t *)&inst;
+}
+static const termhost_feature_factory_t factory = { sizeof(termhost_feature_factory_t), count, getd, create };
+static bool init(const termhost_host_t *host, termhost_error_t *err) { (void)err; H = host; return true; }
+static void deinit(void) { H = NULL; }
+static const void *get_factory(const char *id) { return strcmp(id, TERMHOST_FEATURE_FACTORY_ID) ? NULL : &factory; }
+static const termhost_plugin_entry_t entry = { TERMHOST_ABI_INIT, sizeof(termhost_plugin_entry_t), "org.test.sftpclient", "1.0.0", init, deinit, get_factory };
+TERMHOST_EXPORT const termhost_plugin_entry_t *termhost_plugin_entry(void) { return &entry; }
