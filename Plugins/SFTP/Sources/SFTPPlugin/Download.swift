@@ -19,18 +19,18 @@ struct Download {
         }
         let size = source.size ?? 0
         let partial = job.partialPath
-        let hasher = SHA256()
         var offset: UInt64 = 0
         let fd: Int32
         if job.resume, let checkpoint = checkpoints.load(job.checkpointKey) {
-            fd = try resumePartial(checkpoint, source: source, hasher: hasher)
+            fd = try resumePartial(checkpoint, source: source)
             offset = checkpoint.offset
             libssh2_sftp_seek64(handle, offset)
         } else {
             if job.resume, LocalFile.stat(partial) != nil {
                 throw SFTPError(.refused, "sftp: \(partial): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it or cancel the transfer")
             }
-            fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            // Read as well as write: a pause hashes what was written.
+            fd = open(partial, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw SFTPError.local(partial, "cannot create") }
         }
         var closed = false
@@ -49,13 +49,12 @@ struct Download {
                 if n == 0 { break }
                 guard n > 0 else { throw fs.error(job.remotePath, "cannot read") }
                 try LocalFile.writeAll(fd, buffer, n, path: partial)
-                hasher.update(buffer, n)
                 offset += UInt64(n)
                 observer.progressed(job.display, bytes: n)
                 control.pace(n)
             }
         } catch {
-            try stopped(error, fd: fd, offset: offset, hasher: hasher, source: source)
+            try stopped(error, fd: fd, offset: offset, source: source)
         }
         guard offset == size else {
             close(fd)
@@ -77,14 +76,15 @@ struct Download {
 
     /// Connection loss and pause keep the partial file with a checkpoint of its exact bytes;
     /// cancel and other failures remove it.
-    private func stopped(_ error: SFTPError, fd: Int32, offset: UInt64, hasher: SHA256, source: RemoteEntry) throws(SFTPError) -> Never {
+    private func stopped(_ error: SFTPError, fd: Int32, offset: UInt64, source: RemoteEntry) throws(SFTPError) -> Never {
         let keep = error.kind == .connectionLost || (error.kind == .stopped && control.requested == .pause)
         if keep {
             fsync(fd)
+            let prefix = SHA256.prefix(fd: fd, count: offset, deadline: control.deadline)
             try checkpoints.save(job.checkpointKey, Checkpoint(
                 direction: "download", host: job.host, remotePath: job.remotePath, localPath: job.localPath,
                 partialPath: job.partialPath, sourceSize: source.size ?? 0, sourceMtime: source.mtime ?? 0,
-                offset: offset, sha256: hasher.hexDigest()))
+                offset: prefix.count, sha256: prefix.hex))
             throw error
         }
         if unlink(job.partialPath) != 0 && errno != ENOENT {
@@ -96,7 +96,7 @@ struct Download {
 
     /// Verifies the checkpoint against the source and the partial file, then opens the partial
     /// at its verified end.
-    private func resumePartial(_ c: Checkpoint, source: RemoteEntry, hasher: SHA256) throws(SFTPError) -> Int32 {
+    private func resumePartial(_ c: Checkpoint, source: RemoteEntry) throws(SFTPError) -> Int32 {
         let partial = job.partialPath
         guard source.size == c.sourceSize, source.mtime == c.sourceMtime else {
             throw SFTPError(.refused, "sftp: cannot resume \(fs.host):\(job.remotePath): it changed since the transfer paused (size \(c.sourceSize) -> \(source.size.map(String.init) ?? "?"), modified \(c.sourceMtime) -> \(source.mtime.map(String.init) ?? "?")); cancel and start again")
@@ -104,6 +104,7 @@ struct Download {
         // Read and write: the prefix is hashed before appending.
         let fd = open(partial, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw SFTPError.local(partial, "cannot resume: cannot open") }
+        let hasher = SHA256()
         guard hasher.feed(fd: fd, count: c.offset), hasher.hexDigest() == c.sha256 else {
             close(fd)
             throw SFTPError(.refused, "sftp: cannot resume into \(partial): its first \(c.offset) bytes are not the ones downloaded (SHA-256 differs or the file is shorter); cancel and start again")

@@ -4,15 +4,19 @@ import Synchronization
 /// How a running batch is told to stop, and how fast it may go. Shared by its workers.
 final class TransferControl: Sendable {
     enum Stop: Sendable { case none, pause, cancel }
-    private let stop = Mutex<Stop>(.none)
+    private let stop = Mutex<(what: Stop, deadline: Date)>((.none, .distantFuture))
     /// Bandwidth limit in bytes per second for the whole batch (0: none), like sftp -l.
     let limitBytesPerSecond: UInt64
     private let budget = Mutex<(start: UInt64, sent: UInt64)>((0, 0))
 
     init(limitBytesPerSecond: UInt64 = 0) { self.limitBytesPerSecond = limitBytesPerSecond }
 
-    var requested: Stop { stop.withLock { $0 } }
-    func request(_ s: Stop) { stop.withLock { if $0 == .none || s == .cancel { $0 = s } } }
+    var requested: Stop { stop.withLock { $0.what } }
+    /// When a pause must be finished by (the host's shutdown bound); far away otherwise.
+    var deadline: Date { stop.withLock { $0.deadline } }
+    func request(_ s: Stop, deadline: Date = .distantFuture) {
+        stop.withLock { if $0.what == .none || s == .cancel { $0 = (s, deadline) } }
+    }
 
     /// Throws when a stop was requested; the transfer loops call it between chunks.
     func check(_ path: String) throws(SFTPError) {

@@ -75,7 +75,8 @@ final class ActiveTransfers: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(seconds)
         condition.lock()
         defer { condition.unlock() }
-        controls.values.forEach { $0.request(stop) }
+        // Checkpoint hashing must end in time for the rest of the shutdown.
+        controls.values.forEach { $0.request(stop, deadline: deadline.addingTimeInterval(-0.5)) }
         while !controls.isEmpty, Date() < deadline { _ = condition.wait(until: deadline) }
     }
 }

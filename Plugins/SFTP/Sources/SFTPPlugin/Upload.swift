@@ -24,11 +24,10 @@ struct Upload {
             throw SFTPError(.refused, "sftp: cannot replace \(fs.host):\(job.remotePath) atomically: the server does not offer posix-rename@openssh.com; remove it first or upload under another name")
         }
         let partial = job.partialPath
-        let hasher = SHA256()
         var offset: UInt64 = 0
         let handle: OpaquePointer
         if job.resume, let checkpoint = checkpoints.load(job.checkpointKey) {
-            handle = try resumePartial(checkpoint, fd: fd, size: size, mtime: mtime, hasher: hasher)
+            handle = try resumePartial(checkpoint, fd: fd, size: size, mtime: mtime)
             offset = checkpoint.offset
         } else {
             handle = try fs.open(partial, flags: LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC, mode: 0o600, what: "cannot create")
@@ -38,15 +37,15 @@ struct Upload {
         observer.fileStarted(job.display, size: size, offset: offset)
 
         do throws(SFTPError) {
-            try send(fd: fd, acknowledged: &offset, to: handle, hasher: hasher)
+            try send(fd: fd, acknowledged: &offset, to: handle)
         } catch {
             libssh2_sftp_close_handle(handle)
             handleOpen = false
-            try stopped(error, offset: offset, hasher: hasher, size: size, mtime: mtime)
+            try stopped(error, fd: fd, offset: offset, size: size, mtime: mtime)
         }
-        let written = try fs.fstat(handle, path: partial)
-        guard offset == size, written.size == nil || written.size == size else {
-            throw SFTPError(.failed, "sftp: \(job.localPath) changed during the upload (\(size) bytes expected, \(written.size ?? offset) sent); the remote partial \(partial) was kept")
+        // Every byte is acknowledged by the server: the count is exact without asking again.
+        guard offset == size else {
+            throw SFTPError(.failed, "sftp: \(job.localPath) changed during the upload (\(size) bytes expected, \(offset) read); the remote partial \(partial) was kept")
         }
         try fs.fsetstat(handle, path: partial, mode: UInt32(st.st_mode) & 0o777, mtime: mtime)
         guard libssh2_sftp_close_handle(handle) == 0 else { handleOpen = false; throw fs.error(partial, "cannot close") }
@@ -60,7 +59,7 @@ struct Upload {
     /// up to the window, so the pipeline never drains between chunks. libssh2 returns once the
     /// first request is acknowledged; the unacknowledged rest is passed again unchanged (its
     /// contract), moved to the buffer's front only when past the middle.
-    private func send(fd: Int32, acknowledged: inout UInt64, to handle: OpaquePointer, hasher: SHA256) throws(SFTPError) {
+    private func send(fd: Int32, acknowledged: inout UInt64, to handle: OpaquePointer) throws(SFTPError) {
         let capacity = 2 * TransferBuffer.writeWindow
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         defer { buffer.deallocate() }
@@ -84,7 +83,6 @@ struct Upload {
             }
             let n = libssh2_sftp_write(handle, (buffer + head).assumingMemoryBound(to: CChar.self), tail - head)
             guard n > 0 else { throw fs.error(job.partialPath, "cannot write") }
-            hasher.update(buffer + head, n)
             head += n
             acknowledged += UInt64(n)
             observer.progressed(job.display, bytes: n)
@@ -99,12 +97,15 @@ struct Upload {
 
     /// Connection loss and pause keep the remote partial with a checkpoint of the acknowledged
     /// bytes; cancel and other failures remove it (naming it when that fails).
-    private func stopped(_ failure: SFTPError, offset: UInt64, hasher: SHA256, size: UInt64, mtime: UInt64) throws(SFTPError) -> Never {
+    private func stopped(_ failure: SFTPError, fd: Int32, offset: UInt64, size: UInt64, mtime: UInt64) throws(SFTPError) -> Never {
         let keep = failure.kind == .connectionLost || (failure.kind == .stopped && control.requested == .pause)
         if keep {
+            // The local source's prefix the server acknowledged; resume truncates the remote
+            // partial to what this vouches for.
+            let prefix = SHA256.prefix(fd: fd, count: offset, deadline: control.deadline)
             try checkpoints.save(job.checkpointKey, Checkpoint(
                 direction: "upload", host: job.host, remotePath: job.remotePath, localPath: job.localPath,
-                partialPath: job.partialPath, sourceSize: size, sourceMtime: mtime, offset: offset, sha256: hasher.hexDigest()))
+                partialPath: job.partialPath, sourceSize: size, sourceMtime: mtime, offset: prefix.count, sha256: prefix.hex))
             throw failure
         }
         checkpoints.remove(job.checkpointKey)
@@ -117,10 +118,11 @@ struct Upload {
     /// Verifies that the local file is the one the checkpoint describes (size, time, SHA-256
     /// of the acknowledged prefix) and that the server holds at least that prefix, then opens
     /// the remote partial at the checkpoint.
-    private func resumePartial(_ c: Checkpoint, fd: Int32, size: UInt64, mtime: UInt64, hasher: SHA256) throws(SFTPError) -> OpaquePointer {
+    private func resumePartial(_ c: Checkpoint, fd: Int32, size: UInt64, mtime: UInt64) throws(SFTPError) -> OpaquePointer {
         guard size == c.sourceSize, mtime == c.sourceMtime else {
             throw SFTPError(.refused, "sftp: cannot resume \(job.localPath): it changed since the transfer paused (size \(c.sourceSize) -> \(size), modified \(c.sourceMtime) -> \(mtime)); cancel and start again")
         }
+        let hasher = SHA256()
         guard hasher.feed(fd: fd, count: c.offset), hasher.hexDigest() == c.sha256 else {
             throw SFTPError(.refused, "sftp: cannot resume \(job.localPath): its first \(c.offset) bytes are not the ones uploaded (SHA-256 differs); cancel and start again")
         }
