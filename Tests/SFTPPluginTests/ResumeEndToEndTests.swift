@@ -125,7 +125,8 @@ import TestSupport
         let cancelDown = try h.termhost(["sftp", "cancel", localDir + "/down.bin"])
         #expect(cancelDown.status == 0, "\(cancelDown.output)")
         #expect(!Files.exists(Files.partial(of: localDir + "/down.bin")))
-        let cancelUp = try h.sftp("cancel", [h.remote(remoteDir + "/up.bin")])
+        // An upload is named by its local file too.
+        let cancelUp = try h.termhost(["sftp", "cancel", localDir + "/up.bin"])
         #expect(cancelUp.status == 0, "\(cancelUp.output)\n\(pausedBefore.output)")
         #expect(!Files.exists(Files.partial(of: remoteDir + "/up.bin")))
         #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")

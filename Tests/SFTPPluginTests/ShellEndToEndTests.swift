@@ -28,7 +28,7 @@ import TestSupport
         rm seed.bin
         rmdir "re named"
         df
-        frobnicate
+        -frobnicate
         ls
         """
         let r = try h.termhost(["sftp", "-P", String(h.server.port), "\(NSUserName())@127.0.0.1"], stdin: script)
@@ -43,6 +43,20 @@ import TestSupport
         #expect(Files.sha256(remote + "/up load.bin") == Files.sha256(local + "/up load.bin"))
         #expect(Files.size(local + "/seed.bin") == 4000)
         #expect(!Files.exists(remote + "/seed.bin") && !Files.exists(remote + "/re named"))
+    }
+
+    @Test func aScriptStopsAtTheFirstFailingCommandAsSftpDashBDoes() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let remote = dir.sub("remote")
+        let r = try h.termhost(["sftp", "-P", String(h.server.port), "\(NSUserName())@127.0.0.1"],
+                               stdin: "cd \(remote)\n-rm nothing-here\nrmdir also-missing\nmkdir never\n")
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("nothing-here: No such file or directory"), "\(r.stderr)")
+        #expect(r.stderr.contains("also-missing: No such file or directory"))
+        #expect(!Files.exists(remote + "/never"), "the script stopped at the failing rmdir")
     }
 
     @Test func theTerminalLineEditorHasHistoryAndCursorMotion() throws {
@@ -75,6 +89,11 @@ import TestSupport
         tty.press("C-a")
         tty.type("p", enter: true)
         #expect(tty.waitFor("Remote working directory:", count: 3).components(separatedBy: "Remote working directory:").count - 1 == 3)
+        // Ctrl-C clears the line being typed; it does not end the shell.
+        tty.type("this will go", enter: false)
+        tty.press("C-c")
+        tty.type("pwd")
+        #expect(tty.waitFor("Remote working directory:", count: 4).components(separatedBy: "Remote working directory:").count - 1 == 4)
         tty.type("bye")
         let t0 = Date()
         let end = tty.waitFor("[exit 0]")

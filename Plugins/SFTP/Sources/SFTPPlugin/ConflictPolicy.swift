@@ -17,7 +17,7 @@ enum ConflictPolicy: String, Sendable, CaseIterable {
         case .overwrite:
             for i in conflicting { plan.jobs[i].overwrite = true }
         case .skip:
-            plan.notices += targets.map { "skipped \($0): it exists" }
+            plan.skipped += plan.conflicts.map { (plan.jobs[$0].display, "\(plan.jobs[$0].targetDisplay) exists") }
             plan.jobs = plan.jobs.enumerated().filter { !conflicting.contains($0.offset) }.map(\.element)
         case .keepBoth:
             for i in conflicting {

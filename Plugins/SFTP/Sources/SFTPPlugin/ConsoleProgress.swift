@@ -9,7 +9,9 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
     let out: Int32, err: Int32
     let verb: String
     private let lock = NSLock()
-    private var totalBytes: UInt64 = 0, movedBytes: UInt64 = 0, files = 0, finished = 0
+    /// movedBytes counts bytes kept from a paused run too (for the fraction done); the rate
+    /// counts only what this run moved.
+    private var totalBytes: UInt64 = 0, movedBytes: UInt64 = 0, movedNow: UInt64 = 0, files = 0, finished = 0
     private var started = Date()
     private var lastDraw = Date.distantPast
     private var fileBytes: [String: UInt64] = [:]
@@ -45,6 +47,7 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
         let now = Date()
         let (draw, fileTotal): (Bool, UInt64) = lock.withLock {
             movedBytes += UInt64(bytes)
+            movedNow += UInt64(bytes)
             fileBytes[path, default: 0] += UInt64(bytes)
             let due = now.timeIntervalSince(mode == .json ? lastEvent[path] ?? .distantPast : lastDraw) >= (mode == .json ? 0.25 : 0.1)
             if due { if mode == .json { lastEvent[path] = now } else { lastDraw = now } }
@@ -70,6 +73,7 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
         case (.json, .cancelled): event("file-cancelled", ["path": jsonString(path)])
         case (.json, .failed(let why)): event("file-error", ["path": jsonString(path), "message": jsonString(why)])
         case (_, .failed(let why)), (_, .paused(_, let why)): line(err, why)
+        case (_, .skipped(let why)): line(err, "sftp: skipped: \(why)")
         default: if mode == .bar { drawBar(current: path) }
         }
     }
@@ -96,7 +100,7 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
 
     // MARK: drawing
 
-    private func rate() -> Double { Double(lock.withLock { movedBytes }) / max(Date().timeIntervalSince(started), 0.001) }
+    private func rate() -> Double { Double(lock.withLock { movedNow }) / max(Date().timeIntervalSince(started), 0.001) }
 
     private func drawBar(current: String) {
         let (moved, total, done, count) = lock.withLock { (movedBytes, totalBytes, finished, files) }

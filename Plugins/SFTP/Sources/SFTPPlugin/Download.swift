@@ -27,7 +27,7 @@ struct Download {
             libssh2_sftp_seek64(handle, offset)
         } else {
             if job.resume, LocalFile.stat(partial) != nil {
-                throw SFTPError(.refused, "sftp: \(partial): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it or cancel the transfer")
+                throw SFTPError(.refused, "sftp: \(partial): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it, or download without --resume to replace it")
             }
             // Read as well as write: a pause hashes what was written.
             fd = open(partial, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

@@ -143,10 +143,14 @@ enum FilesService {
         guard let host = pluginHost, let transport = SSHTransport(host: host) else {
             return fail(err, Int32(TERMHOST_ERR_UNSUPPORTED), "the SFTP feature is not active or the SSH transport is unavailable")
         }
+        guard r.conflict <= 3 else {
+            return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "transfer: conflict \(r.conflict) is not a termhost_sftp_conflict_t value")
+        }
+        TransferQueue.shared.apply(settingsOf: host)
         var options = TransferOptions()
         options.recursive = r.flags & TERMHOST_SFTP_RECURSIVE != 0
         options.resume = r.flags & TERMHOST_SFTP_RESUME != 0
-        options.conflict = [ConflictPolicy.fail, .overwrite, .skip, .keepBoth][Int(min(r.conflict, 3))]
+        options.conflict = [ConflictPolicy.fail, .overwrite, .skip, .keepBoth][Int(r.conflict)]
         options.scene = scene
         let control = TransferControl()
         let name = key(caller, r.cookie)
@@ -156,8 +160,8 @@ enum FilesService {
         let transfers = Transfers(transport: transport, checkpoints: Checkpoints(store: host.store), ask: nil)
         do {
             let s = r.upload != 0
-                ? try transfers.upload(host: destination, local: local, remote: remote, options: options, observer: observer, control: control)
-                : try transfers.download(host: destination, remote: remote, local: local, options: options, observer: observer, control: control)
+                ? try transfers.upload(host: destination, local: absoluteLocal(local), remote: remote, options: options, observer: observer, control: control)
+                : try transfers.download(host: destination, remote: remote, local: absoluteLocal(local), options: options, observer: observer, control: control)
             deliver(summarySink, summaryUser, s.json)
             if s.cancelled > 0 || (control.requested != .none && s.paused + s.notStarted > 0) {
                 return fail(err, Int32(TERMHOST_ERR_CANCELLED), "sftp: transfer stopped: \(s.done) done, \(s.paused + s.notStarted) paused, \(s.cancelled) cancelled")

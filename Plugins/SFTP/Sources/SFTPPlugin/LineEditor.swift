@@ -45,7 +45,8 @@ final class LineEditor {
         var saved = termios()
         tcgetattr(input, &saved)
         var raw = saved
-        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        // ISIG off while editing: Ctrl-C clears the line instead of ending termhost.
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG)
         tcsetattr(input, TCSANOW, &raw)
         defer { tcsetattr(input, TCSANOW, &saved) }
 
@@ -97,6 +98,8 @@ final class LineEditor {
                 case UInt8(ascii: "H"): cursor = 0
                 case UInt8(ascii: "F"): cursor = line.count
                 case UInt8(ascii: "3"): if byte() == UInt8(ascii: "~"), cursor < line.count { line.remove(at: cursor) }
+                case UInt8(ascii: "1"), UInt8(ascii: "7"): if byte() == UInt8(ascii: "~") { cursor = 0 }          // Home
+                case UInt8(ascii: "4"), UInt8(ascii: "8"): if byte() == UInt8(ascii: "~") { cursor = line.count } // End
                 default: break
                 }
             default:

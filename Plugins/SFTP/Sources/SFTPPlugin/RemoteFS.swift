@@ -1,4 +1,5 @@
 import CLibSSH2
+import Foundation
 import Glibc
 
 /// SFTP requests on one session, through libssh2 (blocking mode). Valid only inside a
@@ -77,7 +78,9 @@ struct RemoteFS {
     func rename(_ from: String, _ to: String) throws(SFTPError) {
         let flags = Int(LIBSSH2_SFTP_RENAME_ATOMIC | LIBSSH2_SFTP_RENAME_NATIVE)
         guard libssh2_sftp_rename_ex(sftp, from, UInt32(from.utf8.count), to, UInt32(to.utf8.count), flags) == 0 else {
-            throw error(from, "cannot rename to \(to):")
+            var e = error(from, "cannot rename")
+            e.message = e.message.replacingOccurrences(of: "\(host):\(from): ", with: "\(host):\(from) to \(to): ")
+            throw e
         }
     }
 

@@ -10,7 +10,8 @@ struct SFTPCommand {
            termhost sftp put [OPTIONS] LOCAL HOST:PATH      upload
            termhost sftp ls [-l] [-P PORT] HOST:PATH        list a directory
            termhost sftp paused                             transfers paused with a checkpoint
-           termhost sftp cancel LOCAL | [-P PORT] HOST:PATH discard a paused transfer and its partial file
+           termhost sftp cancel LOCAL | [-P PORT] HOST:PATH discard a paused transfer (named by its local
+                                                            file, or an upload's target) and its partial file
     HOST is a saved host (termhost hosts list) or user@host; -P gives a port.
     OPTIONS: -r directories, recursively (empty ones too; symbolic links are skipped)
              --resume  continue paused transfers after checking the source is unchanged
@@ -69,7 +70,8 @@ struct SFTPCommand {
     }
 
     /// Parses options shared by get, put and ls; nil (after printing why) on a usage error.
-    func parse(_ args: [String]) -> Parsed? {
+    /// `listing`: -l means a long listing (ls), not a bandwidth limit (get, put).
+    func parse(_ args: [String], listing: Bool = false) -> Parsed? {
         var p = Parsed()
         p.json = invocation.jsonOutput
         p.options.scene = invocation.scene
@@ -80,11 +82,15 @@ struct SFTPCommand {
             case "-r", "-R", "--recursive": p.options.recursive = true
             case "--resume", "-a": p.options.resume = true
             case "--json": p.json = true
-            case "-l" where i + 1 < args.count:
-                guard let kbit = UInt64(args[i + 1]), kbit > 0 else { invocation.printError("termhost sftp: -l wants a positive number of kbit/s, not '\(args[i + 1])'"); return nil }
-                p.options.limit = kbit * 1000 / 8
+            case "-l" where listing: p.long = true
+            case "-l":
+                guard i + 1 < args.count, let kbit = UInt64(args[i + 1]), kbit > 0 else {
+                    invocation.printError("termhost sftp: -l wants a positive number of kbit/s\(i + 1 < args.count ? ", not '\(args[i + 1])'" : "")")
+                    return nil
+                }
+                // As OpenSSH's sftp -l: Kbit/s of 1024 bits.
+                p.options.limit = kbit * 1024 / 8
                 i += 1
-            case "-l": p.long = true
             case "-P":
                 guard i + 1 < args.count, let port = Int(args[i + 1]), (1...65535).contains(port) else { invocation.printError("termhost sftp: -P wants a port number"); return nil }
                 p.port = port
@@ -130,7 +136,7 @@ struct SFTPCommand {
     /// failed, paused or was refused (the message says which and why).
     func perform(_ direction: FileJob.Direction, remote: RemoteArgument, local: String, options: TransferOptions,
                  observer: ConsoleProgress) -> Int32 {
-        applySettings()
+        for note in TransferQueue.shared.apply(settingsOf: host) { invocation.printError("termhost sftp: setting \(note)") }
         let transfers = Transfers(transport: transport, checkpoints: checkpoints, ask: conflictQuestion())
         let control = TransferControl(limitBytesPerSecond: options.limit)
         do {
@@ -141,15 +147,6 @@ struct SFTPCommand {
         } catch {
             if observer.mode == .json { observer.notice(error.message) } else { invocation.printError(error.message) }
             return error.exitStatus
-        }
-    }
-
-    /// The queue limits from the feature's settings (operator policy or user config).
-    func applySettings() {
-        func number(_ key: String) -> Int? { (try? host.setting(feature: SFTPFeature.info.id, key: key)).flatMap { $0.flatMap { Int($0) } } }
-        for note in TransferQueue.shared.setLimits(maxActive: number("maxActive"), maxPerHost: number("maxPerHost")) {
-            host.log(.warning, "sftp: setting \(note)")
-            invocation.printError("termhost sftp: setting \(note)")
         }
     }
 
@@ -165,7 +162,7 @@ struct SFTPCommand {
     }
 
     func list(_ args: [String]) -> Int32 {
-        guard let p = parse(args), p.operands.count == 1 else { invocation.printError("usage: termhost sftp ls [-l] [-P PORT] [--json] HOST:PATH"); return 2 }
+        guard let p = parse(args, listing: true), p.operands.count == 1 else { invocation.printError("usage: termhost sftp ls [-l] [-P PORT] [--json] HOST:PATH"); return 2 }
         guard let remote = RemoteArgument(p.operands[0], port: p.port) else {
             invocation.printError("termhost sftp: '\(p.operands[0])' is not HOST:PATH")
             return 2
@@ -208,14 +205,21 @@ struct SFTPCommand {
     /// Discards a paused transfer: removes its partial file (local, or remote over SFTP) and
     /// its checkpoint; a partial that cannot be removed is named.
     func cancel(_ target: String, port: Int?) -> Int32 {
-        let key: String
+        // HOST:PATH names an upload's target; a local path either end of a paused transfer.
+        let matches: [(key: String, checkpoint: Checkpoint)]
         if let remote = RemoteArgument(target, port: port) {
-            key = Checkpoints.key(upload: remote.host, remote.path)
+            let key = Checkpoints.key(upload: remote.host, remote.path)
+            matches = checkpoints.load(key).map { [(key, $0)] } ?? []
         } else {
-            key = Checkpoints.key(download: absoluteLocal(target))
+            let path = absoluteLocal(target)
+            matches = checkpoints.all().filter { $0.checkpoint.localPath == path }
         }
-        guard let c = checkpoints.load(key) else {
-            invocation.printError("termhost sftp: no paused transfer to \(target) (see termhost sftp paused)")
+        guard let (key, c) = matches.first else {
+            invocation.printError("termhost sftp: no paused transfer to or from \(target) (see termhost sftp paused)")
+            return 1
+        }
+        guard matches.count == 1 else {
+            invocation.printError("termhost sftp: \(target) is in \(matches.count) paused transfers; name the upload's target as HOST:PATH")
             return 1
         }
         if c.direction == "download" {

@@ -18,7 +18,12 @@ final class SFTPConnection: @unchecked Sendable {
         do {
             connection = try transport.open(destination, scene: scene)
         } catch {
-            throw SFTPError(error.code == Int32(TERMHOST_ERR_DENIED) ? .denied : .connectionLost, error.message)
+            let kind: SFTPError.Kind = switch Int(error.code) {
+            case TERMHOST_ERR_DENIED: .denied
+            case TERMHOST_ERR_INVALID_ARGUMENT: .failed     // not a saved host nor user@host[:port]
+            default: .connectionLost
+            }
+            throw SFTPError(kind, error.message)
         }
     }
 

@@ -26,6 +26,7 @@ struct SFTPShell {
     help, ?                        this text
     exit, quit, bye                leave
     Names with spaces: quote them ("my file") or escape them (my\\ file).
+    A script on stdin stops at the first failing command unless the line starts with "-".
     """
 
     func run() -> Int32 {
@@ -42,23 +43,31 @@ struct SFTPShell {
         invocation.print("Connected to \(destination).")
         var lcwd = FileManager.default.currentDirectoryPath
         let editor = LineEditor(input: invocation.stdinFD, output: invocation.stdoutFD)
-        var status: Int32 = 0
+        // A script (stdin not a terminal) stops at the first failing command, as sftp -b does,
+        // unless the command starts with "-".
+        let script = isatty(invocation.stdinFD) != 1
         while let line = editor.read(prompt: "sftp> ") {
+            var text = Substring(line)
+            let tolerant = text.first == "-"
+            if tolerant { text = text.dropFirst() }
             let words: [String]
-            do { words = try SFTPShell.split(line) } catch { invocation.printError(error.message); continue }
+            do throws(SFTPError) { words = try SFTPShell.split(String(text)) } catch {
+                invocation.printError(error.message)
+                if script && !tolerant { return 1 }
+                continue
+            }
             guard let command = words.first else { continue }
             let args = Array(words.dropFirst())
             if ["exit", "quit", "bye"].contains(command) { break }
-            do {
+            do throws(SFTPError) {
                 try execute(command, args, connection: connection, cwd: &cwd, lcwd: &lcwd)
-                status = 0
             } catch {
                 invocation.printError(error.message)
-                status = 1
                 if error.kind == .connectionLost { return 255 }
+                if script && !tolerant { return 1 }
             }
         }
-        return status
+        return 0
     }
 
     private func remote(_ path: String?, _ cwd: String) -> String {

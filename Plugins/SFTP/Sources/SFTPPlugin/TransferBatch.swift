@@ -35,11 +35,13 @@ final class TransferBatch: @unchecked Sendable {
 
     func run() -> BatchSummary {
         let started = Date()
-        summary.files = plan.jobs.count
+        summary.files = plan.jobs.count + plan.skipped.count
+        summary.skipped = plan.skipped.count
         plan.notices.forEach(observer.notice)
-        observer.batchStarted(files: plan.jobs.count, bytes: plan.bytes)
+        observer.batchStarted(files: summary.files, bytes: plan.bytes)
+        for (display, reason) in plan.skipped { observer.fileFinished(display, outcome: .skipped(reason: reason)) }
         do { try makeDirectories() } catch {
-            summary.failed = plan.jobs.count
+            lock.withLock { summary.failed = plan.jobs.count }
             summary.errors.append(error.message)
             return finish(started)
         }
@@ -58,7 +60,7 @@ final class TransferBatch: @unchecked Sendable {
             // Files never started (a stop or a lost connection came first) count as paused:
             // running the same command again with --resume picks them up.
             let ended = summary.done + summary.skipped + summary.paused + summary.cancelled + summary.failed
-            if summary.failed < plan.jobs.count { summary.notStarted = plan.jobs.count - ended }
+            summary.notStarted = max(0, summary.files - ended)
         }
         observer.batchFinished(summary)
         return summary
@@ -138,7 +140,7 @@ final class TransferBatch: @unchecked Sendable {
         lock.withLock {
             switch outcome {
             case .done(let bytes): summary.done += 1; summary.bytes += bytes
-            case .skipped: summary.skipped += 1
+            case .skipped: break   // counted from the plan
             case .paused(_, let reason): summary.paused += 1; summary.errors.append(reason)
             case .cancelled: summary.cancelled += 1
             case .failed(let message): summary.failed += 1; summary.errors.append(message)

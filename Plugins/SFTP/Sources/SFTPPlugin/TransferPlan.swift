@@ -9,6 +9,8 @@ struct TransferPlan: Sendable {
     var jobs: [FileJob] = []
     var conflicts: [Int] = []           // indices into jobs
     var notices: [String] = []
+    /// Files left alone (already complete, or the conflict policy said skip), with the reason.
+    var skipped: [(display: String, reason: String)] = []
     var bytes: UInt64 = 0
     /// Existing target names of an upload, per remote directory (one listing, not a stat each).
     var remoteNames: [String: Set<String>] = [:]
@@ -62,7 +64,7 @@ struct Planner {
         job.resume = resume
         if let st = LocalFile.stat(local, follow: false) {
             if resume, UInt64(st.st_size) == source.size, UInt64(st.st_mtim.tv_sec) == source.mtime {
-                plan.notices.append("\(local) is already complete")
+                plan.skipped.append((display, "\(local) is already complete"))
                 return
             }
             plan.conflicts.append(plan.jobs.count)
@@ -123,7 +125,7 @@ struct Planner {
         job.resume = resume
         if plan.remoteNames[remote.parentPath]?.contains(remote.lastComponent) == true {
             if resume, let done = try? fs.stat(remote), done.size == UInt64(st.st_size), done.mtime == UInt64(st.st_mtim.tv_sec) {
-                plan.notices.append("\(host):\(remote) is already complete")
+                plan.skipped.append((display, "\(host):\(remote) is already complete"))
                 return
             }
             plan.conflicts.append(plan.jobs.count)

@@ -1,4 +1,5 @@
 import Foundation
+import TermhostSDK
 
 /// The process-wide transfer queue (a process-scope service of the plugin, NOTES §8): at most
 /// `maxActive` files move at once in the whole process, at most `maxPerHost` to or from one
@@ -37,6 +38,17 @@ final class TransferQueue: @unchecked Sendable {
             limits.perHost = clamped
             condition.broadcast()
         }
+        return notes
+    }
+
+    /// The limits from the feature's settings (operator policy or user config), unset ones at
+    /// their defaults; logs and returns a note for each value that had to be clamped.
+    @discardableResult
+    func apply(settingsOf host: PluginHost) -> [String] {
+        func number(_ key: String) -> Int? { (try? host.setting(feature: "org.termhost.sftp", key: key)).flatMap { $0.flatMap { Int($0) } } }
+        let notes = setLimits(maxActive: number("maxActive") ?? TransferQueue.defaultActive,
+                              maxPerHost: number("maxPerHost") ?? TransferQueue.defaultPerHost)
+        notes.forEach { host.log(.warning, "sftp: setting \($0)") }
         return notes
     }
 

@@ -30,6 +30,9 @@ struct Upload {
             handle = try resumePartial(checkpoint, fd: fd, size: size, mtime: mtime)
             offset = checkpoint.offset
         } else {
+            if job.resume, try fs.statIfExists(partial, follow: false) != nil {
+                throw SFTPError(.refused, "sftp: \(fs.host):\(partial): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it, or upload without --resume to replace it")
+            }
             handle = try fs.open(partial, flags: LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC, mode: 0o600, what: "cannot create")
         }
         var handleOpen = true
@@ -108,10 +111,10 @@ struct Upload {
                 partialPath: job.partialPath, sourceSize: size, sourceMtime: mtime, offset: prefix.count, sha256: prefix.hex))
             throw failure
         }
-        checkpoints.remove(job.checkpointKey)
         do { try fs.remove(job.partialPath) } catch {
             throw SFTPError(failure.kind, "\(failure.message); the remote partial file \(fs.host):\(job.partialPath) could not be removed: \(error.message)")
         }
+        checkpoints.remove(job.checkpointKey)
         throw failure
     }
 

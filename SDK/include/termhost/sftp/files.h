@@ -56,7 +56,9 @@ typedef struct termhost_sftp_files {   /* implemented by the SFTP plugin */
 
    /* Connects (see the SSH transport's open()) and starts SFTP. *out: owned by the SFTP
     * plugin until close(*out). Errors: TERMHOST_ERR_DENIED for refused trust or
-    * credentials, TERMHOST_ERR_IO otherwise. [any-thread] */
+    * credentials (or a server refusing the login directory), TERMHOST_ERR_INVALID_ARGUMENT
+    * for a destination that is neither a saved host nor user@host[:port] or a server without
+    * SFTP, TERMHOST_ERR_IO for network failures. [any-thread] */
    termhost_status (*open)(const termhost_host_t *caller, termhost_scene_id scene, const char *destination,
                            termhost_sftp_session_t **out, termhost_error_t *err);
 
@@ -92,10 +94,13 @@ typedef struct termhost_sftp_files {   /* implemented by the SFTP plugin */
     * goes to summary_sink (may be NULL) as a JSON object {"files","done","skipped","paused",
     * "not_started","failed","cancelled","bytes","seconds","errors":[...]}.
     * Returns TERMHOST_OK when every file was done or skipped; TERMHOST_ERR_CANCELLED when it
-    * was stopped; TERMHOST_ERR_IO when a file failed or the connection was lost (paused
-    * files keep their partial file and checkpoint: run again with TERMHOST_SFTP_RESUME);
-    * TERMHOST_ERR_DENIED when trust, credentials, a conflict or a resume check refused.
-    * [any-thread; blocks] */
+    * was stopped; TERMHOST_ERR_IO when a file failed (its reason first in "errors", including
+    * a refused resume check or atomic replace) or the connection was lost (paused files keep
+    * their partial file and checkpoint: run again with TERMHOST_SFTP_RESUME);
+    * TERMHOST_ERR_DENIED before anything moved, when trust, credentials or the conflict
+    * policy refused; TERMHOST_ERR_INVALID_ARGUMENT for a conflict value out of range.
+    * A relative local_path is taken from the host process's working directory.
+    * The queue limits are the feature's settings (maxActive, maxPerHost). [any-thread; blocks] */
    termhost_status (*transfer)(const termhost_host_t *caller, termhost_scene_id scene,
                                const termhost_sftp_transfer_t *request,
                                termhost_sftp_progress progress, void *user,
