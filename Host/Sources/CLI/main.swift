@@ -91,10 +91,13 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
     let signals = SignalMapping(runtime: runtime, scene: scene)
     let status = runtime.runCommand(scene: scene, argv: [name] + args, json: g.json) ?? ExitCode.failure
     if let sig = signals.terminatingSignal {
-        // The command ended because a signal's shutdown stopped it: finish that shutdown (the
-        // signal handler exits too) and report the signal, not the command's status.
+        // The command ended because a signal's shutdown stopped it. The signal handler's thread
+        // finishes that shutdown and exits with 128 + the signal; exit() is not safe to call
+        // from two threads at once, so this one waits for it (and only ends the process itself,
+        // without atexit handlers, if the handler never does).
         runtime.shutdown()
-        return ExitCode.signal(sig)
+        sleep(UInt32(runtime.options.shutdownBound) + 2)
+        _exit(ExitCode.signal(sig))
     }
     withExtendedLifetime(signals) {}
     runtime.lifecycle.detachScene(scene)

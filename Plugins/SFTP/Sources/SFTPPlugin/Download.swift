@@ -21,7 +21,10 @@ struct Download {
         let partial = job.partialPath
         var offset: UInt64 = 0
         let fd: Int32
-        if job.resume, let checkpoint = checkpoints.load(job.checkpointKey) {
+        // Read once: a store write per file would cost more than a small file's transfer, so the
+        // checkpoint is removed at the end only when there was one.
+        let saved = checkpoints.load(job.checkpointKey)
+        if job.resume, let checkpoint = saved {
             fd = try resumePartial(checkpoint, source: source)
             offset = checkpoint.offset
             libssh2_sftp_seek64(handle, offset)
@@ -70,7 +73,7 @@ struct Download {
         close(fd)
         closed = true
         try LocalFile.commit(partial, to: job.localPath, replace: job.overwrite)
-        checkpoints.remove(job.checkpointKey)
+        if saved != nil { checkpoints.remove(job.checkpointKey) }
         return offset
     }
 

@@ -26,7 +26,10 @@ struct Upload {
         let partial = job.partialPath
         var offset: UInt64 = 0
         let handle: OpaquePointer
-        if job.resume, let checkpoint = checkpoints.load(job.checkpointKey) {
+        // Read once: a store write per file would cost more than a small file's transfer, so the
+        // checkpoint is removed at the end only when there was one.
+        let saved = checkpoints.load(job.checkpointKey)
+        if job.resume, let checkpoint = saved {
             handle = try resumePartial(checkpoint, fd: fd, size: size, mtime: mtime)
             offset = checkpoint.offset
         } else {
@@ -54,7 +57,7 @@ struct Upload {
         guard libssh2_sftp_close_handle(handle) == 0 else { handleOpen = false; throw fs.error(partial, "cannot close") }
         handleOpen = false
         try commit(partial)
-        checkpoints.remove(job.checkpointKey)
+        if saved != nil { checkpoints.remove(job.checkpointKey) }
         return size
     }
 
