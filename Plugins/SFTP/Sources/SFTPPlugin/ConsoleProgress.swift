@@ -90,7 +90,9 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
             return
         }
         if mode == .bar { write(err, "\r\u{1B}[K") }
-        var parts = ["\(verb) \(s.done) of \(s.files) file\(s.files == 1 ? "" : "s"), \(ConsoleProgress.size(s.bytes)) in \(String(format: "%.1f", s.seconds)) s (\(ConsoleProgress.size(UInt64(Double(s.bytes) / max(s.seconds, 0.001))))/s)"]
+        // The rate is this run's bytes over its time: bytes kept from before a pause moved earlier.
+        let now = lock.withLock { movedNow }
+        var parts = ["\(verb) \(s.done) of \(s.files) file\(s.files == 1 ? "" : "s"), \(ConsoleProgress.size(s.bytes)) in \(String(format: "%.1f", s.seconds)) s (\(ConsoleProgress.size(UInt64(Double(now) / max(s.seconds, 0.001))))/s)"]
         if s.skipped > 0 { parts.append("\(s.skipped) skipped") }
         if s.failed > 0 { parts.append("\(s.failed) failed") }
         if s.paused + s.notStarted > 0 { parts.append("\(s.paused + s.notStarted) paused (run again with --resume)") }

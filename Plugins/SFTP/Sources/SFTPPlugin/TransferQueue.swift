@@ -20,8 +20,9 @@ final class TransferQueue: @unchecked Sendable {
     var maxActive: Int { condition.withLock { limits.active } }
     var maxPerHost: Int { condition.withLock { limits.perHost } }
 
-    /// Sets the limits, clamped to 1-100 and 1-min(50, maxActive); returns a note for each
-    /// value that had to be clamped, naming the setting.
+    /// Sets the limits, clamped to 1-100 and 1-min(50, maxActive); maxPerHost nil is the
+    /// default, lowered silently when maxActive is smaller. Returns a note for each value
+    /// given that had to be clamped, naming the setting.
     @discardableResult
     func setLimits(maxActive: Int?, maxPerHost: Int?) -> [String] {
         var notes: [String] = []
@@ -32,7 +33,7 @@ final class TransferQueue: @unchecked Sendable {
                 limits.active = clamped
             }
             let ceiling = min(TransferQueue.perHostCeiling, limits.active)
-            let wanted = maxPerHost ?? limits.perHost
+            let wanted = maxPerHost ?? TransferQueue.defaultPerHost
             let clamped = min(max(wanted, 1), ceiling)
             if clamped != wanted, maxPerHost != nil { notes.append("maxPerHost=\(wanted) is outside 1-\(ceiling) (min(50, maxActive)); using \(clamped)") }
             limits.perHost = clamped
@@ -46,8 +47,7 @@ final class TransferQueue: @unchecked Sendable {
     @discardableResult
     func apply(settingsOf host: PluginHost) -> [String] {
         func number(_ key: String) -> Int? { (try? host.setting(feature: "org.termhost.sftp", key: key)).flatMap { $0.flatMap { Int($0) } } }
-        let notes = setLimits(maxActive: number("maxActive") ?? TransferQueue.defaultActive,
-                              maxPerHost: number("maxPerHost") ?? TransferQueue.defaultPerHost)
+        let notes = setLimits(maxActive: number("maxActive") ?? TransferQueue.defaultActive, maxPerHost: number("maxPerHost"))
         notes.forEach { host.log(.warning, "sftp: setting \($0)") }
         return notes
     }
