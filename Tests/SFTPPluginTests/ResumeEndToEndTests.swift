@@ -9,6 +9,16 @@ import TestSupport
     /// 16 Mbit/s: about three seconds for the file, time enough to cut it short.
     static let limit = ["-l", "16000"]
 
+    /// Starts a bandwidth-limited transfer, waits until its partial file holds `bytes`, then
+    /// stops it: with SIGINT (the transfer pauses) or by crashing sshd. Returns how it ended.
+    static func cutShort(_ h: SSHHarness, _ verb: String, _ args: [String], partial: String, atLeast bytes: Int = 500_000,
+                         crash: Bool = false) throws -> (status: Int32, stdout: String, stderr: String) {
+        let run = try h.sftpInBackground(verb, limit + args)
+        #expect(Files.waitForSize(partial, atLeast: bytes), "\(verb) never wrote \(bytes) bytes to \(partial)")
+        if crash { h.server.crash() } else { run.process.interrupt() }
+        return run.finish()
+    }
+
     @Test func sshdKilledMidDownloadThenResumedGivesTheSameSHA256() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
@@ -16,10 +26,7 @@ import TestSupport
         defer { h.server.stop() }
         let source = dir.sub("remote") + "/big.bin", target = dir.sub("local") + "/big.bin"
         Files.random(source, bytes: Self.size)
-        let run = try h.sftpInBackground("get", Self.limit + [h.remote(source), target])
-        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 1_000_000))
-        h.server.crash()
-        let cut = run.finish()
+        let cut = try Self.cutShort(h, "get", [h.remote(source), target], partial: Files.partial(of: target), atLeast: 1_000_000, crash: true)
         #expect(cut.status == 1, "\(cut.stderr)")
         #expect(cut.stdout.contains("1 paused (run again with --resume)"), "\(cut.stdout)\n\(cut.stderr)")
         #expect(!Files.exists(target))
@@ -45,10 +52,7 @@ import TestSupport
         defer { h.server.stop() }
         let source = dir.sub("local") + "/big.bin", target = dir.sub("remote") + "/big.bin"
         Files.random(source, bytes: Self.size)
-        let run = try h.sftpInBackground("put", Self.limit + [source, h.remote(target)])
-        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 1_000_000))
-        h.server.crash()
-        let cut = run.finish()
+        let cut = try Self.cutShort(h, "put", [source, h.remote(target)], partial: Files.partial(of: target), atLeast: 1_000_000, crash: true)
         #expect(cut.status == 1, "\(cut.stderr)")
         #expect(!Files.exists(target) && Files.exists(Files.partial(of: target)))
 
@@ -66,10 +70,8 @@ import TestSupport
         defer { h.server.stop() }
         let source = dir.sub("remote") + "/big.bin", target = dir.sub("local") + "/big.bin"
         Files.random(source, bytes: Self.size)
-        let run = try h.sftpInBackground("get", Self.limit + [h.remote(source), target])
-        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 500_000))
-        run.process.interrupt()   // SIGINT: the host shuts down, the transfer pauses
-        let cut = run.finish()
+        // SIGINT: the host shuts down, the transfer pauses.
+        let cut = try Self.cutShort(h, "get", [h.remote(source), target], partial: Files.partial(of: target))
         #expect(cut.status == 130, "\(cut.stderr)")
         let kept = Files.size(Files.partial(of: target))
         #expect(kept > 0)
@@ -91,10 +93,7 @@ import TestSupport
         defer { h.server.stop() }
         let source = dir.sub("remote") + "/big.bin", target = dir.sub("local") + "/big.bin"
         Files.random(source, bytes: Self.size)
-        let run = try h.sftpInBackground("get", Self.limit + [h.remote(source), target])
-        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 500_000))
-        run.process.interrupt()
-        _ = run.finish()
+        _ = try Self.cutShort(h, "get", [h.remote(source), target], partial: Files.partial(of: target))
         let handle = try #require(FileHandle(forWritingAtPath: Files.partial(of: target)))
         handle.write(Data("XXXX".utf8))
         handle.closeFile()
@@ -114,10 +113,7 @@ import TestSupport
 
         for (verb, args, partial) in [("get", [h.remote(remoteDir + "/down.bin"), localDir + "/down.bin"], Files.partial(of: localDir + "/down.bin")),
                                       ("put", [localDir + "/up.bin", h.remote(remoteDir + "/up.bin")], Files.partial(of: remoteDir + "/up.bin"))] {
-            let run = try h.sftpInBackground(verb, Self.limit + args)
-            #expect(Files.waitForSize(partial, atLeast: 300_000), "\(verb)")
-            run.process.interrupt()
-            let cut = run.finish()
+            let cut = try Self.cutShort(h, verb, args, partial: partial, atLeast: 300_000)
             #expect(cut.status == 130, "\(verb): \(cut.stdout)\(cut.stderr)")
             #expect(Files.exists(partial))
         }
@@ -133,11 +129,8 @@ import TestSupport
 
         // A partial that cannot be removed (here a directory took its name) is named, and the
         // transfer stays paused.
-        let run = try h.sftpInBackground("get", Self.limit + [h.remote(remoteDir + "/down.bin"), localDir + "/down.bin"])
-        #expect(Files.waitForSize(Files.partial(of: localDir + "/down.bin"), atLeast: 300_000))
-        run.process.interrupt()
-        _ = run.finish()
         let partial = Files.partial(of: localDir + "/down.bin")
+        _ = try Self.cutShort(h, "get", [h.remote(remoteDir + "/down.bin"), localDir + "/down.bin"], partial: partial, atLeast: 300_000)
         try FileManager.default.removeItem(atPath: partial)
         try FileManager.default.createDirectory(atPath: partial + "/in-the-way", withIntermediateDirectories: true)
         let stuck = try h.termhost(["sftp", "cancel", localDir + "/down.bin"])

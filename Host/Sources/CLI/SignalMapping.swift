@@ -12,6 +12,14 @@ final class SignalMapping: @unchecked Sendable {
     private let ending = NSLock()
     private var endingSignal: Int32?
 
+    /// Ends the process after a signal's bounded shutdown. _exit, not exit: atexit handlers
+    /// (libcrypto's cleanup among them) would run while the command's thread or a plugin
+    /// thread the bound abandoned may still be inside those libraries, and crash there.
+    static func end(_ status: Int32) -> Never {
+        fflush(nil)   // every C stdio stream; termhost's own output is unbuffered write(2)
+        _exit(status)
+    }
+
     /// The signal that started a shutdown, if one did: a command that returns because of it
     /// (a transfer pausing) must still end the process with 128 + that signal.
     var terminatingSignal: Int32? { ending.withLock { endingSignal } }
@@ -34,14 +42,14 @@ final class SignalMapping: @unchecked Sendable {
             runtime.services.interaction.restoreTerminal()
             runtime.lifecycle.detachScene(scene)
             runtime.shutdown()
-            exit(ExitCode.signal(SIGHUP))
+            SignalMapping.end(ExitCode.signal(SIGHUP))
         }
         for sig in [SIGTERM, SIGINT] {
             on(sig) { [self] in
                 ending.withLock { endingSignal = sig }
                 runtime.services.interaction.restoreTerminal()
                 runtime.shutdown()
-                exit(ExitCode.signal(sig))
+                SignalMapping.end(ExitCode.signal(sig))
             }
         }
     }

@@ -45,11 +45,13 @@ struct Transfers {
 
     private func run(host: String, options: TransferOptions, observer: TransferObserver, control: TransferControl,
                      plan makePlan: (RemoteFS) throws(SFTPError) -> TransferPlan) throws(SFTPError) -> BatchSummary {
+        // Registered from the start and removed only after the connection is closed: shutdown
+        // waits for that, so the process never exits while libssh2 is still tearing down.
+        ActiveTransfers.shared.add(control)
+        defer { ActiveTransfers.shared.remove(control) }
         let connection = try SFTPConnection(transport: transport, destination: host, scene: options.scene)
         defer { connection.close() }
         let plan = try connection.run { fs, _ throws(SFTPError) in try makePlan(fs) }
-        ActiveTransfers.shared.add(control)
-        defer { ActiveTransfers.shared.remove(control) }
         return TransferBatch(plan: plan, first: connection, transport: transport, control: control,
                              observer: observer, checkpoints: checkpoints).run()
     }
