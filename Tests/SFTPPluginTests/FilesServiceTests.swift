@@ -6,17 +6,8 @@ import TestSupport
 /// file tools will use it.
 @Suite struct FilesServiceTests {
     static func buildClient(_ h: SSHHarness, _ dir: TemporaryDirectory) throws {
-        let bundle = h.plugins + "/sftpclient"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                                               "-fPIC", "-shared", "-I", Paths.sdkInclude, "-o", bundle + "/libsfc.so",
-                                               Paths.root + "/Tests/Fixtures/sftp-client-plugin.c"])
-        guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
-        _ = dir.write("plugins/sftpclient/manifest.json", """
-        { "id": "org.test.sftpclient", "version": "1.0.0", "abi": "1.1", "library": "libsfc.so",
-          "features": [ { "id": "org.test.sftpclient", "version": "1.0.0", "order": 1000,
-                          "requiresServices": ["org.termhost.sftp.files/1"], "commands": [ { "name": "sfc", "summary": "files service probe" } ] } ] }
-        """)
+        try Fixtures.serviceClient(source: "sftp-client-plugin.c", id: "org.test.sftpclient", command: "sfc",
+                                   requires: "org.termhost.sftp.files/1", in: h.plugins)
     }
 
     @Test func browsingCallsAnswerWithJSONBytesAndStatusCodes() throws {

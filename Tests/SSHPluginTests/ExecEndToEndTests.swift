@@ -240,17 +240,8 @@ import TestSupport
 @Suite struct TransportHandleEndToEndTests {
     /// Builds Tests/Fixtures/transport-plugin.c (`termhost tp ...`) into the harness's plugins.
     static func buildTransportPlugin(_ h: SSHHarness, _ dir: TemporaryDirectory) throws {
-        let bundle = h.plugins + "/transport"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror",
-                                               "-pedantic", "-fPIC", "-shared", "-I", Paths.sdkInclude, "-o", bundle + "/libtp.so",
-                                               Paths.root + "/Tests/Fixtures/transport-plugin.c"])
-        guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
-        _ = dir.write("plugins/transport/manifest.json", """
-        { "id": "org.test.transport", "version": "1.0.0", "abi": "1.1", "library": "libtp.so",
-          "features": [ { "id": "org.test.transport", "version": "1.0.0", "order": 1000,
-                          "requiresServices": ["org.termhost.ssh.transport/1"], "commands": [ { "name": "tp", "summary": "transport probe" } ] } ] }
-        """)
+        try Fixtures.serviceClient(source: "transport-plugin.c", id: "org.test.transport", command: "tp",
+                                   requires: "org.termhost.ssh.transport/1", in: h.plugins, defines: ["-D_DEFAULT_SOURCE"])
     }
 
     @Test func aClosedHandleIsRefusedAndRefusalsAreDistinguishable() throws {

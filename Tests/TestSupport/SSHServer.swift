@@ -126,6 +126,25 @@ extension Fixtures {
         try bundle("libSSHPlugin.so", manifest: "Plugins/SSH/manifest.json", as: "org.termhost.ssh", in: parent)
     }
 
+    /// A one-feature C test plugin that uses a plugin-provided service: compiles
+    /// Tests/Fixtures/<source> as strict C99 into plugins/<id's last part>/lib<command>.so with
+    /// a manifest whose feature (the plugin's ID) contributes `command` and requires `service`.
+    public static func serviceClient(source: String, id: String, command: String, requires service: String,
+                                     in plugins: String, defines: [String] = []) throws {
+        let bundle = plugins + "/" + (id.split(separator: ".").last.map(String.init) ?? id)
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L"] + defines +
+                               ["-Wall", "-Wextra", "-Werror", "-pedantic", "-fPIC", "-shared", "-I", Paths.sdkInclude,
+                                "-o", "\(bundle)/lib\(command).so", Paths.root + "/Tests/Fixtures/" + source])
+        guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
+        let manifest = """
+        { "id": "\(id)", "version": "1.0.0", "abi": "1.1", "library": "lib\(command).so",
+          "features": [ { "id": "\(id)", "version": "1.0.0", "order": 1000,
+                          "requiresServices": ["\(service)"], "commands": [ { "name": "\(command)", "summary": "test client" } ] } ] }
+        """
+        _ = FileManager.default.createFile(atPath: bundle + "/manifest.json", contents: Data(manifest.utf8))
+    }
+
     /// The SFTP plugin as SwiftPM built it (it needs the SSH plugin beside it).
     @discardableResult
     public static func sftpPlugin(in parent: String) throws -> Plugin {
