@@ -20,6 +20,7 @@ extern "C" {
 #include "services/events.h"
 #include "services/commands.h"
 #include "ssh/transport.h"
+#include "metrics/snapshot.h"
 
 #ifdef __cplusplus
 }
