@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SDKTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SSHPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
-        .testTarget(name: "MetricsPluginTests", dependencies: ["MetricsCore", "TestSupport"], resources: [.copy("Fixtures")],
+        .testTarget(name: "MetricsPluginTests", dependencies: ["MetricsCore", "TestSupport"], exclude: ["Fixtures"],
                     swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]

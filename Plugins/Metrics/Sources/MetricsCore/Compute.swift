@@ -27,10 +27,10 @@ public enum Compute {
 
         if let m = current.memory {
             var mem = Snapshot.Memory()
-            mem.totalBytes = m.total.map(Double.init)
-            mem.availableBytes = m.available.map(Double.init)
+            mem.totalBytes = m.total.map { Double($0) }
+            mem.availableBytes = m.available.map { Double($0) }
             if let t = m.total, let a = m.available, a <= t { mem.usedBytes = Double(t - a) }
-            mem.swapTotalBytes = m.swapTotal.map(Double.init)
+            mem.swapTotalBytes = m.swapTotal.map { Double($0) }
             if let t = m.swapTotal, let f = m.swapFree, f <= t { mem.swapUsedBytes = Double(t - f) }
             s.memory = mem
         }

@@ -20,7 +20,7 @@ public enum Prometheus {
             [([], r.uptime.map { max(0, now - $0.at) })]
         },
         Family(name: "termhost_metrics_sample_bytes", help: "Bytes of remote output the last sample took.") { r, _ in
-            [([], r.lastSampleBytes.map(Double.init))]
+            [([], r.lastSampleBytes.map { Double($0) })]
         },
         Family(name: "termhost_host_uptime_seconds", help: "Seconds since the host booted (/proc/uptime).") { r, _ in
             [([], r.uptime?.value)]
