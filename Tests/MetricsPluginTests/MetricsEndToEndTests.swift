@@ -64,7 +64,8 @@ import TestSupport
         #expect(list.map { $0["host"] as? String } == [h.target, "web1", "db"])
         // A paused monitor is shown as paused, without connecting ('db' does not even resolve).
         let paused = try h.termhost(["metrics", "show", "db", "--json"])
-        #expect(paused.status == 0 && (try Self.json(paused.stdout))["state"] as? String == "paused")
+        let pausedState = try Self.json(paused.stdout)["state"] as? String
+        #expect(paused.status == 0 && pausedState == "paused")
         #expect(try h.termhost(["metrics", "resume", "db"]).stdout == "Resumed monitor 'db'.\n")
         #expect(try h.termhost(["metrics", "rm", "web1"]).stdout == "Removed monitor 'web1'.\n")
         let gone = try h.termhost(["metrics", "rm", "web1"])
@@ -103,7 +104,7 @@ import TestSupport
         let serve = try Background(Paths.termhost, ["metrics", "serve", "--listen", "127.0.0.1:0"], environment: h.environment)
         defer { if serve.process.isRunning { serve.process.terminate(); serve.process.waitUntilExit() } }
         let first = serve.firstLine()
-        let url = try #require(first.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }, first)
+        let url = try #require(first.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }, "\(first)")
         #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/metrics"))
         var text = ""
         let deadline = Date().addingTimeInterval(30)

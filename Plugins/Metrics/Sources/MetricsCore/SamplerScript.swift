@@ -9,7 +9,8 @@
 ///
 /// Ending: nothing reads stdin, so a subshell waits for end-of-file on it and then kills the
 /// loop: the caller's shutdown(SHUT_WR) (or a closed channel) stops the remote side at once
-/// instead of at its next write.
+/// instead of at its next write. SIGKILL, not SIGTERM: a shell started with SIGTERM blocked
+/// (BusyBox ash keeps an inherited signal mask) would never see a TERM.
 public enum SamplerScript {
     /// The loop's name in the remote process list ($0).
     public static let processName = "termhost-metrics-sampler"
@@ -23,7 +24,7 @@ public enum SamplerScript {
     g=0
     if command -v nvidia-smi >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then g=1; fi
     exec 3<&0
-    (read x <&3; kill $$ 2>/dev/null) &
+    (read x <&3; kill -9 $$ 2>/dev/null) &
     cd /proc || { echo '@@error no /proc'; exit 1; }
     echo "@@termhost-metrics 1 $p $t"
     echo @@phys /sys/class/net/*/device
