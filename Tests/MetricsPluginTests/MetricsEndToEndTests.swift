@@ -89,7 +89,7 @@ import TestSupport
         _ = dir.write("home/.ssh/known_hosts", "[127.0.0.1]:\(h.server.port) \(other.publicLine.split(separator: " ").prefix(2).joined(separator: " "))\n")
         let changed = try h.termhost(["--non-interactive", "metrics", "show", h.target])
         #expect(changed.status == 1)
-        #expect(changed.stdout.hasPrefix("\(h.target)  failed: host key changed: Offending"), "\(changed.stdout)")
+        #expect(changed.stdout.hasPrefix("\(h.target)  failed: host key changed: the server's host key does not match the one in known_hosts"), "\(changed.stdout)")
         #expect(changed.stdout.contains("fix ~/.ssh/known_hosts"))
     }
 

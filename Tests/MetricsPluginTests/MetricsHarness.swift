@@ -66,8 +66,19 @@ enum Local {
     }
 
     /// The remote sampling loops started by this sshd.
+    /// The remote sampling loops started by this sshd (a loop's own watcher subshell, a fork
+    /// with the same command line, is not counted twice).
     static func samplerLoops(under server: SSHServer) -> Int {
-        descendants(of: server.pid).filter { $0.command.contains("sh -c") && $0.command.contains(SamplerScript.processName) }.count
+        let loops = descendants(of: server.pid).filter { $0.command.contains("sh -c") && $0.command.contains(SamplerScript.processName) }
+        let pids = Set(loops.map(\.pid))
+        return loops.filter { !pids.contains(parentOf($0.pid) ?? -1) }.count
+    }
+
+    static func parentOf(_ pid: Int) -> Int? {
+        let stat = read("/proc/\(pid)/stat")
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let f = stat[stat.index(after: close)...].split(separator: " ")
+        return f.count > 1 ? Int(f[1]) : nil
     }
 }
 

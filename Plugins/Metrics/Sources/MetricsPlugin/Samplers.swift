@@ -37,9 +37,18 @@ enum Samplers {
     }
 
     /// Background: every sampler closes its connection and sleeps; foreground wakes them.
+    /// Going to background waits (up to 2 s in all) until every sampler has closed its
+    /// connection: SIGTSTP stops the process right after, and a stopped process could not.
     static func setSleeping(_ on: Bool) {
         let list = table.withLock { t -> [Sampler] in t.sleeping = on; return Array(t.samplers.values) }
         for s in list { s.setSleeping(on) }
+        guard on else { return }
+        let deadline = Date().addingTimeInterval(2)
+        for s in list {
+            _ = s.wait(timeout: max(0, deadline.timeIntervalSinceNow)) { r in
+                switch r.state { case .sleeping, .paused, .failed: true; default: false }
+            }
+        }
     }
 
     static func stopAll() {

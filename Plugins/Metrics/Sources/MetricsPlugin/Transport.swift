@@ -45,9 +45,15 @@ struct Transport: @unchecked Sendable {
         let lines = message.split(separator: "\n").map(String.init)
         let summary = lines.suffix(2).joined(separator: " ")
         if rc == Int32(TERMHOST_ERR_DENIED) {
-            if message.contains("Host key verification failed") || message.contains("host key") {
-                let offending = lines.first { $0.hasPrefix("Offending") }.map { $0 + ". " } ?? ""
-                return .hostKeyChanged(offending + summary)
+            if message.contains("Host key verification failed") || message.contains("host key")
+                || message.contains("HOST IDENTIFICATION HAS CHANGED") {
+                // The SSH plugin's warning is long (and cut at the error's fixed size): keep
+                // its verdict and the offending known_hosts line when they made it through.
+                let offending = lines.first { $0.hasPrefix("Offending") }.map { " (\($0))" } ?? ""
+                if message.contains("HAS CHANGED") || message.contains("has changed") {
+                    return .hostKeyChanged("the server's host key does not match the one in known_hosts\(offending)")
+                }
+                return .hostKeyChanged(lines.last { $0.contains("Host key verification failed") } ?? summary)
             }
             return .authNeeded(summary)
         }
