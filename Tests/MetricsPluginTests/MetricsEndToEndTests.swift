@@ -172,6 +172,18 @@ import TestSupport
         screen = tmux.waitFor("[exit 0]")
         #expect(screen.contains("[exit 0]"), "\(screen)")
         #expect(!screen.contains("MEM ["), "the alternate screen is gone: \(screen)")
+
+        // Ctrl-C: the host's SIGINT shutdown restores the terminal too.
+        let again = try TmuxSession(command: [Paths.termhost, "metrics", "watch", h.target], environment: env, width: 100, height: 24)
+        defer { again.close() }
+        #expect(again.waitFor("[live]").contains("[live]"))
+        again.type("\u{03}", enter: false)
+        screen = again.waitFor("[exit 130]")
+        #expect(screen.contains("[exit 130]"), "\(screen)")
+        #expect(!screen.contains("MEM ["), "\(screen)")
+        // Typing now echoes again: the terminal left no-echo mode.
+        again.type("echoed-again", enter: false)
+        #expect(again.waitFor("echoed-again").contains("echoed-again"))
     }
 
     @Test func anotherPluginReadsSnapshotsThroughTheCABI() throws {

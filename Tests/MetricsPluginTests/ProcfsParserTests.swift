@@ -179,6 +179,27 @@ import TestSupport
         #expect(fresh.feed((0..<10_000).map { _ in UInt8.random(in: 0...255) }).count <= 1)
     }
 
+    @Test func nvidiaSMIXMLGivesPerGPUValuesAndNAIsUnknown() {
+        let gpus = NvidiaSMI.parse(Fixture.text("nvidia-smi.xml"))
+        #expect(gpus.count == 2)
+        #expect(gpus.first == GPU(name: "NVIDIA A100-SXM4-40GB", utilizationPercent: 37, memoryUsedBytes: 1024 * 1_048_576,
+                                  memoryTotalBytes: 40960 * 1_048_576, temperatureCelsius: 41))
+        #expect(gpus.last?.utilizationPercent == nil && gpus.last?.memoryUsedBytes == nil && gpus.last?.temperatureCelsius == nil)
+        // A GPU section that failed (timeout killed nvidia-smi: empty) leaves the base metrics alone.
+        var parser = FrameParser()
+        let s = parser.feed(Array("@@sample\n==> uptime <==\n5.0 1\n@@gpu\n@@end\n".utf8))
+        #expect(s.first?.uptime == 5 && s.first?.gpus == [])
+    }
+
+    @Test func anExplicitInterfaceSelectionOverridesThePhysicalDefault() {
+        let (samples, parser) = Fixture.samples("normal-host.txt")
+        let s = Compute.snapshot(previous: samples[0], current: samples[1], info: parser.info, interfaces: ["lo", "missing0"])
+        #expect(s.network?.map(\.name) == ["lo", "missing0"])
+        #expect(s.network?.first?.receiveBytesPerSecond != nil)
+        #expect(s.network?.last?.receiveBytesPerSecond == nil, "an interface that is not there is unknown, not 0")
+        #expect(NetDev.defaultSelection(["lo", "docker0", "veth12", "eth0"], physical: nil) == ["eth0"], "no /sys: names decide")
+    }
+
     @Test func snapshotJSONUsesNullForNonFiniteAndCapsProcessesAt20() {
         var s = Snapshot()
         s.uptime = 10

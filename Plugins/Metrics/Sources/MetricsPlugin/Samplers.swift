@@ -53,8 +53,11 @@ enum Samplers {
 
     static func stopAll() {
         let list = table.withLock { t -> [Sampler] in defer { t.samplers = [:] }; return Array(t.samplers.values) }
+        // All at once, then one shared deadline: shutdown is bounded (NOTES §5, 3 s) however
+        // many hosts there are.
         for s in list { s.requestStop() }
-        for s in list { s.stop(wait: 2) }
+        let deadline = Date().addingTimeInterval(2)
+        for s in list { s.stop(wait: max(0, deadline.timeIntervalSinceNow)) }
     }
 }
 
