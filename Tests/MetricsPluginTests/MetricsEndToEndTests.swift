@@ -93,6 +93,30 @@ import TestSupport
         #expect(changed.stdout.contains("fix ~/.ssh/known_hosts"))
     }
 
+    @Test func anUnreachableHostAndAFailingCommandAreReportedAsSuch() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        // The server runs /bin/false whatever is asked: the loop never starts.
+        let h = try MetricsHarness(dir: dir, serverConfig: "ForceCommand /bin/false")
+        defer { h.server.stop() }
+        let failing = try h.termhost(["metrics", "show", h.target, "--json"])
+        #expect(failing.status == 1)
+        let f = try Self.json(failing.stdout)
+        #expect(f["state"] as? String == "failed")
+        #expect((f["reason"] as? String)?.hasPrefix("command failed: the sampling loop on \(h.target) ended before its first sample") == true,
+                "\(f["reason"] ?? "")")
+        #expect(f["cpu"] is NSNull && f["memory"] is NSNull, "nothing sampled is null, not 0")
+        let closed = LoopbackListener()
+        let port = closed.port
+        closed.close()
+        let started = Date()
+        let unreachable = try h.termhost(["metrics", "show", "\(NSUserName())@127.0.0.1:\(port)"])
+        #expect(unreachable.status == 1)
+        #expect(unreachable.stdout.hasPrefix("\(NSUserName())@127.0.0.1:\(port)  failed: unreachable: "), "\(unreachable.stdout)")
+        #expect(unreachable.stdout.contains("Connection refused"), "\(unreachable.stdout)")
+        #expect(Date().timeIntervalSince(started) < 20, "show answers with the first failure")
+    }
+
     @Test func serveExposesStrictPrometheusTextAndSleepsInBackground() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -11,14 +11,14 @@ struct MetricsHarness {
     let key: UserKey
     let server: SSHServer
 
-    init(dir: TemporaryDirectory, authorize: Bool = true, trustServer: Bool = true) throws {
+    init(dir: TemporaryDirectory, authorize: Bool = true, trustServer: Bool = true, serverConfig: String = "") throws {
         self.dir = dir
         home = dir.sub("home")
         plugins = dir.sub("plugins")
         try Fixtures.sshPlugin(in: plugins)
         _ = try Fixtures.bundle("libMetricsPlugin.so", manifest: "Plugins/Metrics/manifest.json", as: "org.termhost.metrics", in: plugins)
         key = try UserKey(in: home + "/.ssh", name: "id_ed25519")
-        server = try SSHServer(in: dir, authorizedKeys: authorize ? [key.publicLine] : [])
+        server = try SSHServer(in: dir, authorizedKeys: authorize ? [key.publicLine] : [], extraConfig: serverConfig)
         if trustServer { _ = dir.write("home/.ssh/known_hosts", server.knownHostsLine + "\n") }
     }
 

@@ -144,8 +144,9 @@ struct MetricsCommand {
             guard let transport = transport() else { return 1 }
             let sampler = Samplers.acquire(name, config: saved?.config ?? .init(), transport: transport,
                                            scene: invocation.scene, paused: false, details: true)
+            // One-shot: the first failure is the answer (the sampler would retry, show does not wait).
             report = sampler.wait(timeout: 30) { r in
-                if case .failed(let f) = r.state, !f.retryable { return true }
+                if case .failed = r.state { return true }
                 return r.state == .live && r.processes != nil
             }
         }
