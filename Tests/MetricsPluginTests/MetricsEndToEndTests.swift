@@ -134,7 +134,7 @@ import TestSupport
         let deadline = Date().addingTimeInterval(30)
         repeat {
             usleep(300_000)
-            text = (try? Shell.run("/usr/bin/curl", ["-sf", url], timeout: 10).stdout) ?? ""
+            text = HTTP.get(url).flatMap { $0.status == 200 ? $0.body : nil } ?? ""
         } while !text.contains("termhost_metrics_up{host=\"\(h.target)\"} 1") && Date() < deadline
         let p = try PrometheusText.parse(text)
         let host = ["host": h.target]
@@ -147,8 +147,7 @@ import TestSupport
         #expect(p.value("termhost_memory_total_bytes", ["host": "idle"]) == nil, "a paused monitor has no values, not zeros")
         #expect(p.families.values.allSatisfy { $0.type == "gauge" && $0.help != nil })
         #expect(p.families["termhost_network_receive_bytes_per_second"]?.samples.contains { $0.labels["interface"] == "lo" } == false)
-        let notFound = try Shell.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", url.replacingOccurrences(of: "/metrics", with: "/")])
-        #expect(notFound.stdout == "404")
+        #expect(HTTP.get(url.replacingOccurrences(of: "/metrics", with: "/"))?.status == 404)
         #expect(Local.samplerLoops(under: h.server) == 1, "one loop for the one active monitor")
 
         // NOTES §5: in background (SIGTSTP) the sampler closes its channel and connection.

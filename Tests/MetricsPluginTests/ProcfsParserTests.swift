@@ -51,7 +51,9 @@ import TestSupport
         let script = TemporaryDirectory()
         defer { script.remove() }
         let path = script.write("loop.sh", SamplerScript.body)
-        for shell in [["/usr/bin/dash"], ["/usr/bin/busybox", "sh"]] where FileManager.default.fileExists(atPath: shell[0]) {
+        for shell in [["/usr/bin/dash"], ["/usr/bin/busybox", "sh"]] {
+            // Scripts/setup.sh installs both; a missing one fails here rather than passing untested.
+            try #require(FileManager.default.fileExists(atPath: shell[0]), "\(shell[0]) is missing: run Scripts/setup.sh")
             // stdin closes after ~1.5 s: the loop must end by itself (exit 143: killed by its watcher).
             let r = try Shell.run("/bin/sh", ["-c", "(sleep 1.5; echo) | \(shell.joined(separator: " ")) \(path) 1 1"], timeout: 20)
             var parser = FrameParser()
