@@ -16,7 +16,7 @@ struct MetricsCommand {
     add saves a monitor (sampled every second unless --interval; --interface picks the network
     interfaces shown instead of the physical ones). pause keeps it but stops sampling it.
     show samples the host (twice, so rates are known) and prints a snapshot with processes.
-    watch is a live dashboard of the given hosts, or every monitor not paused: q quits,
+    watch is a live dashboard of the given hosts, or of every monitor: q quits,
     Tab picks the host whose processes are shown, c and m sort them by CPU or memory.
     serve answers GET /metrics in the Prometheus text format (default 127.0.0.1:9464).
     States: connecting, collecting, live, paused, sleeping, failed (with the reason).
