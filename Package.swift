@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
         .library(name: "SSHPlugin", type: .dynamic, targets: ["SSHPlugin"]),
         .library(name: "SFTPPlugin", type: .dynamic, targets: ["SFTPPlugin"]),
+        .library(name: "MetricsPlugin", type: .dynamic, targets: ["MetricsPlugin"]),
         // A Swift plugin used only by the tests (exercises every TermhostSDK service wrapper).
         .library(name: "SwiftServicesFixture", type: .dynamic, targets: ["SwiftServicesFixture"]),
     ],
@@ -62,6 +63,12 @@ let package = Package(
         .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2"], path: "Plugins/SFTP/Sources/SFTPPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
+        // Metrics: procfs parsing and computation in a static library of its own (pure Swift,
+        // no Foundation) that the plugin links and the tests import.
+        .target(name: "MetricsCore", path: "Plugins/Metrics/Sources/MetricsCore", swiftSettings: strict),
+        .target(name: "MetricsPlugin", dependencies: ["TermhostSDK", "CTermhost", "MetricsCore"], path: "Plugins/Metrics/Sources/MetricsPlugin",
+                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
@@ -77,6 +84,8 @@ let package = Package(
         .testTarget(name: "SDKTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SSHPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SFTPPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "MetricsPluginTests", dependencies: ["MetricsCore", "TestSupport"], exclude: ["Fixtures"],
+                    swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )

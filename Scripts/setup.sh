@@ -2,7 +2,7 @@
 # Installs what Termhost needs to build and test on Debian 12, if missing. Idempotent.
 # The Swift toolchain itself (6.x, with swiftc and swift-build) must already be on PATH.
 set -euo pipefail
-packages=(libssh2-1-dev libsqlite3-dev libffi-dev libssl-dev sqlite3 openssh-server openssh-client make gcc g++ tmux procps python3)
+packages=(libssh2-1-dev libsqlite3-dev libffi-dev libssl-dev sqlite3 openssh-server openssh-client make gcc g++ tmux procps python3 busybox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -15,6 +15,7 @@ swift build -c "$config" --product termhost-probe
 swift build -c "$config" --product HelloSwiftPlugin
 swift build -c "$config" --product SSHPlugin
 swift build -c "$config" --product SFTPPlugin
+swift build -c "$config" --product MetricsPlugin
 bin=$(swift build -c "$config" --show-bin-path)
 
 plugins="$prefix/lib/termhost/plugins"
@@ -32,6 +33,7 @@ bundle_swift() {
 bundle_swift org.termhost.examples.hello-swift libHelloSwiftPlugin.so SDK/Examples/hello-swift/manifest.json
 bundle_swift org.termhost.ssh libSSHPlugin.so Plugins/SSH/manifest.json
 bundle_swift org.termhost.sftp libSFTPPlugin.so Plugins/SFTP/manifest.json
+bundle_swift org.termhost.metrics libMetricsPlugin.so Plugins/Metrics/manifest.json
 
 # C plugins built with make from the SDK header alone.
 make -s -C SDK/Examples/hello-c OUT="$PWD/$plugins"

@@ -21,6 +21,7 @@ extern "C" {
 #include "services/commands.h"
 #include "ssh/transport.h"
 #include "sftp/files.h"
+#include "metrics/snapshot.h"
 
 #ifdef __cplusplus
 }

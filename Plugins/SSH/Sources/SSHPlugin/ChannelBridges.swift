@@ -44,9 +44,17 @@ final class ChannelBridges: @unchecked Sendable {
         let user: UnsafeMutableRawPointer?
     }
 
+    /// A caller of watch(): told once when the connection dies.
+    struct Watcher {
+        let onLost: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
+        let user: UnsafeMutableRawPointer?
+    }
+
     let connection: SSHConnection
     let executor: DispatchQueue
     private(set) var bridges: [Bridge] = []
+    private var watchers: [Watcher] = []
+    private var lost = false
     private(set) var listeners: [Listener] = []
     private var scheduled = false
 
@@ -69,6 +77,23 @@ final class ChannelBridges: @unchecked Sendable {
     }
 
     func addListener(_ l: Listener) { listeners.append(l); schedule() }
+
+    /// Minimal loss detection: a bridge's channel failing with a socket error means the
+    /// connection is gone. [executor]
+    func addWatcher(_ w: Watcher) {
+        if lost { w.onLost(w.user, "the connection was lost"); return }
+        watchers.append(w)
+    }
+
+    private func connectionLost(_ rc: Int) {
+        guard !lost, rc == Int(LIBSSH2_ERROR_SOCKET_RECV) || rc == Int(LIBSSH2_ERROR_SOCKET_SEND)
+                || rc == Int(LIBSSH2_ERROR_SOCKET_DISCONNECT) || rc == Int(LIBSSH2_ERROR_SOCKET_TIMEOUT) else { return }
+        lost = true
+        let reason = "Connection to \(connection.destination.address) lost: \(connection.lastError())"
+        let told = watchers
+        watchers = []
+        for w in told { w.onLost(w.user, reason) }
+    }
 
     func removeListener(port: Int32) -> OpaquePointer? {
         guard let i = listeners.firstIndex(where: { $0.port == port }) else { return nil }
@@ -139,14 +164,16 @@ final class ChannelBridges: @unchecked Sendable {
         if b.inStart == b.inEnd && !b.channelEOF {
             let n = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), Bridge.capacity)
             if n > 0 { b.inStart = 0; b.inEnd = n; moved = true }
-            else if n < 0 && n != Int(LIBSSH2_ERROR_EAGAIN) { b.closing = true; return true }
+            else if n < 0 && n != Int(LIBSSH2_ERROR_EAGAIN) { connectionLost(n); b.closing = true; return true }
             // Nothing reads a bridged channel's stderr; drain it so the window stays open.
             var scratch = [CChar](repeating: 0, count: 4096)
             while libssh2_channel_read_ex(b.channel, 1, &scratch, scratch.count) > 0 {}
             if b.inStart == b.inEnd && libssh2_channel_eof(b.channel) != 0 { b.channelEOF = true }
         }
         if b.inStart < b.inEnd {
-            let n = write(b.fd, b.toLocal + b.inStart, b.inEnd - b.inStart)
+            // send(MSG_NOSIGNAL), not write(): a caller that closed its end must give EPIPE,
+            // never a SIGPIPE that kills the whole host process.
+            let n = send(b.fd, b.toLocal + b.inStart, b.inEnd - b.inStart, Int32(MSG_NOSIGNAL))
             if n > 0 { b.inStart += n; moved = true }
             else if n < 0 && errno != EAGAIN && errno != EINTR { b.closing = true; return true }   // caller closed
         }
@@ -160,7 +187,7 @@ final class ChannelBridges: @unchecked Sendable {
         if b.outStart < b.outEnd {
             let n = libssh2_channel_write_ex(b.channel, 0, (b.toChannel + b.outStart).assumingMemoryBound(to: CChar.self), b.outEnd - b.outStart)
             if n > 0 { b.outStart += n; moved = true }
-            else if n != Int(LIBSSH2_ERROR_EAGAIN) { b.closing = true; return true }
+            else if n != Int(LIBSSH2_ERROR_EAGAIN) { connectionLost(n); b.closing = true; return true }
         }
         if b.localEOF && b.outStart == b.outEnd && !b.eofSent {
             let rc = libssh2_channel_send_eof(b.channel)

@@ -190,6 +190,31 @@ enum TransportService {
                     libssh2_channel_forward_cancel(listener)
                     return Int32(TERMHOST_OK)
                 }
+            },
+            watch: { raw, onLost, user, err in
+                guard let onLost else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "watch: NULL on_lost") }
+                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                c.executor.sync { c.bridges.addWatcher(.init(onLost: onLost, user: user)) }
+                return Int32(TERMHOST_OK)
+            },
+            open_exec: { raw, command, fd, err in
+                guard let command, let fd else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open_exec: NULL argument") }
+                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                let text = String(cString: command)
+                return c.executor.sync { () -> termhost_status in
+                    do {
+                        let channel = try c.connection.openSessionChannel()
+                        guard libssh2_channel_process_startup(channel, "exec", 4, text, UInt32(text.utf8.count)) == 0 else {
+                            let reason = c.connection.lastError()
+                            libssh2_channel_free(channel)
+                            return TransportService.fail(err, Int(TERMHOST_ERR_IO), "ssh: the server refused to run the command: \(reason)")
+                        }
+                        fd.pointee = try c.bridges.bridge(channel, isShell: false)
+                        return Int32(TERMHOST_OK)
+                    } catch {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
+                    }
+                }
             }))
         return t
     }()

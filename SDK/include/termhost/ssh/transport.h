@@ -95,6 +95,27 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
 
    /* Stops the listener on bound_port; connections already accepted go on. [any-thread] */
    termhost_status (*cancel_forward)(termhost_ssh_connection_t *connection, int32_t bound_port, termhost_error_t *err);
+
+   /* Added after cancel_forward; NULL or beyond struct_size in an older SSH plugin: check
+    * struct_size before calling. */
+
+   /* Asks to hear when the connection dies (network loss, server gone), as opposed to close().
+    * on_lost(user, reason) is called at most once, on the connection's executor; reason is
+    * borrowed for the call. user is the caller's until on_lost has run or close() returned.
+    * [any-thread; on_lost runs on the connection's executor] */
+   termhost_status (*watch)(termhost_ssh_connection_t *connection, void (*on_lost)(void *user, const char *reason),
+                            void *user, termhost_error_t *err);
+
+   /* Runs command on an exec channel bridged to a local socket, like open_direct_tcpip: the
+    * command's stdout arrives on *fd, bytes written to *fd go to its stdin, shutdown(*fd,
+    * SHUT_WR) sends end-of-file, close(*fd) closes the channel (the remote command then gets
+    * SIGPIPE on its next write). stderr is read and discarded (redirect it into stdout in
+    * the command if you need it); the exit status is not reported: end the output with your
+    * own marker if you need to tell success from failure. For long-lived commands (a sampling
+    * loop) where exec() would hold the connection's executor until the command ends.
+    * *fd: owned by the caller. [any-thread] */
+   termhost_status (*open_exec)(termhost_ssh_connection_t *connection, const char *command, int32_t *fd,
+                                termhost_error_t *err);
 } termhost_ssh_transport_t;
 
 #endif /* TERMHOST_SSH_TRANSPORT_H */

@@ -1,0 +1,27 @@
+/// `df -P -k` (POSIX format, GNU and BusyBox alike): capacity per mounted filesystem.
+public struct Filesystem: Sendable, Equatable {
+    public var device: String
+    public var mount: String
+    public var sizeBytes: UInt64
+    public var usedBytes: UInt64
+    public var availableBytes: UInt64
+}
+
+public enum DiskFree {
+    /// Pseudo filesystems carry no disk capacity worth showing.
+    static let pseudo: Set<String> = ["tmpfs", "devtmpfs", "udev", "none", "shm", "proc", "sysfs", "cgroup", "cgroup2",
+                                      "devpts", "mqueue", "run", "efivarfs"]
+
+    public static func parse<S: StringProtocol>(_ text: S) -> [Filesystem] {
+        var out: [Filesystem] = []
+        for line in ProcText.lines(text) {
+            let f = ProcText.fields(line)
+            guard f.count >= 6, let blocks = ProcText.counter(f[1]), let used = ProcText.counter(f[2]),
+                  let avail = ProcText.counter(f[3]), f[4].hasSuffix("%"), blocks > 0,
+                  !pseudo.contains(String(f[0])) else { continue }
+            out.append(Filesystem(device: String(f[0]), mount: f[5...].joined(separator: " "),
+                                  sizeBytes: blocks &* 1024, usedBytes: used &* 1024, availableBytes: avail &* 1024))
+        }
+        return out
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import MetricsCore
+import TermhostSDK
+
+/// `termhost metrics ...`: the monitor list (saved in the host store) and the outputs.
+struct MetricsCommand {
+    static let usage = """
+    usage: termhost metrics add HOST [--interval SECONDS] [--interface NAME]...
+           termhost metrics rm|pause|resume HOST
+           termhost metrics move HOST POSITION
+           termhost metrics list [--json]
+           termhost metrics show HOST [--json]
+           termhost metrics watch [HOST]...
+           termhost metrics serve [--listen ADDRESS:PORT] [HOST]...
+    HOST is a saved host (termhost hosts list) or user@host[:port]; the SSH plugin connects.
+    add saves a monitor (sampled every second unless --interval; --interface picks the network
+    interfaces shown instead of the physical ones). pause keeps it but stops sampling it.
+    show samples the host (twice, so rates are known) and prints a snapshot with processes.
+    watch is a live dashboard of the given hosts, or of every monitor: q quits,
+    Tab picks the host whose processes are shown, c and m sort them by CPU or memory.
+    serve answers GET /metrics in the Prometheus text format (default 127.0.0.1:9464).
+    States: connecting, collecting, live, paused, sleeping, failed (with the reason).
+    """
+
+    let host: PluginHost
+    let invocation: CommandInvocation
+
+    func run() -> Int32 {
+        var args = invocation.arguments
+        guard !args.isEmpty else { invocation.printError(MetricsCommand.usage); return 2 }
+        let sub = args.removeFirst()
+        guard let store = host.store else { invocation.printError("termhost metrics: the host store is unavailable"); return 1 }
+        let monitors = MonitorStore(store: store)
+        do {
+            switch sub {
+            case "add": return try add(args, monitors)
+            case "rm", "remove": return try one(args, sub) { m in
+                try monitors.remove(m.host)
+                Samplers.remove(m.host)
+                return "Removed monitor '\(m.host)'."
+            } lookup: { try monitors.find($0) }
+            case "pause", "resume": return try one(args, sub) { m in
+                var m = m
+                m.paused = sub == "pause"
+                try monitors.save(m)
+                Samplers.find(m.host)?.setPaused(m.paused)
+                return sub == "pause" ? "Paused monitor '\(m.host)'." : "Resumed monitor '\(m.host)'."
+            } lookup: { try monitors.find($0) }
+            case "move":
+                guard args.count == 2, let position = Int(args[1]), position >= 1 else {
+                    return usageError("usage: termhost metrics move HOST POSITION (1 is the top)")
+                }
+                guard try monitors.find(args[0]) != nil else { return notFound(args[0]) }
+                try monitors.move(args[0], to: position)
+                invocation.print("Moved monitor '\(args[0])' to position \(min(position, try monitors.all().count)).")
+                return 0
+            case "list": return try list(monitors)
+            case "show": return try show(args, monitors)
+            case "watch": return try Dashboard(command: self, monitors: monitors).run(args)
+            case "serve": return try Exporter(command: self, monitors: monitors).run(args)
+            default: return usageError("termhost metrics: unknown subcommand '\(sub)'\n" + MetricsCommand.usage)
+            }
+        } catch {
+            invocation.printError("termhost metrics: \(error)")
+            return 1
+        }
+    }
+
+    func usageError(_ text: String) -> Int32 { invocation.printError(text); return 2 }
+
+    func notFound(_ host: String) -> Int32 {
+        invocation.printError("termhost metrics: no monitor '\(host)' (termhost metrics list shows them)")
+        return 1
+    }
+
+    private func one(_ args: [String], _ sub: String, _ body: (Monitor) throws -> String,
+                     lookup: (String) throws -> Monitor?) throws -> Int32 {
+        guard args.count == 1 else { return usageError("usage: termhost metrics \(sub) HOST") }
+        guard let m = try lookup(args[0]) else { return notFound(args[0]) }
+        invocation.print(try body(m))
+        return 0
+    }
+
+    private func add(_ args: [String], _ monitors: MonitorStore) throws -> Int32 {
+        var rest = args[...]
+        guard let name = rest.popFirst(), !name.hasPrefix("-") else {
+            return usageError("usage: termhost metrics add HOST [--interval SECONDS] [--interface NAME]...")
+        }
+        var m = Monitor(host: name, order: (try monitors.all().map(\.order).max() ?? 0) + 1)
+        while let option = rest.popFirst() {
+            guard let value = rest.popFirst() else { return usageError("termhost metrics add: \(option) needs a value") }
+            switch option {
+            case "--interval":
+                guard let n = Int(value), (1...3600).contains(n) else {
+                    return usageError("termhost metrics add: --interval takes whole seconds from 1 to 3600")
+                }
+                m.interval = n
+            case "--interface": m.interfaces = (m.interfaces ?? []) + [value]
+            default: return usageError("termhost metrics add: unknown option '\(option)'")
+            }
+        }
+        if try monitors.find(name) != nil {
+            invocation.printError("termhost metrics: a monitor for '\(name)' exists already (termhost metrics rm \(name) first)")
+            return 1
+        }
+        try monitors.save(m)
+        invocation.print("Added monitor '\(name)'.")
+        return 0
+    }
+
+    private func list(_ monitors: MonitorStore) throws -> Int32 {
+        let all = try monitors.all()
+        if invocation.jsonOutput {
+            invocation.print(JSON.array(all.enumerated().map { i, m in
+                .object([("position", .int(i + 1)), ("host", .string(m.host)), ("paused", .bool(m.paused)),
+                         ("intervalSeconds", .int(m.interval)),
+                         ("interfaces", m.interfaces.map { .array($0.map { .string($0) }) } ?? .null)])
+            }).text)
+            return 0
+        }
+        for (i, m) in all.enumerated() {
+            let interfaces = m.interfaces.map { "interfaces " + $0.joined(separator: ",") } ?? "physical interfaces"
+            invocation.print("\(i + 1)  \(m.host)  \(m.paused ? "paused" : "active")  every \(m.interval) s  \(interfaces)")
+        }
+        return 0
+    }
+
+    /// The transport, or a message saying why there is none.
+    func transport() -> Transport? {
+        if let t = Transport(host) { return t }
+        invocation.printError("termhost metrics: the SSH plugin's transport service (org.termhost.ssh.transport/1 with open_exec) is not available: is the SSH plugin installed and enabled?")
+        return nil
+    }
+
+    private func show(_ args: [String], _ monitors: MonitorStore) throws -> Int32 {
+        guard args.count == 1 else { return usageError("usage: termhost metrics show HOST [--json]") }
+        let name = args[0]
+        let saved = try monitors.find(name)
+        let report: HostReport
+        if saved?.paused == true {
+            // A paused monitor stays paused: show says so without connecting.
+            report = HostReport(host: name, state: .paused, interval: Double(saved!.interval))
+        } else {
+            guard let transport = transport() else { return 1 }
+            let sampler = Samplers.acquire(name, config: saved?.config ?? .init(), transport: transport,
+                                           scene: invocation.scene, paused: false, details: true)
+            // One-shot: the first failure is the answer (the sampler would retry, show does not wait).
+            report = sampler.wait(timeout: 30) { r in
+                if case .failed = r.state { return true }
+                return r.state == .live && r.processes != nil
+            }
+        }
+        let now = Date().timeIntervalSince1970
+        invocation.print(invocation.jsonOutput ? SnapshotJSON.render(report, now: now).text : Format.report(report, now: now))
+        return report.state == .live || report.state == .paused ? 0 : 1
+    }
+}

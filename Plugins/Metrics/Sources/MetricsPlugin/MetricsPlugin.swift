@@ -1,0 +1,42 @@
+// The Metrics plugin: live server metrics over SSH (one sampling loop per host on an exec
+// channel of the SSH plugin's transport service), a terminal dashboard, a Prometheus
+// endpoint, and a read-only snapshot service for other plugins.
+import CTermhost
+import Foundation
+import TermhostSDK
+
+final class MetricsFeature: Feature {
+    static let info = FeatureInfo(
+        id: "org.termhost.metrics", version: "0.1.0", displayName: "Metrics",
+        summary: "Live server metrics over SSH: monitors, a terminal dashboard and a Prometheus endpoint.",
+        order: 300,
+        requiresServices: ["termhost.store/1", "org.termhost.ssh.transport/1"],
+        providesServices: ["org.termhost.metrics.snapshot/1"],
+        commands: [Command("metrics", summary: "Server metrics: add, rm, list, pause, resume, move, show, watch, serve",
+                           usage: MetricsCommand.usage)])
+
+    let host: PluginHost
+    init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
+
+    func service(_ id: String) -> UnsafeRawPointer? {
+        id == TERMHOST_METRICS_SNAPSHOT ? UnsafeRawPointer(SnapshotService.vtable) : nil
+    }
+
+    func run(_ command: CommandInvocation) -> Int32 { MetricsCommand(host: host, invocation: command).run() }
+
+    /// NOTES §5: in background nothing samples; connections close (and with them the SSH
+    /// plugin's sessions) and reopen on foreground.
+    func background() { Samplers.setSleeping(true) }
+    func foreground() { Samplers.setSleeping(false) }
+    func expire() { Samplers.setSleeping(true) }
+
+    func shutdown() {
+        Dashboard.restoreTerminal()
+        Samplers.stopAll()
+    }
+}
+
+let plugin = Plugin(id: "org.termhost.metrics", version: "0.1.0", features: [MetricsFeature.self])
+
+@_cdecl("termhost_plugin_entry")
+public func termhostPluginEntry() -> UnsafeRawPointer { plugin.entry }

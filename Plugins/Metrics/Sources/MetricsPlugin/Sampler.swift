@@ -1,0 +1,206 @@
+import Foundation
+import Glibc
+import MetricsCore
+import Synchronization
+
+/// One host's sampler: a thread that owns the host's SSH connection and its one long-lived
+/// exec channel running SamplerScript, parses frames as they arrive and keeps the HostReport
+/// (state, sections, five minutes of history) that every output reads.
+///
+/// Control (pause, sleep, details, stop) is a few flags under a lock plus a wake pipe the
+/// thread polls beside the channel, so a change takes effect at once, not at the next sample.
+/// The thread holds no credentials: the SSH plugin authenticates inside open(); closing the
+/// connection (pause, sleep, removal, shutdown) is what drops that session from memory.
+final class Sampler: @unchecked Sendable {
+    struct Config: Sendable, Equatable {
+        var interval = 1
+        /// Explicit interface selection; nil shows the physical ones.
+        var interfaces: [String]? = nil
+    }
+
+    let host: String
+    let config: Config
+    private let transport: Transport
+    /// Where trust and password prompts go (0: none, fail closed).
+    private let scene: UInt64
+
+    private struct Control {
+        var paused = false, sleeping = false, stopped = false, retryNow = false
+        var detailObservers = 0
+        var report: HostReport
+    }
+    private let control: Mutex<Control>
+    private let wake: (read: Int32, write: Int32)
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Retry delays after a retryable failure (NOTES §8's recovery steps).
+    static let backoff: [Double] = [1, 2, 5, 10, 30]
+
+    init(host: String, config: Config, transport: Transport, scene: UInt64, paused: Bool) {
+        self.host = host
+        self.config = config
+        self.transport = transport
+        self.scene = scene
+        var report = HostReport(host: host, state: paused ? .paused : .connecting, interval: Double(config.interval))
+        report.state = paused ? .paused : .connecting
+        control = Mutex(Control(paused: paused, report: report))
+        var fds: [Int32] = [0, 0]
+        _ = pipe(&fds)
+        for fd in fds { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        wake = (fds[0], fds[1])
+    }
+
+    func start() {
+        let t = Thread { [self] in run(); finished.signal() }
+        t.name = "metrics \(host)"
+        thread = t
+        t.start()
+    }
+
+    // MARK: control, from any thread
+
+    var report: HostReport { control.withLock { $0.report } }
+
+    func setPaused(_ on: Bool) { change { $0.paused = on; if !on { $0.retryNow = true } } }
+    func setSleeping(_ on: Bool) { change { $0.sleeping = on; if !on { $0.retryNow = true } } }
+    /// Details (processes, filesystems) are collected while at least one observer wants them.
+    func observeDetails(_ on: Bool) { change { $0.detailObservers = max(0, $0.detailObservers + (on ? 1 : -1)) } }
+
+    /// Ends the thread and waits for it (bounded: the SSH plugin's close is bounded too).
+    func stop(wait seconds: Double = 3) {
+        requestStop()
+        if thread != nil { _ = finished.wait(timeout: .now() + seconds) }
+    }
+
+    /// Asks the thread to end without waiting (so many samplers stop in parallel).
+    func requestStop() { change { $0.stopped = true } }
+
+    /// Waits until the report satisfies test, or the deadline; returns the last report.
+    func wait(timeout: Double, until test: (HostReport) -> Bool) -> HostReport {
+        let deadline = Date().addingTimeInterval(timeout)
+        var r = report
+        while !test(r) && Date() < deadline { usleep(50_000); r = report }
+        return r
+    }
+
+    private func change(_ body: (inout Control) -> Void) {
+        control.withLock { body(&$0) }
+        var b: UInt8 = 1
+        _ = Glibc.write(wake.write, &b, 1)
+    }
+
+    private func setState(_ s: MonitorState) { control.withLock { $0.report.state = s } }
+
+    // MARK: the thread
+
+    private enum Outcome { case control, failed(MonitorState.Failure) }
+
+    private func run() {
+        var attempt = 0
+        while true {
+            let c = control.withLock { c -> Control in var copy = c; c.retryNow = false; copy.report = c.report; return copy }
+            if c.stopped { break }
+            if c.paused || c.sleeping {
+                setState(c.paused ? .paused : .sleeping)
+                waitForChange(nil)
+                continue
+            }
+            setState(.connecting)
+            let outcome: Outcome
+            switch transport.open(host, scene: scene) {
+            case .failure(let f): outcome = .failed(f)
+            case .success(let connection):
+                outcome = sample(on: connection, resetAttempts: { attempt = 0 })
+                transport.close(connection)
+            }
+            guard case .failed(let f) = outcome else { continue }
+            if control.withLock({ $0.stopped || $0.paused || $0.sleeping }) { continue }
+            setState(.failed(f))
+            // Auth and trust failures wait for the user (resume); the others retry.
+            waitForChange(f.retryable ? Sampler.backoff[min(attempt, Sampler.backoff.count - 1)] : nil)
+            attempt += 1
+        }
+        setState(.paused)
+        close(wake.read)
+        close(wake.write)
+    }
+
+    /// Blocks until a control change (or the timeout, in seconds).
+    private func waitForChange(_ timeout: Double?) {
+        var pfd = pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)
+        _ = poll(&pfd, 1, timeout.map { Int32($0 * 1000) } ?? -1)
+        drainWake()
+    }
+
+    private func drainWake() {
+        var buf = [UInt8](repeating: 0, count: 64)
+        while Glibc.read(wake.read, &buf, buf.count) > 0 {}
+    }
+
+    /// Runs the loop on one connection until a control change or a failure.
+    private func sample(on connection: OpaquePointer, resetAttempts: () -> Void) -> Outcome {
+        var previous: RawSample? = nil
+        while true {
+            let details = control.withLock { $0.detailObservers > 0 }
+            let command = SamplerScript.command(interval: config.interval, details: details)
+            let fd: Int32
+            switch transport.openExec(connection, command) {
+            case .failure(let f): return .failed(f)
+            case .success(let v): fd = v
+            }
+            if previous == nil { setState(.collecting) }
+            let result = read(fd, details: details, previous: &previous, resetAttempts: resetAttempts)
+            shutdown(fd, Int32(SHUT_WR))   // the remote loop ends on end-of-file
+            close(fd)
+            switch result {
+            case .detailsChanged: continue
+            case .control: return .control
+            case .failed(let f): return .failed(f)
+            }
+        }
+    }
+
+    private enum ReadEnd { case control, detailsChanged, failed(MonitorState.Failure) }
+
+    private func read(_ fd: Int32, details: Bool, previous: inout RawSample?, resetAttempts: () -> Void) -> ReadEnd {
+        var parser = FrameParser()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var lastFrame = Date()
+        let silence = max(3.0 * Double(config.interval), 10) + 5
+        while true {
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 2, 1000)
+            if fds[1].revents != 0 {
+                drainWake()
+                let c = control.withLock { $0 }
+                if c.stopped || c.paused || c.sleeping { return .control }
+                if (c.detailObservers > 0) != details { return .detailsChanged }
+            }
+            if fds[0].revents != 0 {
+                let n = Glibc.read(fd, &buffer, buffer.count)
+                if n <= 0 {
+                    if n < 0 && (errno == EAGAIN || errno == EINTR) { continue }
+                    return .failed(parser.sawHello
+                        ? .unreachable("the sampling channel to \(host) closed")
+                        : .commandFailed("the sampling loop on \(host) ended before its first sample"))
+                }
+                for raw in parser.feed(buffer[0..<n]) {
+                    let snapshot = Compute.snapshot(previous: previous, current: raw, info: parser.info, interfaces: config.interfaces)
+                    let hasRates = previous != nil
+                    let now = Date().timeIntervalSince1970
+                    control.withLock {
+                        $0.report.apply(snapshot, at: now)
+                        if !$0.paused && !$0.sleeping && !$0.stopped { $0.report.state = hasRates ? .live : .collecting }
+                    }
+                    previous = raw
+                    lastFrame = Date()
+                    resetAttempts()
+                }
+            }
+            if Date().timeIntervalSince(lastFrame) > silence {
+                return .failed(.unreachable("no sample from \(host) for \(Int(silence)) s"))
+            }
+        }
+    }
+}

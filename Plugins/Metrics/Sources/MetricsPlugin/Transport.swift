@@ -1,0 +1,62 @@
+import CTermhost
+import MetricsCore
+import TermhostSDK
+
+/// The SSH plugin's transport service ("org.termhost.ssh.transport/1") as the sampler uses it:
+/// open a connection, open a bridged exec channel, close. No connect, trust or auth code here.
+struct Transport: @unchecked Sendable {
+    let host: PluginHost
+    let vtable: UnsafePointer<termhost_ssh_transport_t>
+
+    /// nil when the SSH plugin is missing, or too old to have open_exec.
+    init?(_ host: PluginHost) {
+        guard let raw = host.service(TERMHOST_SSH_TRANSPORT) else { return nil }
+        let v = raw.assumingMemoryBound(to: termhost_ssh_transport_t.self)
+        let needed = MemoryLayout<termhost_ssh_transport_t>.offset(of: \termhost_ssh_transport_t.open_exec)! + MemoryLayout<UnsafeRawPointer>.size
+        guard Int(v.pointee.struct_size) >= needed, v.pointee.open_exec != nil else { return nil }
+        self.host = host
+        vtable = v
+    }
+
+    /// Connects (host key and authentication inside, prompting on scene when one is given).
+    func open(_ destination: String, scene: UInt64) -> Result<OpaquePointer, MonitorState.Failure> {
+        var connection: OpaquePointer?
+        var err = termhostEmptyError()
+        let rc = vtable.pointee.open(host.raw, scene, destination, &connection, &err)
+        guard rc == Int32(TERMHOST_OK), let connection else {
+            return .failure(Transport.classify(rc, termhostErrorMessage(err)))
+        }
+        return .success(connection)
+    }
+
+    func openExec(_ connection: OpaquePointer, _ command: String) -> Result<Int32, MonitorState.Failure> {
+        var fd: Int32 = -1
+        var err = termhostEmptyError()
+        let rc = vtable.pointee.open_exec!(connection, command, &fd, &err)
+        guard rc == Int32(TERMHOST_OK) else { return .failure(.unreachable(termhostErrorMessage(err))) }
+        return .success(fd)
+    }
+
+    func close(_ connection: OpaquePointer) { vtable.pointee.close(connection) }
+
+    /// Maps the transport's error to an actionable state. DENIED is a refused host key or
+    /// refused credentials: retrying cannot help until the user acts.
+    static func classify(_ rc: Int32, _ message: String) -> MonitorState.Failure {
+        let lines = message.split(separator: "\n").map(String.init)
+        let summary = lines.suffix(2).joined(separator: " ")
+        if rc == Int32(TERMHOST_ERR_DENIED) {
+            if message.contains("Host key verification failed") || message.contains("host key")
+                || message.contains("HOST IDENTIFICATION HAS CHANGED") {
+                // The SSH plugin's warning is long (and cut at the error's fixed size): keep
+                // its verdict and the offending known_hosts line when they made it through.
+                let offending = lines.first { $0.hasPrefix("Offending") }.map { " (\($0))" } ?? ""
+                if message.contains("HAS CHANGED") || message.contains("has changed") {
+                    return .hostKeyChanged("the server's host key does not match the one in known_hosts\(offending)")
+                }
+                return .hostKeyChanged(lines.last { $0.contains("Host key verification failed") } ?? summary)
+            }
+            return .authNeeded(summary)
+        }
+        return .unreachable(summary.isEmpty ? "error \(rc)" : summary)
+    }
+}

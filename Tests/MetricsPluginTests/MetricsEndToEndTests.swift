@@ -1,0 +1,242 @@
+import Foundation
+@testable import MetricsCore
+import Testing
+import TestSupport
+
+/// The Metrics plugin, really dlopen'd by the `termhost` binary, sampling a real OpenSSH sshd
+/// on this machine through the SSH plugin's transport service. The monitored host is this
+/// machine, so values are checked against our own /proc.
+@Suite(.serialized) struct MetricsEndToEndTests {
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test func showJSONIsLiveAndConsistentWithLocalProcfs() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try MetricsHarness(dir: dir)
+        defer { h.server.stop() }
+        let r = try h.termhost(["metrics", "show", h.target, "--json"])
+        #expect(r.status == 0, "\(r.stderr)\n\(h.server.log)")
+        let j = try Self.json(r.stdout)
+        #expect(j["state"] as? String == "live" && j["reason"] is NSNull)
+        let memory = try #require(j["memory"] as? [String: Any])
+        #expect(memory["totalBytes"] as? Double == Local.memTotalBytes)
+        let used = try #require(memory["usedBytes"] as? Double)
+        #expect(used > 0 && used < Local.memTotalBytes)
+        let cpu = try #require(j["cpu"] as? [String: Any])
+        let total = try #require(cpu["totalPercent"] as? Double)
+        #expect(total >= 0 && total <= 100)
+        #expect((cpu["cores"] as? [Any])?.count == Local.coreCount)
+        #expect(cpu["stale"] as? Bool == false && (cpu["ageSeconds"] as? Double ?? 99) < 5)
+        let uptime = try #require((j["uptime"] as? [String: Any])?["seconds"] as? Double)
+        #expect(abs(uptime - Local.uptime) < 10)
+        let interfaces = try #require((j["network"] as? [String: Any])?["interfaces"] as? [[String: Any]])
+        let names = Set(interfaces.compactMap { $0["name"] as? String })
+        #expect(!names.isEmpty && names.isSubset(of: Local.interfaces) && !names.contains("lo"))
+        let processes = try #require(j["processes"] as? [String: Any])
+        let top = try #require(processes["top"] as? [[String: Any]])
+        #expect(top.count == min(20, processes["count"] as? Int ?? 0) && !top.isEmpty)
+        #expect(top.allSatisfy { $0["pid"] is Int && $0["name"] is String && $0["startTicks"] is Int })
+        #expect(top.allSatisfy { ($0["rssBytes"] as? Double).map { $0 >= 0 } ?? ($0["rssBytes"] is NSNull) })
+        var loops = Local.samplerLoops(under: h.server)
+        for _ in 0..<50 where loops > 0 { usleep(100_000); loops = Local.samplerLoops(under: h.server) }
+        #expect(loops == 0, "the remote loop ends with the command")
+    }
+
+    @Test func monitorsAreAddedListedMovedPausedResumedAndRemoved() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try MetricsHarness(dir: dir)
+        defer { h.server.stop() }
+        #expect(try h.termhost(["metrics", "add", "web1"]).stdout == "Added monitor 'web1'.\n")
+        #expect(try h.termhost(["metrics", "add", "db", "--interval", "5", "--interface", "eth0"]).status == 0)
+        #expect(try h.termhost(["metrics", "add", h.target]).status == 0)
+        let dup = try h.termhost(["metrics", "add", "web1"])
+        #expect(dup.status == 1 && dup.stderr == "termhost metrics: a monitor for 'web1' exists already (termhost metrics rm web1 first)\n")
+        #expect(try h.termhost(["metrics", "move", h.target, "1"]).stdout == "Moved monitor '\(h.target)' to position 1.\n")
+        #expect(try h.termhost(["metrics", "pause", "db"]).stdout == "Paused monitor 'db'.\n")
+        #expect(try h.termhost(["metrics", "list"]).stdout == """
+        1  \(h.target)  active  every 1 s  physical interfaces
+        2  web1  active  every 1 s  physical interfaces
+        3  db  paused  every 5 s  interfaces eth0
+
+        """)
+        let list = try #require(JSONSerialization.jsonObject(with: Data(try h.termhost(["metrics", "list", "--json"]).stdout.utf8)) as? [[String: Any]])
+        #expect(list.map { $0["host"] as? String } == [h.target, "web1", "db"])
+        // A paused monitor is shown as paused, without connecting ('db' does not even resolve).
+        let paused = try h.termhost(["metrics", "show", "db", "--json"])
+        let pausedState = try Self.json(paused.stdout)["state"] as? String
+        #expect(paused.status == 0 && pausedState == "paused")
+        #expect(try h.termhost(["metrics", "resume", "db"]).stdout == "Resumed monitor 'db'.\n")
+        #expect(try h.termhost(["metrics", "rm", "web1"]).stdout == "Removed monitor 'web1'.\n")
+        let gone = try h.termhost(["metrics", "rm", "web1"])
+        #expect(gone.status == 1 && gone.stderr == "termhost metrics: no monitor 'web1' (termhost metrics list shows them)\n")
+        #expect(try h.termhost(["metrics", "list"]).stdout.split(separator: "\n").count == 2)
+        #expect(try h.termhost(["metrics", "move", "db"]).status == 2)
+    }
+
+    @Test func refusedCredentialsAndAChangedHostKeyAreActionableFailures() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try MetricsHarness(dir: dir, authorize: false)
+        defer { h.server.stop() }
+        let auth = try h.termhost(["--non-interactive", "metrics", "show", h.target, "--json"])
+        #expect(auth.status == 1)
+        let a = try Self.json(auth.stdout)
+        #expect(a["state"] as? String == "failed")
+        #expect((a["reason"] as? String)?.hasPrefix("auth needed: ") == true, "\(a["reason"] ?? "")")
+        // Another key for the same address: the host key changed.
+        let other = try UserKey(in: dir.sub("other"), name: "host")
+        _ = dir.write("home/.ssh/known_hosts", "[127.0.0.1]:\(h.server.port) \(other.publicLine.split(separator: " ").prefix(2).joined(separator: " "))\n")
+        let changed = try h.termhost(["--non-interactive", "metrics", "show", h.target])
+        #expect(changed.status == 1)
+        #expect(changed.stdout.hasPrefix("\(h.target)  failed: host key changed: the server's host key does not match the one in known_hosts"), "\(changed.stdout)")
+        #expect(changed.stdout.contains("fix ~/.ssh/known_hosts"))
+    }
+
+    @Test func anUnreachableHostAndAFailingCommandAreReportedAsSuch() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        // The server runs /bin/false whatever is asked: the loop never starts.
+        let h = try MetricsHarness(dir: dir, serverConfig: "ForceCommand /bin/false")
+        defer { h.server.stop() }
+        let failing = try h.termhost(["metrics", "show", h.target, "--json"])
+        #expect(failing.status == 1)
+        let f = try Self.json(failing.stdout)
+        #expect(f["state"] as? String == "failed")
+        #expect((f["reason"] as? String)?.hasPrefix("command failed: the sampling loop on \(h.target) ended before its first sample") == true,
+                "\(f["reason"] ?? "")")
+        #expect(f["cpu"] is NSNull && f["memory"] is NSNull, "nothing sampled is null, not 0")
+        let closed = LoopbackListener()
+        let port = closed.port
+        closed.close()
+        let started = Date()
+        let unreachable = try h.termhost(["metrics", "show", "\(NSUserName())@127.0.0.1:\(port)"])
+        #expect(unreachable.status == 1)
+        #expect(unreachable.stdout.hasPrefix("\(NSUserName())@127.0.0.1:\(port)  failed: unreachable: "), "\(unreachable.stdout)")
+        #expect(unreachable.stdout.contains("Connection refused"), "\(unreachable.stdout)")
+        #expect(Date().timeIntervalSince(started) < 20, "show answers with the first failure")
+    }
+
+    @Test func serveExposesStrictPrometheusTextAndSleepsInBackground() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try MetricsHarness(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["metrics", "add", h.target])
+        try h.termhost(["metrics", "add", "idle", "--interval", "2"])
+        try h.termhost(["metrics", "pause", "idle"])
+        let serve = try Background(Paths.termhost, ["metrics", "serve", "--listen", "127.0.0.1:0"], environment: h.environment)
+        defer { if serve.process.isRunning { serve.process.terminate(); serve.process.waitUntilExit() } }
+        let first = serve.firstLine()
+        let url = try #require(first.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }, "\(first)")
+        #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/metrics"))
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        repeat {
+            usleep(300_000)
+            text = HTTP.get(url).flatMap { $0.status == 200 ? $0.body : nil } ?? ""
+        } while !text.contains("termhost_metrics_up{host=\"\(h.target)\"} 1") && Date() < deadline
+        let p = try PrometheusText.parse(text)
+        let host = ["host": h.target]
+        #expect(p.value("termhost_metrics_up", host) == 1, "\(text)")
+        #expect(p.value("termhost_memory_total_bytes", host) == Local.memTotalBytes)
+        let ratio = try #require(p.value("termhost_cpu_usage_ratio", host))
+        #expect(ratio >= 0 && ratio <= 1)
+        #expect(p.families["termhost_cpu_core_usage_ratio"]?.samples.filter { $0.labels["host"] == h.target }.count == Local.coreCount)
+        #expect(p.value("termhost_metrics_state", ["host": "idle", "state": "paused"]) == 1)
+        #expect(p.value("termhost_memory_total_bytes", ["host": "idle"]) == nil, "a paused monitor has no values, not zeros")
+        #expect(p.families.values.allSatisfy { $0.type == "gauge" && $0.help != nil })
+        #expect(p.families["termhost_network_receive_bytes_per_second"]?.samples.contains { $0.labels["interface"] == "lo" } == false)
+        #expect(HTTP.get(url.replacingOccurrences(of: "/metrics", with: "/"))?.status == 404)
+        #expect(Local.samplerLoops(under: h.server) == 1, "one loop for the one active monitor")
+
+        // NOTES §5: in background (SIGTSTP) the sampler closes its channel and connection.
+        kill(serve.process.processIdentifier, SIGTSTP)
+        var loops = 1
+        for _ in 0..<100 where loops > 0 { usleep(100_000); loops = Local.samplerLoops(under: h.server) }
+        #expect(loops == 0, "no remote sampling while in background")
+        kill(serve.process.processIdentifier, SIGCONT)
+        for _ in 0..<100 where loops == 0 { usleep(100_000); loops = Local.samplerLoops(under: h.server) }
+        #expect(loops == 1, "sampling resumes on foreground")
+        // Removing the monitor from another process stops its sampler here.
+        try h.termhost(["metrics", "rm", h.target])
+        for _ in 0..<100 where loops > 0 { usleep(100_000); loops = Local.samplerLoops(under: h.server) }
+        #expect(loops == 0)
+        serve.process.interrupt()
+        serve.process.waitUntilExit()
+        #expect(serve.process.terminationStatus == 130)
+    }
+
+    @Test func theDashboardDrawsResizesAndRestoresTheTerminal() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try MetricsHarness(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["metrics", "add", h.target])
+        var env = h.environment
+        env["TERM"] = "xterm-256color"
+        let tmux = try TmuxSession(command: [Paths.termhost, "metrics", "watch"], environment: env, width: 120, height: 30)
+        defer { tmux.close() }
+        var screen = tmux.waitFor("[live]")
+        #expect(screen.contains("[live]"), "\(screen)")
+        screen = tmux.waitFor("Processes on \(h.target), by CPU")
+        #expect(screen.contains("  CPU ["), "\(screen)")
+        #expect(screen.split(separator: "\n").allSatisfy { $0.count <= 120 })
+        tmux.type("m", enter: false)
+        #expect(tmux.waitFor("by memory").contains("Processes on \(h.target), by memory"))
+        tmux.resize(columns: 60, rows: 20)
+        screen = tmux.waitFor("[Tab] host", count: 1)
+        for _ in 0..<40 where screen.split(separator: "\n").contains(where: { $0.count > 60 }) || !screen.contains("MEM [") {
+            usleep(100_000); screen = tmux.screen()
+        }
+        #expect(screen.split(separator: "\n").allSatisfy { $0.count <= 60 }, "\(screen)")
+        #expect(screen.contains("MEM ["))
+        tmux.type("q", enter: false)
+        screen = tmux.waitFor("[exit 0]")
+        #expect(screen.contains("[exit 0]"), "\(screen)")
+        #expect(!screen.contains("MEM ["), "the alternate screen is gone: \(screen)")
+
+        // Ctrl-C: the host's SIGINT shutdown restores the terminal too.
+        let again = try TmuxSession(command: [Paths.termhost, "metrics", "watch", h.target], environment: env, width: 100, height: 24)
+        defer { again.close() }
+        #expect(again.waitFor("[live]").contains("[live]"))
+        again.type("\u{03}", enter: false)
+        screen = again.waitFor("[exit 130]")
+        #expect(screen.contains("[exit 130]"), "\(screen)")
+        #expect(!screen.contains("MEM ["), "\(screen)")
+        // Typing now echoes again: the terminal left no-echo mode.
+        again.type("echoed-again", enter: false)
+        #expect(again.waitFor("echoed-again").contains("echoed-again"))
+    }
+
+    @Test func anotherPluginReadsSnapshotsThroughTheCABI() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try MetricsHarness(dir: dir)
+        defer { h.server.stop() }
+        let plugin = h.plugins + "/snapcheck"
+        try FileManager.default.createDirectory(atPath: plugin, withIntermediateDirectories: true)
+        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                                               "-fPIC", "-shared", "-I", Paths.sdkInclude, "-o", plugin + "/libsnapcheck.so",
+                                               Paths.root + "/Tests/Fixtures/metrics-snapshot-plugin.c"])
+        #expect(cc.status == 0, "\(cc.output)")
+        _ = dir.write("plugins/snapcheck/manifest.json", """
+        { "id": "org.test.snapcheck", "version": "1.0.0", "abi": "1.1", "library": "libsnapcheck.so",
+          "features": [ { "id": "org.test.snapcheck", "version": "1.0.0", "displayName": "Snapshot check", "order": 2000,
+                          "requiresServices": ["org.termhost.metrics.snapshot/1", "termhost.commands/1"],
+                          "commands": [ { "name": "snapcheck", "summary": "read a metrics snapshot" } ] } ] }
+        """)
+        let r = try h.termhost(["snapcheck", h.target])
+        #expect(r.status == 0, "\(r.output)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("HOSTS [\"\(h.target)\"]"), "\(r.stdout)")
+        let snapshot = try #require(lines.first { $0.hasPrefix("SNAPSHOT ") }).dropFirst(9)
+        let j = try Self.json(String(snapshot))
+        #expect(j["host"] as? String == h.target && j["state"] as? String == "live")
+        #expect((j["memory"] as? [String: Any])?["totalBytes"] as? Double == Local.memTotalBytes)
+        #expect(((j["processes"] as? [String: Any])?["top"] as? [Any])?.count ?? 99 <= 20)
+        #expect(lines.contains("MISSING 2 no metrics sampler for 'no-such-host' in this process"), "\(r.stdout)")
+    }
+}

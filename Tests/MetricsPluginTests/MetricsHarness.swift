@@ -1,0 +1,118 @@
+import Foundation
+@testable import MetricsCore
+import TestSupport
+
+/// A scratch home with a trusted key, the SSH and Metrics plugins (as SwiftPM built them) on
+/// the plugin path, and a real OpenSSH sshd on loopback.
+struct MetricsHarness {
+    let dir: TemporaryDirectory
+    let home: String
+    let plugins: String
+    let key: UserKey
+    let server: SSHServer
+
+    init(dir: TemporaryDirectory, authorize: Bool = true, trustServer: Bool = true, serverConfig: String = "") throws {
+        self.dir = dir
+        home = dir.sub("home")
+        plugins = dir.sub("plugins")
+        try Fixtures.sshPlugin(in: plugins)
+        _ = try Fixtures.bundle("libMetricsPlugin.so", manifest: "Plugins/Metrics/manifest.json", as: "org.termhost.metrics", in: plugins)
+        key = try UserKey(in: home + "/.ssh", name: "id_ed25519")
+        server = try SSHServer(in: dir, authorizedKeys: authorize ? [key.publicLine] : [], extraConfig: serverConfig)
+        if trustServer { _ = dir.write("home/.ssh/known_hosts", server.knownHostsLine + "\n") }
+    }
+
+    var environment: [String: String] {
+        var env = Fixtures.environment(dir, pluginPath: plugins)
+        env["HOME"] = home
+        env.removeValue(forKey: "SSH_AUTH_SOCK")
+        return env
+    }
+
+    var target: String { "\(NSUserName())@127.0.0.1:\(server.port)" }
+
+    @discardableResult
+    func termhost(_ args: [String], stdin: String? = nil, timeout: Double = 60) throws -> Shell.Result {
+        try Shell.run(Paths.termhost, args, environment: environment, stdin: stdin, timeout: timeout)
+    }
+}
+
+enum Local {
+    static func read(_ path: String) -> String {
+        (FileHandle(forReadingAtPath: path)?.readDataToEndOfFile()).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    static var memTotalBytes: Double { Double(MemInfo.parse(read("/proc/meminfo"))!.total!) }
+    static var uptime: Double { Uptime.parse(read("/proc/uptime"))! }
+    static var coreCount: Int { CPUStat.parse(read("/proc/stat"))!.cores.count }
+    static var interfaces: Set<String> { Set(NetDev.parse(read("/proc/net/dev"))!.keys) }
+
+    /// Live processes (pid, argv) whose ancestors include pid `root`.
+    static func descendants(of root: pid_t) -> [(pid: Int, command: String)] {
+        let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int($0) }
+        var parent: [Int: Int] = [:]
+        for p in pids {
+            let stat = read("/proc/\(p)/stat")
+            guard let close = stat.lastIndex(of: ")") else { continue }
+            let f = stat[stat.index(after: close)...].split(separator: " ")
+            if f.count > 1, let pp = Int(f[1]) { parent[p] = pp }
+        }
+        return pids.filter { p in
+            var q = parent[p]
+            var hops = 0
+            while let x = q, hops < 64 { if x == Int(root) { return true }; q = parent[x]; hops += 1 }
+            return false
+        }.map { ($0, read("/proc/\($0)/cmdline").replacingOccurrences(of: "\0", with: " ")) }
+    }
+
+    /// The remote sampling loops started by this sshd.
+    /// The remote sampling loops started by this sshd (a loop's own watcher subshell, a fork
+    /// with the same command line, is not counted twice).
+    static func samplerLoops(under server: SSHServer) -> Int {
+        let loops = descendants(of: server.pid).filter { $0.command.contains("sh -c") && $0.command.contains(SamplerScript.processName) }
+        let pids = Set(loops.map(\.pid))
+        return loops.filter { !pids.contains(parentOf($0.pid) ?? -1) }.count
+    }
+
+    static func parentOf(_ pid: Int) -> Int? {
+        let stat = read("/proc/\(pid)/stat")
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let f = stat[stat.index(after: close)...].split(separator: " ")
+        return f.count > 1 ? Int(f[1]) : nil
+    }
+}
+
+/// A plain HTTP/1.1 GET over loopback (what a Prometheus scrape sends), without curl.
+enum HTTP {
+    static func get(_ url: String) -> (status: Int, body: String)? {
+        guard let rest = url.split(separator: "//").last, let slash = rest.firstIndex(of: "/"),
+              let colon = rest[..<slash].lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)..<slash]),
+              let fd = LoopbackListener.connect(to: port) else { return nil }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let request = Array("GET \(rest[slash...]) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/plain\r\n\r\n".utf8)
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else { return nil }
+        var data = [UInt8]()
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buf, buf.count, 0)
+            if n <= 0 { break }
+            data += buf[0..<n]
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        guard let end = text.range(of: "\r\n\r\n"), let status = Int(text.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        return (status, String(text[end.upperBound...]))
+    }
+}
+
+enum Fixture {
+    static func text(_ name: String) -> String { Local.read(Paths.root + "/Tests/MetricsPluginTests/Fixtures/" + name) }
+
+    /// Every sample a recorded stream holds, and the parser after it.
+    static func samples(_ name: String) -> ([RawSample], FrameParser) {
+        var parser = FrameParser()
+        let samples = parser.feed(Array(text(name).utf8))
+        return (samples, parser)
+    }
+}
