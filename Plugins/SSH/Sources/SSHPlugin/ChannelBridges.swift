@@ -11,6 +11,12 @@ import Glibc
 /// Flow control: each direction holds at most one 256 KiB buffer; the channel is not read
 /// while the caller's socket has not taken the last chunk, so the SSH window closes and the
 /// server stops sending (and the other way round).
+///
+/// Liveness (transport.h `watch`): a watched connection gets a pass loop even when it has no
+/// bridges or listeners, with a sentinel session channel (no process started) whose reads make
+/// libssh2 read the transport: keepalive replies are consumed, a server disconnect or a socket
+/// error surfaces as an error code, and `checkAlive` counts silent keepalive intervals. The
+/// first fatal error marks the connection lost, tells every watcher once and ends the bridges.
 final class ChannelBridges: @unchecked Sendable {
     final class Bridge {
         let channel: OpaquePointer
@@ -44,15 +50,78 @@ final class ChannelBridges: @unchecked Sendable {
         let user: UnsafeMutableRawPointer?
     }
 
+    struct Watcher {
+        let onLost: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
+        let user: UnsafeMutableRawPointer?
+    }
+
     let connection: SSHConnection
     let executor: DispatchQueue
     private(set) var bridges: [Bridge] = []
     private(set) var listeners: [Listener] = []
+    private var watchers: [Watcher] = []
+    /// A session channel opened only so that a watched, idle connection still reads its transport.
+    private var sentinel: OpaquePointer?
+    /// Why the connection died; nil while it is alive. Read and written on the executor.
+    private(set) var lost: String?
     private var scheduled = false
+    /// Wakes a pass sleeping in poll() so calls queued on the executor do not wait out its timeout.
+    /// A self-pipe (read end, write end), both non-blocking.
+    private let wakePipe: (read: Int32, write: Int32)
 
     init(connection: SSHConnection, executor: DispatchQueue) {
         self.connection = connection
         self.executor = executor
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            for fd in fds {
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            }
+        }
+        wakePipe = (fds[0], fds[1])
+    }
+
+    deinit { if wakePipe.read >= 0 { close(wakePipe.read); close(wakePipe.write) } }
+
+    /// Interrupts the pass's poll(). Call before `executor.sync` from another thread; a full
+    /// pipe already means "wake up". [any-thread]
+    func wake() {
+        var one: UInt8 = 1
+        _ = write(wakePipe.write, &one, 1)
+    }
+
+    /// Adds a watcher, opening the sentinel channel on first use. [executor, blocking mode]
+    func watch(_ w: Watcher) throws(SSHError) {
+        if let lost { throw SSHError(lost) }
+        if sentinel == nil {
+            libssh2_session_set_blocking(connection.session, 1)
+            guard let channel = libssh2_channel_open_ex(connection.session, "session", 7, 64 * 1024, 32 * 1024, nil, 0) else {
+                throw SSHError("ssh: \(connection.destination.address) cannot open a channel to watch the connection: \(connection.lastError())")
+            }
+            sentinel = channel
+        }
+        watchers.append(w)
+        schedule()
+    }
+
+    /// libssh2 codes that mean the session, not one channel, is finished.
+    static func isFatal(_ rc: Int) -> Bool {
+        [LIBSSH2_ERROR_SOCKET_SEND, LIBSSH2_ERROR_SOCKET_DISCONNECT, LIBSSH2_ERROR_SOCKET_RECV, LIBSSH2_ERROR_SOCKET_TIMEOUT,
+         LIBSSH2_ERROR_TIMEOUT, LIBSSH2_ERROR_KEX_FAILURE, LIBSSH2_ERROR_DECRYPT].contains(Int32(rc))
+    }
+
+    /// Marks the connection lost: ends bridges and listeners (their channels are freed with the
+    /// session) and tells each watcher once. [executor]
+    private func markLost(_ reason: String) {
+        guard lost == nil else { return }
+        lost = reason
+        for b in bridges { close(b.fd) }
+        bridges = []
+        listeners = []
+        let told = watchers
+        watchers = []
+        for w in told { reason.withCString { w.onLost(w.user, $0) } }
     }
 
     /// Wraps a started channel; returns the caller's end. [executor]
@@ -79,16 +148,26 @@ final class ChannelBridges: @unchecked Sendable {
 
     /// Ends every bridge and listener (the connection is closing). [executor]
     func closeAll() {
-        libssh2_session_set_blocking(connection.session, 1)
-        libssh2_session_set_timeout(connection.session, 2000)
-        for l in listeners { libssh2_channel_forward_cancel(l.listener) }
+        watchers = []
+        // A lost session cannot answer: its channels go with libssh2_session_free.
+        if lost == nil {
+            libssh2_session_set_blocking(connection.session, 1)
+            libssh2_session_set_timeout(connection.session, 2000)
+            for l in listeners { libssh2_channel_forward_cancel(l.listener) }
+            for b in bridges { libssh2_channel_free(b.channel) }
+            if let sentinel { libssh2_channel_free(sentinel) }
+        }
+        for b in bridges { close(b.fd) }
         listeners = []
-        for b in bridges { libssh2_channel_free(b.channel); close(b.fd) }
         bridges = []
+        sentinel = nil
+        lost = lost ?? "closed"
     }
 
+    private var idle: Bool { bridges.isEmpty && listeners.isEmpty && watchers.isEmpty }
+
     private func schedule() {
-        guard !scheduled, !(bridges.isEmpty && listeners.isEmpty) else { return }
+        guard !scheduled, lost == nil, !idle else { return }
         scheduled = true
         executor.async { [self] in pass() }
     }
@@ -99,7 +178,23 @@ final class ChannelBridges: @unchecked Sendable {
         let session = connection.session
         libssh2_session_set_blocking(session, 0)
         defer { libssh2_session_set_blocking(session, 1) }
+        guard lost == nil else { return }
         var progressed = false
+        if let sentinel {
+            // Reading the sentinel reads the transport; it never carries data itself.
+            var scratch = [CChar](repeating: 0, count: 256)
+            let rc = libssh2_channel_read_ex(sentinel, 0, &scratch, scratch.count)
+            if rc < 0 && ChannelBridges.isFatal(rc) {
+                markLost("ssh: connection to \(connection.destination.address) port \(connection.destination.port) lost: \(connection.lastError())")
+                return
+            }
+            // A keepalive may go out unless a transport packet is half sent (it uses a stack buffer).
+            let busy = libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0
+            do { try connection.checkAlive(mayWrite: !busy && !bridges.contains { $0.outStart < $0.outEnd }) } catch {
+                markLost(error.message)
+                return
+            }
+        }
         for l in listeners {
             while let channel = libssh2_channel_forward_accept(l.listener) {
                 if let callerFD = try? bridge(channel, isShell: false) {
@@ -108,17 +203,19 @@ final class ChannelBridges: @unchecked Sendable {
                 }
                 progressed = true
             }
+            noteFatal(Int(libssh2_session_last_errno(session)))
         }
         for b in bridges where service(b) { progressed = true }
+        if let fatal { markLost(fatal); return }
         bridges.removeAll { b in
             guard b.closing else { return false }
             if libssh2_channel_free(b.channel) == LIBSSH2_ERROR_EAGAIN { return false }
             close(b.fd)
             return true
         }
-        guard !(bridges.isEmpty && listeners.isEmpty) else { return }
+        guard !idle else { return }
         if !progressed {
-            var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
             if libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { fds[0].events |= Int16(POLLOUT) }
             for b in bridges {
                 var events: Int16 = 0
@@ -126,9 +223,21 @@ final class ChannelBridges: @unchecked Sendable {
                 if b.inStart < b.inEnd { events |= Int16(POLLOUT) }
                 if events != 0 { fds.append(pollfd(fd: b.fd, events: events, revents: 0)) }
             }
-            _ = poll(&fds, nfds_t(fds.count), 50)
+            // Only timers (keepalive) need a wake-up when no data can move: sleep longer then.
+            _ = poll(&fds, nfds_t(fds.count), bridges.isEmpty ? 1000 : 50)
+            var drained = [UInt8](repeating: 0, count: 64)
+            if fds[1].revents != 0 { while read(wakePipe.read, &drained, drained.count) > 0 {} }
         }
         schedule()
+    }
+
+    /// The session error a bridge ran into during this pass, if any. [executor]
+    private var fatal: String?
+
+    private func noteFatal(_ rc: Int) {
+        if fatal == nil && ChannelBridges.isFatal(rc) {
+            fatal = "ssh: connection to \(connection.destination.address) port \(connection.destination.port) lost: \(connection.lastError())"
+        }
     }
 
     /// Moves what can move for one bridge; true if any byte moved. [executor, non-blocking]
@@ -139,14 +248,15 @@ final class ChannelBridges: @unchecked Sendable {
         if b.inStart == b.inEnd && !b.channelEOF {
             let n = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), Bridge.capacity)
             if n > 0 { b.inStart = 0; b.inEnd = n; moved = true }
-            else if n < 0 && n != Int(LIBSSH2_ERROR_EAGAIN) { b.closing = true; return true }
+            else if n < 0 && n != Int(LIBSSH2_ERROR_EAGAIN) { noteFatal(n); b.closing = true; return true }
             // Nothing reads a bridged channel's stderr; drain it so the window stays open.
             var scratch = [CChar](repeating: 0, count: 4096)
             while libssh2_channel_read_ex(b.channel, 1, &scratch, scratch.count) > 0 {}
             if b.inStart == b.inEnd && libssh2_channel_eof(b.channel) != 0 { b.channelEOF = true }
         }
         if b.inStart < b.inEnd {
-            let n = write(b.fd, b.toLocal + b.inStart, b.inEnd - b.inStart)
+            // MSG_NOSIGNAL: a caller that closed its end must not raise SIGPIPE in the host.
+            let n = send(b.fd, b.toLocal + b.inStart, b.inEnd - b.inStart, Int32(MSG_NOSIGNAL))
             if n > 0 { b.inStart += n; moved = true }
             else if n < 0 && errno != EAGAIN && errno != EINTR { b.closing = true; return true }   // caller closed
         }
@@ -160,7 +270,7 @@ final class ChannelBridges: @unchecked Sendable {
         if b.outStart < b.outEnd {
             let n = libssh2_channel_write_ex(b.channel, 0, (b.toChannel + b.outStart).assumingMemoryBound(to: CChar.self), b.outEnd - b.outStart)
             if n > 0 { b.outStart += n; moved = true }
-            else if n != Int(LIBSSH2_ERROR_EAGAIN) { b.closing = true; return true }
+            else if n != Int(LIBSSH2_ERROR_EAGAIN) { noteFatal(n); b.closing = true; return true }
         }
         if b.localEOF && b.outStart == b.outEnd && !b.eofSent {
             let rc = libssh2_channel_send_eof(b.channel)
