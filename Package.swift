@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
         .library(name: "SSHPlugin", type: .dynamic, targets: ["SSHPlugin"]),
+        .library(name: "ForwardingPlugin", type: .dynamic, targets: ["ForwardingPlugin"]),
         // A Swift plugin used only by the tests (exercises every TermhostSDK service wrapper).
         .library(name: "SwiftServicesFixture", type: .dynamic, targets: ["SwiftServicesFixture"]),
     ],
@@ -58,6 +59,9 @@ let package = Package(
         .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2"], path: "Plugins/SSH/Sources/SSHPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
+        .target(name: "ForwardingPlugin", dependencies: ["TermhostSDK", "CTermhost"], path: "Plugins/Forwarding/Sources/ForwardingPlugin",
+                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
@@ -72,6 +76,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SDKTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SSHPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ForwardingPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )

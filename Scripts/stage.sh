@@ -30,6 +30,7 @@ bundle_swift() {
 }
 bundle_swift org.termhost.examples.hello-swift libHelloSwiftPlugin.so SDK/Examples/hello-swift/manifest.json
 bundle_swift org.termhost.ssh libSSHPlugin.so Plugins/SSH/manifest.json
+bundle_swift org.termhost.forwarding libForwardingPlugin.so Plugins/Forwarding/manifest.json
 
 # C plugins built with make from the SDK header alone.
 make -s -C SDK/Examples/hello-c OUT="$PWD/$plugins"
