@@ -46,6 +46,10 @@ struct ForwardCommand {
         } catch let e as UsageError {
             c.printError(e.message)
             return 2
+        } catch let e as ForwardError where !e.message.hasPrefix("termhost") {
+            // Spec errors name the argument; say which command read it.
+            c.printError("termhost forward \(sub): \(e.message)")
+            return 2
         } catch {
             c.printError(error.message)
             return 1

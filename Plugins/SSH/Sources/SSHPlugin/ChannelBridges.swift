@@ -95,6 +95,15 @@ final class ChannelBridges: @unchecked Sendable {
     func watch(_ w: Watcher) throws(SSHError) {
         if let lost { throw SSHError(lost) }
         if sentinel == nil {
+            // From here on probeAlive() is this connection's keepalive. libssh2's own must stop
+            // first: it is sent from inside any blocking wait (this open included), and in 1.10
+            // its reply (REQUEST_FAILURE) stays queued and is later taken as the answer to the
+            // next tcpip-forward, failing -R listens. exec() on a watched connection therefore
+            // no longer counts silence itself (checkAlive sees interval 0).
+            probeInterval = connection.keepaliveInterval
+            probeCountMax = connection.keepaliveCountMax
+            libssh2_keepalive_config(connection.session, 0, 0)
+            connection.keepaliveInterval = 0
             libssh2_session_set_blocking(connection.session, 1)
             guard let channel = libssh2_channel_open_ex(connection.session, "session", 7, 64 * 1024, 32 * 1024, nil, 0) else {
                 throw SSHError("ssh: \(connection.destination.address) cannot open a channel to watch the connection: \(connection.lastError())")
@@ -103,6 +112,42 @@ final class ChannelBridges: @unchecked Sendable {
         }
         watchers.append(w)
         schedule()
+    }
+
+    /// When the last liveness probe went out, and whether its reply is still awaited.
+    private var lastProbe = time(nil)
+    private var probing = false
+    /// The connection's keepalive settings, taken over from libssh2 by watch().
+    private var probeInterval = 0
+    private var probeCountMax = 3
+
+    /// Dead-peer detection for a watched connection: every keepaliveInterval seconds a
+    /// "keepalive@openssh.com" request on the sentinel channel, wanting a reply (the server
+    /// answers failure, which is all we need: bytes came back). A channel request, not a global
+    /// one, so its reply can never be mistaken for a tcpip-forward answer (see watch()). Declares the connection lost
+    /// after interval x count seconds without a byte from the server, as ServerAliveCountMax
+    /// does. False when the connection was marked lost. [executor, non-blocking]
+    private func probeAlive(_ sentinel: OpaquePointer) -> Bool {
+        let interval = probeInterval
+        guard interval > 0 else { return true }
+        let now = time(nil)
+        if !probing && Int(now - lastProbe) >= interval {
+            probing = true
+            lastProbe = now
+        }
+        if probing {
+            let rc = libssh2_channel_process_startup(sentinel, "keepalive@openssh.com", 21, nil, 0)
+            if rc != LIBSSH2_ERROR_EAGAIN { probing = false }
+            if ChannelBridges.isFatal(Int(rc)) {
+                markLost("ssh: connection to \(connection.destination.address) port \(connection.destination.port) lost: \(connection.lastError())")
+                return false
+            }
+        }
+        if Int(now - connection.lastReceive) > interval * probeCountMax {
+            markLost("Timeout, server \(connection.destination.address) not responding.")
+            return false
+        }
+        return true
     }
 
     /// libssh2 codes that mean the session, not one channel, is finished.
@@ -188,12 +233,7 @@ final class ChannelBridges: @unchecked Sendable {
                 markLost("ssh: connection to \(connection.destination.address) port \(connection.destination.port) lost: \(connection.lastError())")
                 return
             }
-            // A keepalive may go out unless a transport packet is half sent (it uses a stack buffer).
-            let busy = libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0
-            do { try connection.checkAlive(mayWrite: !busy && !bridges.contains { $0.outStart < $0.outEnd }) } catch {
-                markLost(error.message)
-                return
-            }
+            guard probeAlive(sentinel) else { return }
         }
         for l in listeners {
             while let channel = libssh2_channel_forward_accept(l.listener) {
