@@ -15,6 +15,8 @@ final class ForwardingManager: @unchecked Sendable {
     private var runtimes: [RuleRuntime] = []
     private var shuttingDown = false
     private var expired = false
+    /// While start() goes through its rules: an early failure must not look like "all ended".
+    private var starting = false
     /// Where state changes go (the `forward run` command's output); called on `queue`.
     var report: (String) -> Void = { _ in }
     /// Told whenever no rule has intent any more (all failed or stopped).
@@ -33,6 +35,8 @@ final class ForwardingManager: @unchecked Sendable {
     /// then brings up each host's shared connection.
     func start(_ rules: [ForwardRule], scene: UInt64) {
         queue.async { [self] in
+            starting = true
+            defer { starting = false; checkIdle() }
             for rule in rules {
                 let runtime = RuleRuntime(rule)
                 runtimes.append(runtime)
@@ -58,7 +62,6 @@ final class ForwardingManager: @unchecked Sendable {
                 link.rules.append(runtime)
                 if link.connection != nil { attach(runtime, to: link) } else if !link.connecting && link.retry == nil { connect(link, interactive: true) }
             }
-            checkIdle()
         }
     }
 
@@ -295,7 +298,9 @@ final class ForwardingManager: @unchecked Sendable {
     }
 
     private func checkIdle() {
-        if !runtimes.contains(where: { $0.state.hasIntent }) { onIdle() }
+        // Not during shutdown: the host exits with the signal's status, and a command returning
+        // first would race it with 0.
+        if !starting && !shuttingDown && !runtimes.contains(where: { $0.state.hasIntent }) { onIdle() }
     }
 
     private func say(_ r: RuleRuntime, _ text: String) {

@@ -139,7 +139,7 @@ final class ChannelBridges: @unchecked Sendable {
             let rc = libssh2_channel_process_startup(sentinel, "keepalive@openssh.com", 21, nil, 0)
             if rc != LIBSSH2_ERROR_EAGAIN { probing = false }
             if ChannelBridges.isFatal(Int(rc)) {
-                markLost("ssh: connection to \(connection.destination.address) port \(connection.destination.port) lost: \(connection.lastError())")
+                markLost(lostMessage(Int32(rc)))
                 return false
             }
         }
@@ -148,6 +148,17 @@ final class ChannelBridges: @unchecked Sendable {
             return false
         }
         return true
+    }
+
+    /// What an operator should read for a fatal code: the likely cause first, libssh2's words after.
+    private func lostMessage(_ rc: Int32) -> String {
+        let cause = switch rc {
+        case LIBSSH2_ERROR_SOCKET_RECV, LIBSSH2_ERROR_SOCKET_DISCONNECT: "the server closed the connection"
+        case LIBSSH2_ERROR_SOCKET_SEND: "cannot send to the server"
+        case LIBSSH2_ERROR_TIMEOUT, LIBSSH2_ERROR_SOCKET_TIMEOUT: "the server stopped answering"
+        default: "protocol failure"
+        }
+        return "ssh: connection to \(connection.destination.address) port \(connection.destination.port) lost: \(cause) (\(connection.lastError()))"
     }
 
     /// libssh2 codes that mean the session, not one channel, is finished.
@@ -230,7 +241,7 @@ final class ChannelBridges: @unchecked Sendable {
             var scratch = [CChar](repeating: 0, count: 256)
             let rc = libssh2_channel_read_ex(sentinel, 0, &scratch, scratch.count)
             if rc < 0 && ChannelBridges.isFatal(rc) {
-                markLost("ssh: connection to \(connection.destination.address) port \(connection.destination.port) lost: \(connection.lastError())")
+                markLost(lostMessage(Int32(rc)))
                 return
             }
             guard probeAlive(sentinel) else { return }
@@ -276,7 +287,7 @@ final class ChannelBridges: @unchecked Sendable {
 
     private func noteFatal(_ rc: Int) {
         if fatal == nil && ChannelBridges.isFatal(rc) {
-            fatal = "ssh: connection to \(connection.destination.address) port \(connection.destination.port) lost: \(connection.lastError())"
+            fatal = lostMessage(Int32(rc))
         }
     }
 
