@@ -14,6 +14,7 @@ swift build -c "$config" --product termhost
 swift build -c "$config" --product termhost-probe
 swift build -c "$config" --product HelloSwiftPlugin
 swift build -c "$config" --product SSHPlugin
+swift build -c "$config" --product ForwardingPlugin
 bin=$(swift build -c "$config" --show-bin-path)
 
 plugins="$prefix/lib/termhost/plugins"
