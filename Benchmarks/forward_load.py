@@ -70,12 +70,22 @@ def main():
     elif mode == "parallel":
         port, n, mib = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
         each = mib * CHUNK // n
-        threads = [threading.Thread(target=sink_stream, args=(port, each)) for _ in range(n)]
+        failures = []
+
+        def stream():
+            try:
+                sink_stream(port, each)
+            except (OSError, SystemExit) as e:
+                failures.append(str(e))
+
+        threads = [threading.Thread(target=stream) for _ in range(n)]
         start = time.monotonic()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+        if failures:
+            raise SystemExit("%d of %d streams failed: %s" % (len(failures), n, failures[0]))
         print("%.3f" % (time.monotonic() - start))
     elif mode == "latency":
         port, runs = int(sys.argv[2]), int(sys.argv[3])

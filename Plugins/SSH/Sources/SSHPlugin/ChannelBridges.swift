@@ -28,7 +28,7 @@ final class ChannelBridges: @unchecked Sendable {
         let toLocal = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
         var outStart = 0, outEnd = 0      // toChannel pending
         var inStart = 0, inEnd = 0        // toLocal pending
-        var localEOF = false, eofSent = false, channelEOF = false, shutWR = false, closing = false
+        var localEOF = false, eofSent = false, channelEOF = false, shutWR = false, closing = false, freed = false
 
         init(channel: OpaquePointer, fd: Int32, callerFD: Int32, isShell: Bool) {
             self.channel = channel
@@ -137,7 +137,7 @@ final class ChannelBridges: @unchecked Sendable {
         }
         if probing {
             let rc = libssh2_channel_process_startup(sentinel, "keepalive@openssh.com", 21, nil, 0)
-            if rc != LIBSSH2_ERROR_EAGAIN { probing = false }
+            if rc != LIBSSH2_ERROR_EAGAIN { probing = false } else if halfSent(.probe(sentinel)) { return true }
             if ChannelBridges.isFatal(Int(rc)) {
                 markLost(lostMessage(Int32(rc)))
                 return false
@@ -172,6 +172,7 @@ final class ChannelBridges: @unchecked Sendable {
     private func markLost(_ reason: String) {
         guard lost == nil else { return }
         lost = reason
+        pending = nil
         for b in bridges { close(b.fd) }
         bridges = []
         listeners = []
@@ -236,8 +237,12 @@ final class ChannelBridges: @unchecked Sendable {
         defer { libssh2_session_set_blocking(session, 1) }
         guard lost == nil else { return }
         var progressed = false
-        if let sentinel {
-            // Reading the sentinel reads the transport; it never carries data itself.
+        if pending != nil {
+            if retryPending() { progressed = true } else { return waitAndReschedule() }
+        }
+        if let sentinel, pending == nil {
+            // Reading the sentinel reads the transport; it never carries data itself (and its
+            // window is never used up, so the read never sends a window adjust).
             var scratch = [CChar](repeating: 0, count: 256)
             let rc = libssh2_channel_read_ex(sentinel, 0, &scratch, scratch.count)
             if rc < 0 && ChannelBridges.isFatal(rc) {
@@ -246,7 +251,7 @@ final class ChannelBridges: @unchecked Sendable {
             }
             guard probeAlive(sentinel) else { return }
         }
-        for l in listeners {
+        for l in listeners where pending == nil {
             while let channel = libssh2_channel_forward_accept(l.listener) {
                 if let callerFD = try? bridge(channel, isShell: false) {
                     // libssh2 1.10 does not report the originator of a forwarded connection.
@@ -256,29 +261,38 @@ final class ChannelBridges: @unchecked Sendable {
             }
             noteFatal(Int(libssh2_session_last_errno(session)))
         }
-        for b in bridges where service(b) { progressed = true }
-        if let fatal { markLost(fatal); return }
-        bridges.removeAll { b in
-            guard b.closing else { return false }
-            if libssh2_channel_free(b.channel) == LIBSSH2_ERROR_EAGAIN { return false }
-            close(b.fd)
-            return true
+        for b in bridges {
+            if pending != nil { break }
+            if service(b) { progressed = true }
         }
+        if let fatal { markLost(fatal); return }
+        for b in bridges where b.closing {
+            if pending != nil { break }
+            free(b)
+        }
+        bridges.removeAll { $0.freed }
         guard !idle else { return }
-        if !progressed {
-            var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
-            if libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { fds[0].events |= Int16(POLLOUT) }
+        if !progressed || pending != nil { return waitAndReschedule() }
+        schedule()
+    }
+
+    /// Sleeps until a socket is ready (or a caller wakes us), then queues the next pass.
+    private func waitAndReschedule() {
+        let session = connection.session
+        var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+        if libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { fds[0].events |= Int16(POLLOUT) }
+        if pending == nil {
             for b in bridges {
                 var events: Int16 = 0
                 if b.outStart == b.outEnd && !b.localEOF { events |= Int16(POLLIN) }
                 if b.inStart < b.inEnd { events |= Int16(POLLOUT) }
                 if events != 0 { fds.append(pollfd(fd: b.fd, events: events, revents: 0)) }
             }
-            // Only timers (keepalive) need a wake-up when no data can move: sleep longer then.
-            _ = poll(&fds, nfds_t(fds.count), bridges.isEmpty ? 1000 : 50)
-            var drained = [UInt8](repeating: 0, count: 64)
-            if fds[1].revents != 0 { while read(wakePipe.read, &drained, drained.count) > 0 {} }
         }
+        // Only timers (keepalive) need a wake-up when no data can move: sleep longer then.
+        _ = poll(&fds, nfds_t(fds.count), bridges.isEmpty && pending == nil ? 1000 : 50)
+        var drained = [UInt8](repeating: 0, count: 64)
+        if fds[1].revents != 0 { while read(wakePipe.read, &drained, drained.count) > 0 {} }
         schedule()
     }
 
@@ -291,7 +305,92 @@ final class ChannelBridges: @unchecked Sendable {
         }
     }
 
-    /// Moves what can move for one bridge; true if any byte moved. [executor, non-blocking]
+    /// A libssh2 call that returned EAGAIN with its packet half sent. libssh2 1.10 refuses any
+    /// other packet until that one has gone (transport.c send_existing: LIBSSH2_ERROR_BAD_USE,
+    /// fatal to whichever stream called next; fixed only in 1.11.1), so until it is finished
+    /// that call alone is retried, with the same arguments, and nothing else is sent.
+    private enum Pending {
+        case read(Bridge), stderr(Bridge), write(Bridge), eof(Bridge), free(Bridge), probe(OpaquePointer)
+    }
+    private var pending: Pending?
+
+    private var outboundBlocked: Bool {
+        libssh2_session_block_directions(connection.session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0
+    }
+
+    /// After a call returned EAGAIN: true (and remembered) when it left a packet half sent.
+    private func halfSent(_ call: Pending) -> Bool {
+        guard outboundBlocked else { return false }
+        pending = call
+        return true
+    }
+
+    /// Retries the pending call once; true when it finished (or failed). [executor, non-blocking]
+    private func retryPending() -> Bool {
+        guard let call = pending else { return true }
+        pending = nil
+        var rc: Int
+        switch call {
+        case .read(let b):
+            // With data still waiting for the caller, a zero-length read only finishes the
+            // window adjust that was half sent.
+            let room = b.inStart == b.inEnd ? Bridge.capacity : 0
+            rc = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), room)
+            if rc > 0 { b.inStart = 0; b.inEnd = rc }
+        case .stderr(let b):
+            var scratch = [CChar](repeating: 0, count: 4096)
+            rc = libssh2_channel_read_ex(b.channel, 1, &scratch, scratch.count)
+        case .write(let b):
+            rc = libssh2_channel_write_ex(b.channel, 0, (b.toChannel + b.outStart).assumingMemoryBound(to: CChar.self), b.outEnd - b.outStart)
+            if rc > 0 { b.outStart += rc }
+        case .eof(let b):
+            rc = Int(libssh2_channel_send_eof(b.channel))
+            if rc != Int(LIBSSH2_ERROR_EAGAIN) { b.eofSent = true }
+        case .free(let b):
+            free(b)
+            return pending == nil
+        case .probe(let sentinel):
+            rc = Int(libssh2_channel_process_startup(sentinel, "keepalive@openssh.com", 21, nil, 0))
+            if rc != Int(LIBSSH2_ERROR_EAGAIN) { probing = false }
+        }
+        if rc == Int(LIBSSH2_ERROR_EAGAIN) { return !halfSent(call) }
+        if rc < 0 && rc != Int(LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED) {
+            noteFatal(rc)
+            switch call {
+            case .read(let b), .stderr(let b), .write(let b), .eof(let b): b.closing = true
+            default: break
+            }
+        }
+        return true
+    }
+
+    /// Finishes a half-sent packet before other work uses the session (exec, opens, close);
+    /// bounded: after 5 s the next call reports the failure itself. [executor]
+    func flushPending() {
+        guard pending != nil, lost == nil else { pending = nil; return }
+        libssh2_session_set_blocking(connection.session, 0)
+        defer { libssh2_session_set_blocking(connection.session, 1) }
+        let deadline = time(nil) + 5
+        while !retryPending() && time(nil) < deadline {
+            var p = pollfd(fd: connection.socket, events: Int16(POLLOUT | POLLIN), revents: 0)
+            _ = poll(&p, 1, 100)
+        }
+        pending = nil
+        bridges.removeAll { $0.freed }
+    }
+
+    /// Frees a closing bridge's channel; the caller's end reads end-of-file. [executor]
+    private func free(_ b: Bridge) {
+        if libssh2_channel_free(b.channel) == LIBSSH2_ERROR_EAGAIN {
+            _ = halfSent(.free(b))
+            return
+        }
+        close(b.fd)
+        b.freed = true
+    }
+
+    /// Moves what can move for one bridge; true if any byte moved. Stops at the first call
+    /// that leaves a packet half sent. [executor, non-blocking]
     private func service(_ b: Bridge) -> Bool {
         guard !b.closing else { return false }
         var moved = false
@@ -299,10 +398,13 @@ final class ChannelBridges: @unchecked Sendable {
         if b.inStart == b.inEnd && !b.channelEOF {
             let n = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), Bridge.capacity)
             if n > 0 { b.inStart = 0; b.inEnd = n; moved = true }
-            else if n < 0 && n != Int(LIBSSH2_ERROR_EAGAIN) { noteFatal(n); b.closing = true; return true }
+            else if n == Int(LIBSSH2_ERROR_EAGAIN) { if halfSent(.read(b)) { return moved } }
+            else if n < 0 { noteFatal(n); b.closing = true; return true }
             // Nothing reads a bridged channel's stderr; drain it so the window stays open.
             var scratch = [CChar](repeating: 0, count: 4096)
-            while libssh2_channel_read_ex(b.channel, 1, &scratch, scratch.count) > 0 {}
+            var e = 0
+            repeat { e = libssh2_channel_read_ex(b.channel, 1, &scratch, scratch.count) } while e > 0
+            if e == Int(LIBSSH2_ERROR_EAGAIN) && halfSent(.stderr(b)) { return moved }
             if b.inStart == b.inEnd && libssh2_channel_eof(b.channel) != 0 { b.channelEOF = true }
         }
         if b.inStart < b.inEnd {
@@ -318,14 +420,18 @@ final class ChannelBridges: @unchecked Sendable {
             if n > 0 { b.outStart = 0; b.outEnd = n; moved = true }
             else if n == 0 || (errno != EAGAIN && errno != EINTR) { b.localEOF = true; moved = true }
         }
-        if b.outStart < b.outEnd {
+        // libssh2 sends at most one packet (32 KiB) a call: keep going while it takes more, so
+        // one pass moves the whole chunk instead of a packet.
+        while b.outStart < b.outEnd {
             let n = libssh2_channel_write_ex(b.channel, 0, (b.toChannel + b.outStart).assumingMemoryBound(to: CChar.self), b.outEnd - b.outStart)
-            if n > 0 { b.outStart += n; moved = true }
-            else if n != Int(LIBSSH2_ERROR_EAGAIN) { noteFatal(n); b.closing = true; return true }
+            if n > 0 { b.outStart += n; moved = true; continue }
+            if n == Int(LIBSSH2_ERROR_EAGAIN) { if halfSent(.write(b)) { return moved } else { break } }
+            noteFatal(n); b.closing = true; return true
         }
         if b.localEOF && b.outStart == b.outEnd && !b.eofSent {
             let rc = libssh2_channel_send_eof(b.channel)
             if rc != LIBSSH2_ERROR_EAGAIN { b.eofSent = true; moved = true }
+            else if halfSent(.eof(b)) { return moved }
         }
         if b.channelEOF && b.shutWR && (b.eofSent || b.isShell) { b.closing = true; moved = true }
         return moved

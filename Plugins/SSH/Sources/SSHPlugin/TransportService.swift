@@ -56,10 +56,14 @@ enum TransportService {
     }
 
     /// Runs body on the connection's executor, waking its pass loop first so the call does not
-    /// wait out a poll() timeout.
+    /// wait out a poll() timeout, and finishing any half-sent packet before body sends its own.
     static func onExecutor<T>(_ c: TransportConnection, _ body: () -> T) -> T {
         c.bridges.wake()
-        return c.executor.sync(execute: body)
+        return c.executor.sync {
+            // A packet a bridge left half sent must go first (libssh2 1.10 refuses any other).
+            c.bridges.flushPending()
+            return body()
+        }
     }
 
     /// TERMHOST_ERR_IO with the reason, when `watch` saw the connection die. [executor]
