@@ -32,6 +32,29 @@ import TestSupport
         #expect(run.output.contains("forward '\(h.target) (-L 0)': stopped"))
     }
 
+    /// Large streams at once fill the SSH socket, so libssh2 leaves packets half sent; another
+    /// stream's write must wait for them (libssh2 1.10 answers it LIBSSH2_ERROR_BAD_USE).
+    @Test func sixteenLargeConcurrentStreamsStayByteExact() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try ForwardingHarness(dir: dir)
+        let echo = EchoServer()
+        defer { echo.stop() }
+        let run = try h.run([h.target, "-L", "0:127.0.0.1:\(echo.port)"])
+        let port = try #require(run.port("active, listening on 127.0.0.1:"), "\(run.output)")
+        final class Results: @unchecked Sendable { var ok = 0; let lock = NSLock() }
+        let results = Results()
+        let data = Net.random(3 * 1024 * 1024)
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            let same = Net.roundTrip(port: port, data) == data
+            results.lock.lock()
+            if same { results.ok += 1 }
+            results.lock.unlock()
+        }
+        #expect(results.ok == 16, "\(run.output)")
+        _ = run.interrupt()
+    }
+
     @Test func aRemoteForwardComesBackToTheTest() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

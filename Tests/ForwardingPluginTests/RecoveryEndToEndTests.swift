@@ -51,6 +51,28 @@ import TestSupport
         #expect(!run.output.contains("attempt 2"), "\(run.output)")
     }
 
+    @Test func anIdleConnectionToAFrozenServerIsDetectedByKeepalive() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try ForwardingHarness(dir: dir)
+        try h.termhost(["hosts", "add", "frozen", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
+                        "--keepalive", "1", "--keepalive-count", "2"])
+        // An -L rule with no streams: nothing but the watch reads this connection.
+        let run = try h.run(["frozen", "-L", "0:127.0.0.1:9"])
+        _ = try #require(run.port("active, listening on 127.0.0.1:"), "\(run.output)")
+        // Freeze the per-connection sshd processes: the socket stays open, nothing answers.
+        let children = try Shell.run("/usr/bin/pgrep", ["-P", String(h.server.pid)]).stdout.split(separator: "\n").map(String.init)
+        for child in children { _ = try Shell.run("/bin/kill", ["-STOP", child]) }
+        defer { for child in children { _ = try? Shell.run("/bin/kill", ["-KILL", child]) } }
+        let start = Date()
+        let lost = run.waitForLine(containing: "frozen: connection lost: ", timeout: 15)
+        #expect(lost == "forward: frozen: connection lost: Timeout, server 127.0.0.1 not responding.", "\(run.output)")
+        // Silent for more than interval x count (2 s), noticed within a couple of probes after.
+        #expect(Date().timeIntervalSince(start) < 6)
+        #expect(run.waitForLine(containing: "frozen: reconnecting in 1 s (attempt 1)") != nil)
+        _ = run.interrupt()
+    }
+
     @Test func stoppingIsBoundedAndReleasesTheListeners() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
