@@ -166,7 +166,69 @@ final class EchoServer: @unchecked Sendable {
     func stop() { shutdown(listener.fd, Int32(SHUT_RDWR)); listener.close() }
 }
 
+/// A TCP sink on 127.0.0.1: reads a connection to end-of-file, then answers 16 bytes, the byte
+/// count and a position-sensitive checksum (`Net.checksum`) of what it read.
+final class SinkServer: @unchecked Sendable {
+    let listener = LoopbackListener()
+    var port: Int { listener.port }
+
+    init() {
+        let fd = listener.fd
+        Thread {
+            while true {
+                let c = accept(fd, nil, nil)
+                if c < 0 { return }
+                Thread {
+                    var sum = Net.Checksum()
+                    let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 8)
+                    defer { buf.deallocate() }
+                    while true {
+                        let n = read(c, buf.baseAddress, buf.count)
+                        if n <= 0 { break }
+                        sum.add(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
+                    }
+                    var answer = [sum.count.bigEndian, sum.value.bigEndian]
+                    _ = send(c, &answer, 16, Int32(MSG_NOSIGNAL))
+                    close(c)
+                }.start()
+            }
+        }.start()
+    }
+
+    func stop() { shutdown(listener.fd, Int32(SHUT_RDWR)); listener.close() }
+}
+
 enum Net {
+    /// Adler-style: a running sum and a sum of running sums, so order matters.
+    struct Checksum: Equatable {
+        var count: UInt64 = 0
+        var s1: UInt64 = 1
+        var s2: UInt64 = 0
+        var value: UInt64 { s2 << 32 ^ s1 }
+        mutating func add(_ bytes: UnsafeRawBufferPointer) {
+            for b in bytes { s1 = s1 &+ UInt64(b); s2 = s2 &+ s1 }
+            count += UInt64(bytes.count)
+        }
+    }
+
+    /// Sends data to a SinkServer through port and returns its answer (count, checksum).
+    static func sink(port: Int, _ data: UnsafeRawBufferPointer) -> (UInt64, UInt64)? {
+        guard let fd = LoopbackListener.connect(to: port) else { return nil }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var off = 0
+        while off < data.count {
+            let w = send(fd, data.baseAddress! + off, data.count - off, Int32(MSG_NOSIGNAL))
+            if w <= 0 { return nil }
+            off += w
+        }
+        shutdown(fd, Int32(SHUT_WR))
+        var answer: [UInt64] = [0, 0]
+        guard recv(fd, &answer, 16, Int32(MSG_WAITALL)) == 16 else { return nil }
+        return (UInt64(bigEndian: answer[0]), UInt64(bigEndian: answer[1]))
+    }
+
     /// Sends data, half-closes, and reads until end-of-file; nil when it cannot connect.
     static func roundTrip(port: Int, _ data: [UInt8]) -> [UInt8]? {
         guard let fd = LoopbackListener.connect(to: port) else { return nil }
