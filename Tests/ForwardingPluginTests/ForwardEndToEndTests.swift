@@ -62,6 +62,42 @@ import TestSupport
         _ = run.interrupt()
     }
 
+    /// A target that never completes its TCP handshake (a listener whose backlog is full) keeps
+    /// that stream's channel open waiting; streams already running on the same connection must
+    /// keep moving meanwhile.
+    @Test func aSlowTargetDoesNotStallOtherStreams() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try ForwardingHarness(dir: dir)
+        let echo = EchoServer()
+        defer { echo.stop() }
+        let stuck = LoopbackListener()
+        defer { stuck.close() }
+        var fillers: [Int32] = []
+        defer { fillers.forEach { close($0) } }
+        for _ in 0..<32 { fillers.append(Net.connectNonBlocking(port: stuck.port)) }
+        let run = try h.run([h.target, "-L", "0:127.0.0.1:\(echo.port)", "-L", "0:127.0.0.1:\(stuck.port)"])
+        // Rules activate in the order given: the echo rule's line comes first.
+        #expect(run.waitForCount(of: "active, listening on 127.0.0.1:", 2), "\(run.output)")
+        let ports = run.output.components(separatedBy: "active, listening on 127.0.0.1:").dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }
+        try #require(ports.count == 2, "\(run.output)")
+        let (good, slow) = (ports[0], ports[1])
+        // A stream on the good rule, its channel open.
+        let stream = try #require(LoopbackListener.connect(to: good))
+        defer { close(stream) }
+        #expect(Net.echo(stream, Array(repeating: 7, count: 1000)))
+        // Now a client of the stuck target: its channel open waits on the server's connect.
+        let waiting = try #require(LoopbackListener.connect(to: slow))
+        defer { close(waiting) }
+        usleep(300_000)
+        let start = Date()
+        var answered = 0
+        for _ in 0..<20 where Net.echo(stream, Net.random(50_000)) { answered += 1 }
+        #expect(answered == 20)
+        #expect(Date().timeIntervalSince(start) < 3, "the running stream stalled behind the pending open")
+        _ = run.interrupt()
+    }
+
     @Test func aRemoteForwardComesBackToTheTest() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

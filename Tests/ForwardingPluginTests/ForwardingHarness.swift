@@ -256,5 +256,34 @@ enum Net {
         return received
     }
 
+    /// Starts a TCP connection without waiting for it (fills a listener's backlog).
+    static func connectNonBlocking(port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(port).bigEndian
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return fd
+    }
+
+    /// Writes data on a connected stream and reads the same number of bytes back; true when
+    /// they match (5 s receive timeout).
+    static func echo(_ fd: Int32, _ data: [UInt8]) -> Bool {
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var off = 0
+        while off < data.count {
+            let w = data[off...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if w <= 0 { return false }
+            off += w
+        }
+        var back = [UInt8](repeating: 0, count: data.count)
+        return recv(fd, &back, back.count, Int32(MSG_WAITALL)) == data.count && back == data
+    }
+
     static func random(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255) } }
 }

@@ -50,6 +50,26 @@ final class ChannelBridges: @unchecked Sendable {
         let user: UnsafeMutableRawPointer?
     }
 
+    /// A direct-tcpip open waiting its turn. libssh2 keeps one channel open in progress per
+    /// session, so opens run one at a time, in order, inside the pass loop: while the server
+    /// connects to a slow target, the other bridges keep moving. The caller waits on `done`.
+    final class PendingOpen: @unchecked Sendable {
+        let host: UnsafeMutablePointer<CChar>   // stable across EAGAIN retries (same arguments)
+        let port: Int32
+        var result: Result<Int32, SSHError>?
+        let done = DispatchSemaphore(value: 0)
+        init(host: String, port: Int32) {
+            self.host = strdup(host)
+            self.port = port
+        }
+        deinit { Glibc.free(host) }
+
+        func finish(_ r: Result<Int32, SSHError>) {
+            result = r
+            done.signal()
+        }
+    }
+
     struct Watcher {
         let onLost: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
         let user: UnsafeMutableRawPointer?
@@ -60,6 +80,7 @@ final class ChannelBridges: @unchecked Sendable {
     private(set) var bridges: [Bridge] = []
     private(set) var listeners: [Listener] = []
     private var watchers: [Watcher] = []
+    private var opens: [PendingOpen] = []
     /// A session channel opened only so that a watched, idle connection still reads its transport.
     private var sentinel: OpaquePointer?
     /// Why the connection died; nil while it is alive. Read and written on the executor.
@@ -173,6 +194,8 @@ final class ChannelBridges: @unchecked Sendable {
         guard lost == nil else { return }
         lost = reason
         pending = nil
+        for o in opens { o.finish(.failure(SSHError(reason))) }
+        opens = []
         for b in bridges { close(b.fd) }
         bridges = []
         listeners = []
@@ -206,6 +229,8 @@ final class ChannelBridges: @unchecked Sendable {
     /// Ends every bridge and listener (the connection is closing). [executor]
     func closeAll() {
         watchers = []
+        for o in opens { o.finish(.failure(SSHError("ssh: the connection to \(connection.destination.address) was closed"))) }
+        opens = []
         // A lost session cannot answer: its channels go with libssh2_session_free.
         if lost == nil {
             libssh2_session_set_blocking(connection.session, 1)
@@ -221,7 +246,35 @@ final class ChannelBridges: @unchecked Sendable {
         lost = lost ?? "closed"
     }
 
-    private var idle: Bool { bridges.isEmpty && listeners.isEmpty && watchers.isEmpty }
+    private var idle: Bool { bridges.isEmpty && listeners.isEmpty && watchers.isEmpty && opens.isEmpty }
+
+    /// Queues a direct-tcpip open; the pass loop completes it. [executor]
+    func enqueue(_ open: PendingOpen) {
+        if let lost { open.finish(.failure(SSHError(lost))); return }
+        opens.append(open)
+        schedule()
+    }
+
+    /// Tries the first queued open without blocking; false while it is still in progress.
+    /// [executor, non-blocking, no half-sent packet]
+    private func advanceOpen() -> Bool {
+        guard let open = opens.first else { return true }
+        let session = connection.session
+        if let channel = libssh2_channel_direct_tcpip_ex(session, open.host, open.port, "127.0.0.1", 0) {
+            opens.removeFirst()
+            do { open.finish(.success(try bridge(channel, isShell: false))) } catch { open.finish(.failure(error)) }
+            return true
+        }
+        let rc = libssh2_session_last_errno(session)
+        if rc == LIBSSH2_ERROR_EAGAIN {
+            _ = halfSent(.open)
+            return false
+        }
+        opens.removeFirst()
+        noteFatal(Int(rc))
+        open.finish(.failure(SSHError("ssh: \(connection.destination.address) cannot open a channel to \(String(cString: open.host)) port \(open.port): \(connection.lastError())")))
+        return true
+    }
 
     private func schedule() {
         guard !scheduled, lost == nil, !idle else { return }
@@ -260,6 +313,11 @@ final class ChannelBridges: @unchecked Sendable {
                 progressed = true
             }
             noteFatal(Int(libssh2_session_last_errno(session)))
+        }
+        if pending == nil && !opens.isEmpty {
+            let before = opens.count
+            while pending == nil && !opens.isEmpty && advanceOpen() {}
+            if opens.count != before { progressed = true }
         }
         for b in bridges {
             if pending != nil { break }
@@ -310,7 +368,7 @@ final class ChannelBridges: @unchecked Sendable {
     /// fatal to whichever stream called next; fixed only in 1.11.1), so until it is finished
     /// that call alone is retried, with the same arguments, and nothing else is sent.
     private enum Pending {
-        case read(Bridge), stderr(Bridge), write(Bridge), eof(Bridge), free(Bridge), probe(OpaquePointer)
+        case read(Bridge), stderr(Bridge), write(Bridge), eof(Bridge), free(Bridge), probe(OpaquePointer), open
     }
     private var pending: Pending?
 
@@ -352,6 +410,9 @@ final class ChannelBridges: @unchecked Sendable {
         case .probe(let sentinel):
             rc = Int(libssh2_channel_process_startup(sentinel, "keepalive@openssh.com", 21, nil, 0))
             if rc != Int(LIBSSH2_ERROR_EAGAIN) { probing = false }
+        case .open:
+            _ = advanceOpen()
+            return pending == nil
         }
         if rc == Int(LIBSSH2_ERROR_EAGAIN) { return !halfSent(call) }
         if rc < 0 && rc != Int(LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED) {
@@ -367,7 +428,7 @@ final class ChannelBridges: @unchecked Sendable {
     /// Finishes a half-sent packet before other work uses the session (exec, opens, close);
     /// bounded: after 5 s the next call reports the failure itself. [executor]
     func flushPending() {
-        guard pending != nil, lost == nil else { pending = nil; return }
+        guard pending != nil || !opens.isEmpty, lost == nil else { pending = nil; return }
         libssh2_session_set_blocking(connection.session, 0)
         defer { libssh2_session_set_blocking(connection.session, 1) }
         let deadline = time(nil) + 5
@@ -376,6 +437,18 @@ final class ChannelBridges: @unchecked Sendable {
             _ = poll(&p, 1, 100)
         }
         pending = nil
+        // A channel open in progress keeps session-wide state in libssh2: finish the queued
+        // opens before a call that may open a channel itself (exec, shell, SFTP).
+        while !opens.isEmpty && lost == nil && time(nil) < deadline {
+            if !advanceOpen() {
+                var p = pollfd(fd: connection.socket, events: Int16(POLLIN | (outboundBlocked ? POLLOUT : 0)), revents: 0)
+                _ = poll(&p, 1, 100)
+                _ = retryPending()
+            }
+        }
+        if let fatal { markLost(fatal) }
+        for o in opens { o.finish(.failure(SSHError("ssh: \(connection.destination.address) did not answer a channel open in time"))) }
+        opens = []
         bridges.removeAll { $0.freed }
     }
 

@@ -136,17 +136,20 @@ enum TransportService {
             open_direct_tcpip: { raw, host, port, fd, err in
                 guard let host, let fd else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open_direct_tcpip: NULL argument") }
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
-                let target = String(cString: host)
-                return TransportService.onExecutor(c) { () -> termhost_status in
-                    if let lost = TransportService.lostStatus(c, err) { return lost }
-                    guard let channel = libssh2_channel_direct_tcpip_ex(c.connection.session, target, port, "127.0.0.1", 0) else {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_IO),
-                                                     "ssh: \(c.connection.destination.address) cannot open a channel to \(target) port \(port): \(c.connection.lastError())")
-                    }
-                    do { fd.pointee = try c.bridges.bridge(channel, isShell: false) } catch {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
-                    }
+                // Queued on the pass loop and awaited here, off the executor: while the server
+                // connects to the target, the connection's other channels keep moving.
+                let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port)
+                c.bridges.wake()
+                c.executor.async { c.bridges.enqueue(open) }
+                open.done.wait()
+                switch open.result {
+                case .success(let channelFD)?:
+                    fd.pointee = channelFD
                     return Int32(TERMHOST_OK)
+                case .failure(let error)?:
+                    return TransportService.fail(err, Int(TERMHOST_ERR_IO), error.message)
+                case nil:
+                    return TransportService.fail(err, Int(TERMHOST_ERR_INTERNAL), "open_direct_tcpip: no result")
                 }
             },
             open_shell: { raw, term, columns, rows, fd, err in
