@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SDKTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SSHPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
-        .testTarget(name: "ForwardingPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ForwardingPluginTests", dependencies: ["TestSupport", "ForwardingPlugin"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )

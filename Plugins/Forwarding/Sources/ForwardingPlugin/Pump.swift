@@ -145,4 +145,9 @@ final class Pump: ReactorHandler, @unchecked Sendable {
 
     /// Ends the stream now (its rule stopped or the process is shutting down). [reactor]
     func cancel() { close() }
+
+    /// Bytes waiting for each side, and whether each side is paused (for the tests). [reactor]
+    var state: (toLocal: Int, toRemote: Int, localPaused: Bool, remotePaused: Bool) {
+        (local.pending.count, remote.pending.count, local.paused, remote.paused)
+    }
 }
