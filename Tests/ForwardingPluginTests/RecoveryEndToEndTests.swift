@@ -85,3 +85,34 @@ import TestSupport
         #expect(LoopbackListener.connect(to: local).map { close($0) } == nil)
     }
 }
+
+/// What operators see from another shell while `forward run` runs.
+@Suite struct StatusEndToEndTests {
+    @Test func listShowsTheStateOfRulesARunningProcessRuns() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try ForwardingHarness(dir: dir)
+        let echo = EchoServer()
+        defer { echo.stop() }
+        try h.termhost(["forward", "add", "--name", "web", h.target, "-L", "0:127.0.0.1:\(echo.port)"])
+        try h.termhost(["forward", "add", "--name", "idle", h.target, "-D", "0"])
+        let run = try h.run(["web"])
+        let port = try #require(run.port("forward 'web': active, listening on 127.0.0.1:"), "\(run.output)")
+        // One stream held open: the count shows it.
+        let stream = try #require(LoopbackListener.connect(to: port))
+        #expect(Net.echo(stream, [1, 2, 3]))
+        var list = ""
+        for _ in 0..<50 {
+            list = try h.termhost(["forward", "list"]).stdout
+            if list.contains("active (1 connection)") { break }
+            usleep(100_000)
+        }
+        #expect(list.contains("web ") && list.contains("active (1 connection)"), "\(list)")
+        #expect(list.split(separator: "\n").first { $0.hasPrefix("idle") }?.hasSuffix("stopped") == true, "\(list)")
+        close(stream)
+        _ = run.interrupt()
+        // The process is gone: its rules show stopped again.
+        let after = try h.termhost(["forward", "show", "web"]).stdout
+        #expect(after.contains("state:   stopped"), "\(after)")
+    }
+}
