@@ -162,7 +162,8 @@ final class ForwardingManager: @unchecked Sendable {
 
     private func connectFailed(_ link: HostLink, _ error: Error) {
         link.connecting = false
-        guard !shuttingDown, links[link.host] === link, !link.rules.isEmpty else { return }
+        // Expired meanwhile: resume() reconnects in foreground; no retries in background.
+        guard !shuttingDown, !expired, links[link.host] === link, !link.rules.isEmpty else { return }
         let failure = error as? Transport.Failure
         let message = failure?.message ?? "\(error)"
         if !link.everConnected && !link.rules.contains(where: \.hasRun) {
