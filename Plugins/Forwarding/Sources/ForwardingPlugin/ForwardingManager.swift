@@ -11,7 +11,8 @@ final class ForwardingManager: @unchecked Sendable {
     let queue = DispatchQueue(label: "termhost.forwarding.manager")
     let reactor = Reactor()
     let workers = WorkerPool(threads: 4, name: "termhost.forwarding.connect")
-    private var links: [String: HostLink] = [:]
+    /// Host links by host; touched on `queue` only.
+    var links: [String: HostLink] = [:]
     private var runtimes: [RuleRuntime] = []
     private var shuttingDown = false
     private var expired = false
@@ -308,84 +309,12 @@ final class ForwardingManager: @unchecked Sendable {
         report("\(r.label): \(text)")
     }
 
-    // MARK: Streams
-
-    /// A -L or -D listener accepted fd. [reactor]
-    private func localAccepted(_ r: RuleRuntime, fd: Int32) {
-        guard let link = linkSnapshot(r), let c = link.current else {
-            // No connection (reconnecting or paused): refuse rather than hold the client.
-            Glibc.close(fd)
-            return
-        }
-        if r.rule.kind == .dynamic {
-            _ = Socks5Handshake(fd: fd, reactor: reactor, onConnect: { [self] handshake, host, port in
-                link.calls.async { [self] in
-                    do {
-                        let channel = try transport.openDirect(c, host: host, port: port)
-                        reactor.post { [self] in
-                            handshake.finish(.succeeded)
-                            pump(r, local: fd, remote: channel, initial: handshake.leftover)
-                        }
-                    } catch {
-                        pluginHost.log(.warning, "\(r.label): SOCKS CONNECT to \(ForwardSpec.bracketed(host)):\(port) failed: \(error.message)")
-                        reactor.post { handshake.finish(Socks5Handshake.reply(for: error.message)) }
-                    }
-                }
-            }, onFail: { [pluginHost] reason in pluginHost.log(.info, "\(r.label): \(reason)") })
-            return
-        }
-        let target = r.rule.targetHost ?? "localhost", port = r.rule.targetPort ?? 0
-        link.calls.async { [self] in
-            do {
-                let channel = try transport.openDirect(c, host: target, port: port)
-                reactor.post { [self] in pump(r, local: fd, remote: channel) }
-            } catch {
-                pluginHost.log(.warning, "\(r.label): cannot open a channel to \(ForwardSpec.bracketed(target)):\(port): \(error.message)")
-                Glibc.close(fd)
-            }
-        }
-    }
-
-    /// The server accepted a connection on a -R listener; fd is the bridged channel. [executor]
-    func remoteAccepted(_ r: RuleRuntime, fd: Int32) {
-        let target = r.rule.targetHost ?? "localhost", port = r.rule.targetPort ?? 0
-        workers.submit { [self] in
-            do {
-                let local = try TargetConnector.connect(host: target, port: port)
-                reactor.post { [self] in pump(r, local: local, remote: fd) }
-            } catch {
-                pluginHost.log(.warning, "\(r.label): \(error.message)")
-                Glibc.close(fd)
-            }
-        }
-    }
-
-    /// [reactor]
-    private func pump(_ r: RuleRuntime, local: Int32, remote: Int32, initial: [UInt8] = []) {
-        guard r.state.hasIntent else { Glibc.close(local); Glibc.close(remote); return }
-        var id: ObjectIdentifier?
-        let p = Pump(reactor: reactor, local: local, remote: remote, initial: initial) { [weak self] in
-            if let id { r.pumps[id] = nil }
-            r.connections.subtract(1, ordering: .relaxed)
-            guard let self else { return }
-            self.queue.async { self.writeStatus() }
-        }
-        id = ObjectIdentifier(p)
-        r.pumps[id!] = p
-        r.connections.add(1, ordering: .relaxed)
-        queue.async { self.writeStatus() }
-    }
-
-    private func linkSnapshot(_ r: RuleRuntime) -> HostLink? {
-        queue.sync { links[r.rule.host] }
-    }
-
     // MARK: Status [queue]
 
     private var statusPending = false
 
     /// Coalesced: at most one write per 200 ms, however many streams come and go.
-    private func writeStatus() {
+    func writeStatus() {
         guard !statusPending else { return }
         statusPending = true
         queue.asyncAfter(deadline: .now() + 0.2) { [self] in
