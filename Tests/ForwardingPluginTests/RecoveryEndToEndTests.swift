@@ -20,7 +20,7 @@ import TestSupport
         h.server.crash()
         #expect(run.waitForLine(containing: "\(h.target): connection lost: ssh: connection to 127.0.0.1 port \(h.server.port) lost: the server closed the connection") != nil, "\(run.output)")
         #expect(run.waitForLine(containing: "\(h.target): reconnecting in 1 s (attempt 1)") != nil, "\(run.output)")
-        #expect(run.waitForLine(containing: "(-L 0)': reconnecting (attempt 1 in ") != nil, "\(run.output)")
+        #expect(run.waitForLine(containing: "(-L 0)': reconnecting (attempt 1 at ") != nil, "\(run.output)")
         // While the host is down, new local connections are refused, never held.
         #expect(Net.roundTrip(port: local, [1, 2, 3]) == [])
         try h.server.restart()

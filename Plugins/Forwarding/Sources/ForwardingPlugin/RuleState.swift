@@ -18,11 +18,18 @@ enum RuleState: Equatable {
         case .starting: "starting"
         case .active: "active (\(connections) connection\(connections == 1 ? "" : "s"))"
         case .reconnecting(let attempt, let next):
-            "reconnecting (attempt \(attempt) in \(max(Int(next.timeIntervalSinceNow.rounded(.up)), 0)) s)"
+            // A clock time, not "in N s": the status file is read later, by another process.
+            "reconnecting (attempt \(attempt) at \(RuleState.clock(next)))"
         case .paused: "paused (process in background)"
         case .failed(let reason): "failed: \(reason)"
         case .stopped: "stopped"
         }
+    }
+
+    static func clock(_ date: Date) -> String {
+        let f = DateFormatter()
+        f.dateFormat = "HH:mm:ss"
+        return f.string(from: date)
     }
 
     /// Whether the rule still means to run (explicit intent not yet ended).
