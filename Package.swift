@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "SSHPlugin", type: .dynamic, targets: ["SSHPlugin"]),
         .library(name: "SFTPPlugin", type: .dynamic, targets: ["SFTPPlugin"]),
         .library(name: "MetricsPlugin", type: .dynamic, targets: ["MetricsPlugin"]),
+        .library(name: "ForwardingPlugin", type: .dynamic, targets: ["ForwardingPlugin"]),
         // A Swift plugin used only by the tests (exercises every TermhostSDK service wrapper).
         .library(name: "SwiftServicesFixture", type: .dynamic, targets: ["SwiftServicesFixture"]),
     ],
@@ -69,6 +70,9 @@ let package = Package(
         .target(name: "MetricsPlugin", dependencies: ["TermhostSDK", "CTermhost", "MetricsCore"], path: "Plugins/Metrics/Sources/MetricsPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
+        .target(name: "ForwardingPlugin", dependencies: ["TermhostSDK", "CTermhost"], path: "Plugins/Forwarding/Sources/ForwardingPlugin",
+                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
@@ -86,6 +90,7 @@ let package = Package(
         .testTarget(name: "SFTPPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "MetricsPluginTests", dependencies: ["MetricsCore", "TestSupport"], exclude: ["Fixtures"],
                     swiftSettings: strict),
+        .testTarget(name: "ForwardingPluginTests", dependencies: ["TestSupport", "ForwardingPlugin"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )

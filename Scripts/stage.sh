@@ -16,6 +16,7 @@ swift build -c "$config" --product HelloSwiftPlugin
 swift build -c "$config" --product SSHPlugin
 swift build -c "$config" --product SFTPPlugin
 swift build -c "$config" --product MetricsPlugin
+swift build -c "$config" --product ForwardingPlugin
 bin=$(swift build -c "$config" --show-bin-path)
 
 plugins="$prefix/lib/termhost/plugins"
@@ -34,6 +35,7 @@ bundle_swift org.termhost.examples.hello-swift libHelloSwiftPlugin.so SDK/Exampl
 bundle_swift org.termhost.ssh libSSHPlugin.so Plugins/SSH/manifest.json
 bundle_swift org.termhost.sftp libSFTPPlugin.so Plugins/SFTP/manifest.json
 bundle_swift org.termhost.metrics libMetricsPlugin.so Plugins/Metrics/manifest.json
+bundle_swift org.termhost.forwarding libForwardingPlugin.so Plugins/Forwarding/manifest.json
 
 # C plugins built with make from the SDK header alone.
 make -s -C SDK/Examples/hello-c OUT="$PWD/$plugins"

@@ -35,7 +35,7 @@ import TestSupport
         let paused = try h.termhost(["sftp", "paused"])
         #expect(paused.stdout == "download \(NSUserName())@127.0.0.1:\(h.server.port):\(source) -> \(target): \(kept) of \(Self.size) bytes\n", "\(paused.stdout)")
 
-        try h.server.start()
+        try h.server.restart()
         let resumed = try h.sftp("get", ["--resume", "--json", h.remote(source), target])
         #expect(resumed.status == 0, "\(resumed.output)")
         // It went on from the kept bytes instead of starting again.
@@ -56,7 +56,7 @@ import TestSupport
         #expect(cut.status == 1, "\(cut.stderr)")
         #expect(!Files.exists(target) && Files.exists(Files.partial(of: target)))
 
-        try h.server.start()
+        try h.server.restart()
         let resumed = try h.sftp("put", ["--resume", source, h.remote(target)])
         #expect(resumed.status == 0, "\(resumed.output)")
         #expect(Files.sha256(target) == Files.sha256(source))

@@ -34,12 +34,16 @@ public final class SSHServer {
         Subsystem sftp internal-sftp
         """
         _ = FileManager.default.createFile(atPath: directory + "/sshd_config", contents: Data(config.utf8))
-        try start()
+        try spawn()
     }
 
-    /// Starts sshd (again, after stop() or crash()) on the same port with the same host key,
-    /// and waits until it accepts connections.
-    public func start() throws {
+    /// Starts sshd again on the same port, keys and configuration (after stop() or crash()).
+    public func restart() throws {
+        guard pid == 0 else { return }
+        try spawn()
+    }
+
+    private func spawn() throws {
         if getuid() == 0 { mkdir("/run/sshd", 0o755) }   // privilege separation directory
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

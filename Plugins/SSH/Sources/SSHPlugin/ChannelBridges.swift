@@ -11,6 +11,12 @@ import Glibc
 /// Flow control: each direction holds at most one 256 KiB buffer; the channel is not read
 /// while the caller's socket has not taken the last chunk, so the SSH window closes and the
 /// server stops sending (and the other way round).
+///
+/// Liveness (transport.h `watch`): a watched connection gets a pass loop even when it has no
+/// bridges or listeners, with a sentinel session channel (no process started) whose reads make
+/// libssh2 read the transport: keepalive replies are consumed, a server disconnect or a socket
+/// error surfaces as an error code, and `checkAlive` counts silent keepalive intervals. The
+/// first fatal error marks the connection lost, tells every watcher once and ends the bridges.
 final class ChannelBridges: @unchecked Sendable {
     final class Bridge {
         let channel: OpaquePointer
@@ -22,7 +28,7 @@ final class ChannelBridges: @unchecked Sendable {
         let toLocal = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
         var outStart = 0, outEnd = 0      // toChannel pending
         var inStart = 0, inEnd = 0        // toLocal pending
-        var localEOF = false, eofSent = false, channelEOF = false, shutWR = false, closing = false
+        var localEOF = false, eofSent = false, channelEOF = false, shutWR = false, closing = false, freed = false
 
         init(channel: OpaquePointer, fd: Int32, callerFD: Int32, isShell: Bool) {
             self.channel = channel
@@ -44,7 +50,26 @@ final class ChannelBridges: @unchecked Sendable {
         let user: UnsafeMutableRawPointer?
     }
 
-    /// A caller of watch(): told once when the connection dies.
+    /// A direct-tcpip open waiting its turn. libssh2 keeps one channel open in progress per
+    /// session, so opens run one at a time, in order, inside the pass loop: while the server
+    /// connects to a slow target, the other bridges keep moving. The caller waits on `done`.
+    final class PendingOpen: @unchecked Sendable {
+        let host: UnsafeMutablePointer<CChar>   // stable across EAGAIN retries (same arguments)
+        let port: Int32
+        var result: Result<Int32, SSHError>?
+        let done = DispatchSemaphore(value: 0)
+        init(host: String, port: Int32) {
+            self.host = strdup(host)
+            self.port = port
+        }
+        deinit { Glibc.free(host) }
+
+        func finish(_ r: Result<Int32, SSHError>) {
+            result = r
+            done.signal()
+        }
+    }
+
     struct Watcher {
         let onLost: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
         let user: UnsafeMutableRawPointer?
@@ -53,14 +78,130 @@ final class ChannelBridges: @unchecked Sendable {
     let connection: SSHConnection
     let executor: DispatchQueue
     private(set) var bridges: [Bridge] = []
-    private var watchers: [Watcher] = []
-    private var lost = false
     private(set) var listeners: [Listener] = []
+    private var watchers: [Watcher] = []
+    private var opens: [PendingOpen] = []
+    /// A session channel opened only so that a watched, idle connection still reads its transport.
+    private var sentinel: OpaquePointer?
+    /// Why the connection died; nil while it is alive. Read and written on the executor.
+    private(set) var lost: String?
     private var scheduled = false
+    /// Wakes a pass sleeping in poll() so calls queued on the executor do not wait out its timeout.
+    /// A self-pipe (read end, write end), both non-blocking.
+    private let wakePipe: (read: Int32, write: Int32)
 
     init(connection: SSHConnection, executor: DispatchQueue) {
         self.connection = connection
         self.executor = executor
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            for fd in fds {
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            }
+        }
+        wakePipe = (fds[0], fds[1])
+    }
+
+    deinit { if wakePipe.read >= 0 { close(wakePipe.read); close(wakePipe.write) } }
+
+    /// Interrupts the pass's poll(). Call before `executor.sync` from another thread; a full
+    /// pipe already means "wake up". [any-thread]
+    func wake() {
+        var one: UInt8 = 1
+        _ = write(wakePipe.write, &one, 1)
+    }
+
+    /// Adds a watcher, opening the sentinel channel on first use. [executor, blocking mode]
+    func watch(_ w: Watcher) throws(SSHError) {
+        if let lost { throw SSHError(lost) }
+        if sentinel == nil {
+            // From here on probeAlive() is this connection's keepalive. libssh2's own must stop
+            // first: it is sent from inside any blocking wait (this open included), and in 1.10
+            // its reply (REQUEST_FAILURE) stays queued and is later taken as the answer to the
+            // next tcpip-forward, failing -R listens. exec() on a watched connection therefore
+            // no longer counts silence itself (checkAlive sees interval 0).
+            probeInterval = connection.keepaliveInterval
+            probeCountMax = connection.keepaliveCountMax
+            libssh2_keepalive_config(connection.session, 0, 0)
+            connection.keepaliveInterval = 0
+            libssh2_session_set_blocking(connection.session, 1)
+            guard let channel = libssh2_channel_open_ex(connection.session, "session", 7, 64 * 1024, 32 * 1024, nil, 0) else {
+                throw SSHError("ssh: \(connection.destination.address) cannot open a channel to watch the connection: \(connection.lastError())")
+            }
+            sentinel = channel
+        }
+        watchers.append(w)
+        schedule()
+    }
+
+    /// When the last liveness probe went out, and whether its reply is still awaited.
+    private var lastProbe = time(nil)
+    private var probing = false
+    /// The connection's keepalive settings, taken over from libssh2 by watch().
+    private var probeInterval = 0
+    private var probeCountMax = 3
+
+    /// Dead-peer detection for a watched connection: every keepaliveInterval seconds a
+    /// "keepalive@openssh.com" request on the sentinel channel, wanting a reply (the server
+    /// answers failure, which is all we need: bytes came back). A channel request, not a global
+    /// one, so its reply can never be mistaken for a tcpip-forward answer (see watch()). Declares the connection lost
+    /// after interval x count seconds without a byte from the server, as ServerAliveCountMax
+    /// does. False when the connection was marked lost. [executor, non-blocking]
+    private func probeAlive(_ sentinel: OpaquePointer) -> Bool {
+        let interval = probeInterval
+        guard interval > 0 else { return true }
+        let now = time(nil)
+        if !probing && Int(now - lastProbe) >= interval {
+            probing = true
+            lastProbe = now
+        }
+        if probing {
+            let rc = libssh2_channel_process_startup(sentinel, "keepalive@openssh.com", 21, nil, 0)
+            if rc != LIBSSH2_ERROR_EAGAIN { probing = false } else if halfSent(.probe(sentinel)) { return true }
+            if ChannelBridges.isFatal(Int(rc)) {
+                markLost(lostMessage(Int32(rc)))
+                return false
+            }
+        }
+        if Int(now - connection.lastReceive) > interval * probeCountMax {
+            markLost("Timeout, server \(connection.destination.address) not responding.")
+            return false
+        }
+        return true
+    }
+
+    /// What an operator should read for a fatal code: the likely cause first, libssh2's words after.
+    private func lostMessage(_ rc: Int32) -> String {
+        let cause = switch rc {
+        case LIBSSH2_ERROR_SOCKET_RECV, LIBSSH2_ERROR_SOCKET_DISCONNECT: "the server closed the connection"
+        case LIBSSH2_ERROR_SOCKET_SEND: "cannot send to the server"
+        case LIBSSH2_ERROR_TIMEOUT, LIBSSH2_ERROR_SOCKET_TIMEOUT: "the server stopped answering"
+        default: "protocol failure"
+        }
+        return "ssh: connection to \(connection.destination.address) port \(connection.destination.port) lost: \(cause) (\(connection.lastError()))"
+    }
+
+    /// libssh2 codes that mean the session, not one channel, is finished.
+    static func isFatal(_ rc: Int) -> Bool {
+        [LIBSSH2_ERROR_SOCKET_SEND, LIBSSH2_ERROR_SOCKET_DISCONNECT, LIBSSH2_ERROR_SOCKET_RECV, LIBSSH2_ERROR_SOCKET_TIMEOUT,
+         LIBSSH2_ERROR_TIMEOUT, LIBSSH2_ERROR_KEX_FAILURE, LIBSSH2_ERROR_DECRYPT].contains(Int32(rc))
+    }
+
+    /// Marks the connection lost: ends bridges and listeners (their channels are freed with the
+    /// session) and tells each watcher once. [executor]
+    private func markLost(_ reason: String) {
+        guard lost == nil else { return }
+        lost = reason
+        pending = nil
+        for o in opens { o.finish(.failure(SSHError(reason))) }
+        opens = []
+        for b in bridges { close(b.fd) }
+        bridges = []
+        listeners = []
+        let told = watchers
+        watchers = []
+        for w in told { reason.withCString { w.onLost(w.user, $0) } }
     }
 
     /// Wraps a started channel; returns the caller's end. [executor]
@@ -78,23 +219,6 @@ final class ChannelBridges: @unchecked Sendable {
 
     func addListener(_ l: Listener) { listeners.append(l); schedule() }
 
-    /// Minimal loss detection: a bridge's channel failing with a socket error means the
-    /// connection is gone. [executor]
-    func addWatcher(_ w: Watcher) {
-        if lost { w.onLost(w.user, "the connection was lost"); return }
-        watchers.append(w)
-    }
-
-    private func connectionLost(_ rc: Int) {
-        guard !lost, rc == Int(LIBSSH2_ERROR_SOCKET_RECV) || rc == Int(LIBSSH2_ERROR_SOCKET_SEND)
-                || rc == Int(LIBSSH2_ERROR_SOCKET_DISCONNECT) || rc == Int(LIBSSH2_ERROR_SOCKET_TIMEOUT) else { return }
-        lost = true
-        let reason = "Connection to \(connection.destination.address) lost: \(connection.lastError())"
-        let told = watchers
-        watchers = []
-        for w in told { w.onLost(w.user, reason) }
-    }
-
     func removeListener(port: Int32) -> OpaquePointer? {
         guard let i = listeners.firstIndex(where: { $0.port == port }) else { return nil }
         return listeners.remove(at: i).listener
@@ -104,16 +228,56 @@ final class ChannelBridges: @unchecked Sendable {
 
     /// Ends every bridge and listener (the connection is closing). [executor]
     func closeAll() {
-        libssh2_session_set_blocking(connection.session, 1)
-        libssh2_session_set_timeout(connection.session, 2000)
-        for l in listeners { libssh2_channel_forward_cancel(l.listener) }
+        watchers = []
+        for o in opens { o.finish(.failure(SSHError("ssh: the connection to \(connection.destination.address) was closed"))) }
+        opens = []
+        // A lost session cannot answer: its channels go with libssh2_session_free.
+        if lost == nil {
+            libssh2_session_set_blocking(connection.session, 1)
+            libssh2_session_set_timeout(connection.session, 2000)
+            for l in listeners { libssh2_channel_forward_cancel(l.listener) }
+            for b in bridges { libssh2_channel_free(b.channel) }
+            if let sentinel { libssh2_channel_free(sentinel) }
+        }
+        for b in bridges { close(b.fd) }
         listeners = []
-        for b in bridges { libssh2_channel_free(b.channel); close(b.fd) }
         bridges = []
+        sentinel = nil
+        lost = lost ?? "closed"
+    }
+
+    private var idle: Bool { bridges.isEmpty && listeners.isEmpty && watchers.isEmpty && opens.isEmpty }
+
+    /// Queues a direct-tcpip open; the pass loop completes it. [executor]
+    func enqueue(_ open: PendingOpen) {
+        if let lost { open.finish(.failure(SSHError(lost))); return }
+        opens.append(open)
+        schedule()
+    }
+
+    /// Tries the first queued open without blocking; false while it is still in progress.
+    /// [executor, non-blocking, no half-sent packet]
+    private func advanceOpen() -> Bool {
+        guard let open = opens.first else { return true }
+        let session = connection.session
+        if let channel = libssh2_channel_direct_tcpip_ex(session, open.host, open.port, "127.0.0.1", 0) {
+            opens.removeFirst()
+            do { open.finish(.success(try bridge(channel, isShell: false))) } catch { open.finish(.failure(error)) }
+            return true
+        }
+        let rc = libssh2_session_last_errno(session)
+        if rc == LIBSSH2_ERROR_EAGAIN {
+            _ = halfSent(.open)
+            return false
+        }
+        opens.removeFirst()
+        noteFatal(Int(rc))
+        open.finish(.failure(SSHError("ssh: \(connection.destination.address) cannot open a channel to \(String(cString: open.host)) port \(open.port): \(connection.lastError())")))
+        return true
     }
 
     private func schedule() {
-        guard !scheduled, !(bridges.isEmpty && listeners.isEmpty) else { return }
+        guard !scheduled, lost == nil, !idle else { return }
         scheduled = true
         executor.async { [self] in pass() }
     }
@@ -124,8 +288,23 @@ final class ChannelBridges: @unchecked Sendable {
         let session = connection.session
         libssh2_session_set_blocking(session, 0)
         defer { libssh2_session_set_blocking(session, 1) }
+        guard lost == nil else { return }
         var progressed = false
-        for l in listeners {
+        if pending != nil {
+            if retryPending() { progressed = true } else { return waitAndReschedule() }
+        }
+        if let sentinel, pending == nil {
+            // Reading the sentinel reads the transport; it never carries data itself (and its
+            // window is never used up, so the read never sends a window adjust).
+            var scratch = [CChar](repeating: 0, count: 256)
+            let rc = libssh2_channel_read_ex(sentinel, 0, &scratch, scratch.count)
+            if rc < 0 && ChannelBridges.isFatal(rc) {
+                markLost(lostMessage(Int32(rc)))
+                return
+            }
+            guard probeAlive(sentinel) else { return }
+        }
+        for l in listeners where pending == nil {
             while let channel = libssh2_channel_forward_accept(l.listener) {
                 if let callerFD = try? bridge(channel, isShell: false) {
                     // libssh2 1.10 does not report the originator of a forwarded connection.
@@ -133,30 +312,158 @@ final class ChannelBridges: @unchecked Sendable {
                 }
                 progressed = true
             }
+            noteFatal(Int(libssh2_session_last_errno(session)))
         }
-        for b in bridges where service(b) { progressed = true }
-        bridges.removeAll { b in
-            guard b.closing else { return false }
-            if libssh2_channel_free(b.channel) == LIBSSH2_ERROR_EAGAIN { return false }
-            close(b.fd)
-            return true
+        if pending == nil && !opens.isEmpty {
+            let before = opens.count
+            while pending == nil && !opens.isEmpty && advanceOpen() {}
+            if opens.count != before { progressed = true }
         }
-        guard !(bridges.isEmpty && listeners.isEmpty) else { return }
-        if !progressed {
-            var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)]
-            if libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { fds[0].events |= Int16(POLLOUT) }
+        for b in bridges {
+            if pending != nil { break }
+            if service(b) { progressed = true }
+        }
+        if let fatal { markLost(fatal); return }
+        for b in bridges where b.closing {
+            if pending != nil { break }
+            free(b)
+        }
+        bridges.removeAll { $0.freed }
+        guard !idle else { return }
+        if !progressed || pending != nil { return waitAndReschedule() }
+        schedule()
+    }
+
+    /// Sleeps until a socket is ready (or a caller wakes us), then queues the next pass.
+    private func waitAndReschedule() {
+        let session = connection.session
+        var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+        if libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { fds[0].events |= Int16(POLLOUT) }
+        if pending == nil {
             for b in bridges {
                 var events: Int16 = 0
                 if b.outStart == b.outEnd && !b.localEOF { events |= Int16(POLLIN) }
                 if b.inStart < b.inEnd { events |= Int16(POLLOUT) }
                 if events != 0 { fds.append(pollfd(fd: b.fd, events: events, revents: 0)) }
             }
-            _ = poll(&fds, nfds_t(fds.count), 50)
         }
+        // Only timers (keepalive) need a wake-up when no data can move: sleep longer then.
+        _ = poll(&fds, nfds_t(fds.count), bridges.isEmpty && pending == nil ? 1000 : 50)
+        var drained = [UInt8](repeating: 0, count: 64)
+        if fds[1].revents != 0 { while read(wakePipe.read, &drained, drained.count) > 0 {} }
         schedule()
     }
 
-    /// Moves what can move for one bridge; true if any byte moved. [executor, non-blocking]
+    /// The session error a bridge ran into during this pass, if any. [executor]
+    private var fatal: String?
+
+    private func noteFatal(_ rc: Int) {
+        if fatal == nil && ChannelBridges.isFatal(rc) {
+            fatal = lostMessage(Int32(rc))
+        }
+    }
+
+    /// A libssh2 call that returned EAGAIN with its packet half sent. libssh2 1.10 refuses any
+    /// other packet until that one has gone (transport.c send_existing: LIBSSH2_ERROR_BAD_USE,
+    /// fatal to whichever stream called next; fixed only in 1.11.1), so until it is finished
+    /// that call alone is retried, with the same arguments, and nothing else is sent.
+    private enum Pending {
+        case read(Bridge), stderr(Bridge), write(Bridge), eof(Bridge), free(Bridge), probe(OpaquePointer), open
+    }
+    private var pending: Pending?
+
+    private var outboundBlocked: Bool {
+        libssh2_session_block_directions(connection.session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0
+    }
+
+    /// After a call returned EAGAIN: true (and remembered) when it left a packet half sent.
+    private func halfSent(_ call: Pending) -> Bool {
+        guard outboundBlocked else { return false }
+        pending = call
+        return true
+    }
+
+    /// Retries the pending call once; true when it finished (or failed). [executor, non-blocking]
+    private func retryPending() -> Bool {
+        guard let call = pending else { return true }
+        pending = nil
+        var rc: Int
+        switch call {
+        case .read(let b):
+            // With data still waiting for the caller, a zero-length read only finishes the
+            // window adjust that was half sent.
+            let room = b.inStart == b.inEnd ? Bridge.capacity : 0
+            rc = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), room)
+            if rc > 0 { b.inStart = 0; b.inEnd = rc }
+        case .stderr(let b):
+            var scratch = [CChar](repeating: 0, count: 4096)
+            rc = libssh2_channel_read_ex(b.channel, 1, &scratch, scratch.count)
+        case .write(let b):
+            rc = libssh2_channel_write_ex(b.channel, 0, (b.toChannel + b.outStart).assumingMemoryBound(to: CChar.self), b.outEnd - b.outStart)
+            if rc > 0 { b.outStart += rc }
+        case .eof(let b):
+            rc = Int(libssh2_channel_send_eof(b.channel))
+            if rc != Int(LIBSSH2_ERROR_EAGAIN) { b.eofSent = true }
+        case .free(let b):
+            free(b)
+            return pending == nil
+        case .probe(let sentinel):
+            rc = Int(libssh2_channel_process_startup(sentinel, "keepalive@openssh.com", 21, nil, 0))
+            if rc != Int(LIBSSH2_ERROR_EAGAIN) { probing = false }
+        case .open:
+            _ = advanceOpen()
+            return pending == nil
+        }
+        if rc == Int(LIBSSH2_ERROR_EAGAIN) { return !halfSent(call) }
+        if rc < 0 && rc != Int(LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED) {
+            noteFatal(rc)
+            switch call {
+            case .read(let b), .stderr(let b), .write(let b), .eof(let b): b.closing = true
+            default: break
+            }
+        }
+        return true
+    }
+
+    /// Finishes a half-sent packet before other work uses the session (exec, opens, close);
+    /// bounded: after 5 s the next call reports the failure itself. [executor]
+    func flushPending() {
+        guard pending != nil || !opens.isEmpty, lost == nil else { pending = nil; return }
+        libssh2_session_set_blocking(connection.session, 0)
+        defer { libssh2_session_set_blocking(connection.session, 1) }
+        let deadline = time(nil) + 5
+        while !retryPending() && time(nil) < deadline {
+            var p = pollfd(fd: connection.socket, events: Int16(POLLOUT | POLLIN), revents: 0)
+            _ = poll(&p, 1, 100)
+        }
+        pending = nil
+        // A channel open in progress keeps session-wide state in libssh2: finish the queued
+        // opens before a call that may open a channel itself (exec, shell, SFTP).
+        while !opens.isEmpty && lost == nil && time(nil) < deadline {
+            if !advanceOpen() {
+                var p = pollfd(fd: connection.socket, events: Int16(POLLIN | (outboundBlocked ? POLLOUT : 0)), revents: 0)
+                _ = poll(&p, 1, 100)
+                _ = retryPending()
+            }
+        }
+        if let fatal { markLost(fatal) }
+        for o in opens { o.finish(.failure(SSHError("ssh: \(connection.destination.address) did not answer a channel open in time"))) }
+        opens = []
+        bridges.removeAll { $0.freed }
+    }
+
+    /// Frees a closing bridge's channel; the caller's end reads end-of-file. [executor]
+    private func free(_ b: Bridge) {
+        if libssh2_channel_free(b.channel) == LIBSSH2_ERROR_EAGAIN {
+            _ = halfSent(.free(b))
+            return
+        }
+        close(b.fd)
+        b.freed = true
+    }
+
+    /// Moves what can move for one bridge; true if any byte moved. Stops at the first call
+    /// that leaves a packet half sent. [executor, non-blocking]
     private func service(_ b: Bridge) -> Bool {
         guard !b.closing else { return false }
         var moved = false
@@ -164,15 +471,17 @@ final class ChannelBridges: @unchecked Sendable {
         if b.inStart == b.inEnd && !b.channelEOF {
             let n = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), Bridge.capacity)
             if n > 0 { b.inStart = 0; b.inEnd = n; moved = true }
-            else if n < 0 && n != Int(LIBSSH2_ERROR_EAGAIN) { connectionLost(n); b.closing = true; return true }
+            else if n == Int(LIBSSH2_ERROR_EAGAIN) { if halfSent(.read(b)) { return moved } }
+            else if n < 0 { noteFatal(n); b.closing = true; return true }
             // Nothing reads a bridged channel's stderr; drain it so the window stays open.
             var scratch = [CChar](repeating: 0, count: 4096)
-            while libssh2_channel_read_ex(b.channel, 1, &scratch, scratch.count) > 0 {}
+            var e = 0
+            repeat { e = libssh2_channel_read_ex(b.channel, 1, &scratch, scratch.count) } while e > 0
+            if e == Int(LIBSSH2_ERROR_EAGAIN) && halfSent(.stderr(b)) { return moved }
             if b.inStart == b.inEnd && libssh2_channel_eof(b.channel) != 0 { b.channelEOF = true }
         }
         if b.inStart < b.inEnd {
-            // send(MSG_NOSIGNAL), not write(): a caller that closed its end must give EPIPE,
-            // never a SIGPIPE that kills the whole host process.
+            // MSG_NOSIGNAL: a caller that closed its end must not raise SIGPIPE in the host.
             let n = send(b.fd, b.toLocal + b.inStart, b.inEnd - b.inStart, Int32(MSG_NOSIGNAL))
             if n > 0 { b.inStart += n; moved = true }
             else if n < 0 && errno != EAGAIN && errno != EINTR { b.closing = true; return true }   // caller closed
@@ -184,14 +493,18 @@ final class ChannelBridges: @unchecked Sendable {
             if n > 0 { b.outStart = 0; b.outEnd = n; moved = true }
             else if n == 0 || (errno != EAGAIN && errno != EINTR) { b.localEOF = true; moved = true }
         }
-        if b.outStart < b.outEnd {
+        // libssh2 sends at most one packet (32 KiB) a call: keep going while it takes more, so
+        // one pass moves the whole chunk instead of a packet.
+        while b.outStart < b.outEnd {
             let n = libssh2_channel_write_ex(b.channel, 0, (b.toChannel + b.outStart).assumingMemoryBound(to: CChar.self), b.outEnd - b.outStart)
-            if n > 0 { b.outStart += n; moved = true }
-            else if n != Int(LIBSSH2_ERROR_EAGAIN) { connectionLost(n); b.closing = true; return true }
+            if n > 0 { b.outStart += n; moved = true; continue }
+            if n == Int(LIBSSH2_ERROR_EAGAIN) { if halfSent(.write(b)) { return moved } else { break } }
+            noteFatal(n); b.closing = true; return true
         }
         if b.localEOF && b.outStart == b.outEnd && !b.eofSent {
             let rc = libssh2_channel_send_eof(b.channel)
             if rc != LIBSSH2_ERROR_EAGAIN { b.eofSent = true; moved = true }
+            else if halfSent(.eof(b)) { return moved }
         }
         if b.channelEOF && b.shutWR && (b.eofSent || b.isShell) { b.closing = true; moved = true }
         return moved

@@ -55,6 +55,22 @@ enum TransportService {
         fail(err, Int(TERMHOST_ERR_NOT_FOUND), "no such SSH connection: it was closed, or the handle is not one open() returned")
     }
 
+    /// Runs body on the connection's executor, waking its pass loop first so the call does not
+    /// wait out a poll() timeout, and finishing any half-sent packet before body sends its own.
+    static func onExecutor<T>(_ c: TransportConnection, _ body: () -> T) -> T {
+        c.bridges.wake()
+        return c.executor.sync {
+            // A packet a bridge left half sent must go first (libssh2 1.10 refuses any other).
+            c.bridges.flushPending()
+            return body()
+        }
+    }
+
+    /// TERMHOST_ERR_IO with the reason, when `watch` saw the connection die. [executor]
+    static func lostStatus(_ c: TransportConnection, _ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status? {
+        c.bridges.lost.map { fail(err, Int(TERMHOST_ERR_IO), $0) }
+    }
+
     static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
         termhostWriteError(err, Int32(code), message)
         return Int32(code)
@@ -87,7 +103,7 @@ enum TransportService {
             },
             close: { raw in
                 guard let c = TransportHandles.remove(raw) else { return }
-                c.executor.sync {
+                TransportService.onExecutor(c) {
                     c.bridges.closeAll()
                     c.connection.teardown()
                 }
@@ -97,7 +113,7 @@ enum TransportService {
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
                 let input = stdinData.map { Array(UnsafeRawBufferPointer(start: $0, count: stdinSize)) } ?? []
                 let text = String(cString: command)
-                return c.executor.sync { () -> termhost_status in
+                return TransportService.onExecutor(c) { () -> termhost_status in
                     do {
                         let code = try ExecChannel(connection: c.connection).run(text, input: input) { stream, data in
                             _ = (stream == 0 ? onStdout : onStderr).map { $0(user, data.baseAddress, data.count) }
@@ -112,7 +128,7 @@ enum TransportService {
             with_session: { raw, body, user, err in
                 guard let body else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "with_session: NULL body") }
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
-                return c.executor.sync {
+                return TransportService.onExecutor(c) {
                     libssh2_session_set_blocking(c.connection.session, 1)
                     return body(user, UnsafeMutableRawPointer(c.connection.session), c.connection.socket, err)
                 }
@@ -120,23 +136,27 @@ enum TransportService {
             open_direct_tcpip: { raw, host, port, fd, err in
                 guard let host, let fd else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open_direct_tcpip: NULL argument") }
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
-                let target = String(cString: host)
-                return c.executor.sync { () -> termhost_status in
-                    guard let channel = libssh2_channel_direct_tcpip_ex(c.connection.session, target, port, "127.0.0.1", 0) else {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_IO),
-                                                     "ssh: \(c.connection.destination.address) cannot open a channel to \(target) port \(port): \(c.connection.lastError())")
-                    }
-                    do { fd.pointee = try c.bridges.bridge(channel, isShell: false) } catch {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
-                    }
+                // Queued on the pass loop and awaited here, off the executor: while the server
+                // connects to the target, the connection's other channels keep moving.
+                let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port)
+                c.bridges.wake()
+                c.executor.async { c.bridges.enqueue(open) }
+                open.done.wait()
+                switch open.result {
+                case .success(let channelFD)?:
+                    fd.pointee = channelFD
                     return Int32(TERMHOST_OK)
+                case .failure(let error)?:
+                    return TransportService.fail(err, Int(TERMHOST_ERR_IO), error.message)
+                case nil:
+                    return TransportService.fail(err, Int(TERMHOST_ERR_INTERNAL), "open_direct_tcpip: no result")
                 }
             },
             open_shell: { raw, term, columns, rows, fd, err in
                 guard let fd else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open_shell: NULL fd") }
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
                 let terminal = term.map { String(cString: $0) } ?? "xterm-256color"
-                return c.executor.sync { () -> termhost_status in
+                return TransportService.onExecutor(c) { () -> termhost_status in
                     do {
                         let channel = try c.connection.openSessionChannel()
                         guard libssh2_channel_request_pty_ex(channel, terminal, UInt32(terminal.utf8.count), nil, 0,
@@ -155,7 +175,7 @@ enum TransportService {
             },
             resize_shell: { raw, fd, columns, rows, err in
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
-                return c.executor.sync { () -> termhost_status in
+                return TransportService.onExecutor(c) { () -> termhost_status in
                     guard let channel = c.bridges.shell(callerFD: fd) else {
                         return TransportService.fail(err, Int(TERMHOST_ERR_NOT_FOUND), "no shell of this connection has local end \(fd)")
                     }
@@ -169,7 +189,8 @@ enum TransportService {
                 guard let onAccept else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "forward_listen: NULL on_accept") }
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
                 let host = bindHost.map { String(cString: $0) } ?? "localhost"
-                return c.executor.sync { () -> termhost_status in
+                return TransportService.onExecutor(c) { () -> termhost_status in
+                    if let lost = TransportService.lostStatus(c, err) { return lost }
                     var bound: Int32 = 0
                     guard let listener = libssh2_channel_forward_listen_ex(c.connection.session, host, port, &bound, 16) else {
                         return TransportService.fail(err, Int(TERMHOST_ERR_IO),
@@ -183,7 +204,7 @@ enum TransportService {
             },
             cancel_forward: { raw, port, err in
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
-                return c.executor.sync { () -> termhost_status in
+                return TransportService.onExecutor(c) { () -> termhost_status in
                     guard let listener = c.bridges.removeListener(port: port) else {
                         return TransportService.fail(err, Int(TERMHOST_ERR_NOT_FOUND), "no remote forward on port \(port)")
                     }
@@ -194,14 +215,19 @@ enum TransportService {
             watch: { raw, onLost, user, err in
                 guard let onLost else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "watch: NULL on_lost") }
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
-                c.executor.sync { c.bridges.addWatcher(.init(onLost: onLost, user: user)) }
-                return Int32(TERMHOST_OK)
+                return TransportService.onExecutor(c) { () -> termhost_status in
+                    do throws(SSHError) { try c.bridges.watch(.init(onLost: onLost, user: user)) } catch {
+                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), error.message)
+                    }
+                    return Int32(TERMHOST_OK)
+                }
             },
             open_exec: { raw, command, fd, err in
                 guard let command, let fd else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open_exec: NULL argument") }
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
                 let text = String(cString: command)
-                return c.executor.sync { () -> termhost_status in
+                return TransportService.onExecutor(c) { () -> termhost_status in
+                    if let lost = TransportService.lostStatus(c, err) { return lost }
                     do {
                         let channel = try c.connection.openSessionChannel()
                         guard libssh2_channel_process_startup(channel, "exec", 4, text, UInt32(text.utf8.count)) == 0 else {

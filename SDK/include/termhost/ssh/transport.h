@@ -96,13 +96,19 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
    /* Stops the listener on bound_port; connections already accepted go on. [any-thread] */
    termhost_status (*cancel_forward)(termhost_ssh_connection_t *connection, int32_t bound_port, termhost_error_t *err);
 
-   /* Added after cancel_forward; NULL or beyond struct_size in an older SSH plugin: check
-    * struct_size before calling. */
+   /* ---- Appended fields: check struct_size before use (offsetof(field) + sizeof(field)). ---- */
 
-   /* Asks to hear when the connection dies (network loss, server gone), as opposed to close().
-    * on_lost(user, reason) is called at most once, on the connection's executor; reason is
-    * borrowed for the call. user is the caller's until on_lost has run or close() returned.
-    * [any-thread; on_lost runs on the connection's executor] */
+   /* Asks to be told when the connection dies: keepalive/dead-peer detection (the saved host's
+    * or the SSH feature's keepaliveInterval x keepaliveCountMax), a socket error, or the server
+    * disconnecting. The connection is watched even while idle (no channels, no listeners).
+    * on_lost(user, reason) is called at most once per watch, on the connection's executor
+    * ([session]); reason is the message an operator should see, borrowed for the call. It must
+    * not call this service on the same connection (close() included): hand the news to another
+    * thread. After the loss, every bridged socket of the connection reads end-of-file, and
+    * further calls on it fail with TERMHOST_ERR_IO; the caller still close()s it.
+    * user: borrowed until on_lost has run or close() has returned, whichever comes first.
+    * Several watches on one connection are allowed. Returns TERMHOST_ERR_IO (and does not
+    * watch) when the connection is already lost. [any-thread] */
    termhost_status (*watch)(termhost_ssh_connection_t *connection, void (*on_lost)(void *user, const char *reason),
                             void *user, termhost_error_t *err);
 

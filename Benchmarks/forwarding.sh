@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Port forwarding figures, side by side with OpenSSH's `ssh -N -L`, against a local sshd on
+# loopback (release build). Not a test: numbers, and the ratios to OpenSSH.
+#  1. throughput of one stream of N MiB (default 1024) through a local forward
+#  2. connection setup latency through the forward: connect + 1-byte echo (median of R runs)
+#  3. throughput of 16 parallel streams sharing N MiB
+# Same cipher and MAC for both: the server offers only aes128-ctr and hmac-sha2-256 (libssh2
+# 1.10 has no AES-GCM or chacha20), as Benchmarks/ssh.sh does.
+# Ratios are written so that above 1.0 means Termhost is faster.
+# Usage: Benchmarks/forwarding.sh [MiB] [latency runs]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mib=${1:-1024}
+runs=${2:-200}
+Scripts/stage.sh --release .build/bench-termhost >/dev/null
+termhost=$PWD/.build/bench-termhost/bin/termhost
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  kill "$(cat "$work/sshd.pid" 2>/dev/null)" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+export HOME=$work/home XDG_DATA_HOME=$work/data XDG_CACHE_HOME=$work/cache XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state
+export TERMHOST_POLICY=$work/none.json
+mkdir -p "$HOME/.ssh"
+ssh-keygen -q -t ed25519 -N "" -f "$work/host_key"
+ssh-keygen -q -t ed25519 -N "" -f "$HOME/.ssh/id_ed25519"
+cp "$HOME/.ssh/id_ed25519.pub" "$work/authorized_keys"
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(freeport)
+cat > "$work/sshd_config" <<CFG
+Port $port
+ListenAddress 127.0.0.1
+HostKey $work/host_key
+PidFile $work/sshd.pid
+AuthorizedKeysFile $work/authorized_keys
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+Ciphers aes128-ctr
+MACs hmac-sha2-256
+CFG
+[ "$(id -u)" -eq 0 ] && mkdir -p /run/sshd
+/usr/sbin/sshd -f "$work/sshd_config" -E "$work/sshd.log"
+sleep 0.5
+echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$work/host_key.pub")" > "$HOME/.ssh/known_hosts"
+user=$(id -un)
+ssh_opts=(-p "$port" -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$HOME/.ssh/known_hosts"
+          -i "$HOME/.ssh/id_ed25519" -c aes128-ctr -m hmac-sha2-256)
+
+python3 Benchmarks/forward_load.py serve "$work/target.port" & pids+=($!)
+while [ ! -s "$work/target.port" ]; do sleep 0.05; done
+target=$(cat "$work/target.port")
+
+wait_port() { for _ in $(seq 200); do python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1]))).close()' "$1" 2>/dev/null && return 0; sleep 0.05; done; echo "forward on $1 did not come up" >&2; exit 1; }
+
+tport=$(freeport)
+"$termhost" forward run "$user@127.0.0.1:$port" -L "$tport:127.0.0.1:$target" > "$work/termhost.out" 2>&1 & pids+=($!)
+oport=$(freeport)
+ssh "${ssh_opts[@]}" -N -L "$oport:127.0.0.1:$target" "$user@127.0.0.1" & pids+=($!)
+wait_port "$tport"
+wait_port "$oport"
+
+load() { python3 Benchmarks/forward_load.py "$@"; }
+ratio() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
+rate() { python3 -c 'import sys; print("%.0f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
+
+echo "One stream of $mib MiB through -L"
+t=$(load throughput "$tport" "$mib"); o=$(load throughput "$oport" "$mib")
+echo "  termhost forward  $t s  $(rate "$mib" "$t") MiB/s"
+echo "  ssh -N -L         $o s  $(rate "$mib" "$o") MiB/s"
+echo "  ratio (ssh time / termhost time): $(ratio "$o" "$t")"
+
+echo
+echo "Connection setup through -L: connect + 1-byte echo (median of $runs)"
+t=$(load latency "$tport" "$runs"); o=$(load latency "$oport" "$runs")
+echo "  termhost forward  $t ms"
+echo "  ssh -N -L         $o ms"
+echo "  ratio (ssh / termhost): $(ratio "$o" "$t")"
+
+echo
+echo "16 parallel streams sharing $mib MiB through -L"
+t=$(load parallel "$tport" 16 "$mib"); o=$(load parallel "$oport" 16 "$mib")
+echo "  termhost forward  $t s  $(rate "$mib" "$t") MiB/s"
+echo "  ssh -N -L         $o s  $(rate "$mib" "$o") MiB/s"
+echo "  ratio (ssh time / termhost time): $(ratio "$o" "$t")"

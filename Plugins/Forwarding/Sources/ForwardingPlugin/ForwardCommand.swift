@@ -1,0 +1,230 @@
+import Foundation
+import TermhostSDK
+
+/// `termhost forward add|edit|rm|list|show|run`.
+struct ForwardCommand {
+    static let usage = """
+    usage: termhost forward add [--name NAME] HOST (-L|-R|-D) SPEC
+           termhost forward edit NAME [--name NEW] [--host HOST] [(-L|-R|-D) SPEC]
+           termhost forward rm NAME...
+           termhost forward list [--json]
+           termhost forward show NAME [--json]
+           termhost forward run NAME...
+           termhost forward run HOST (-L|-R|-D) SPEC [(-L|-R|-D) SPEC]...
+    HOST is a saved host (termhost hosts list) or user@host[:port]. SPEC is ssh's:
+      -L [bind_address:]port:host:hostport  listen here; the server connects to host:hostport
+      -R [bind_address:]port:host:hostport  the server listens (port 0: it picks); we connect here
+      -D [bind_address:]port                a SOCKS5 proxy here; the server makes the connections
+    Listeners bind to loopback unless bind_address says otherwise ('*': every address).
+    A blank name is saved as HOST plus the ssh argument, e.g. 'prod (-L 8080)'.
+    run forwards in the foreground until interrupted, like ssh -N, printing each state change.
+    All rules of one host share one connection; a lost connection is retried after 1, 2, 5, 10,
+    then every 30 s; authentication or host-key failures end the retries. It exits 1 when no
+    rule is left running. list shows each rule's state in running 'forward run' processes.
+    """
+
+    let c: CommandInvocation
+    let rules: RuleStore
+    let manager: () throws -> ForwardingManager
+
+    func run() -> Int32 {
+        var args = c.arguments
+        guard !args.isEmpty else { c.printError(ForwardCommand.usage); return 2 }
+        let sub = args.removeFirst()
+        do {
+            switch sub {
+            case "add": return try add(args)
+            case "edit": return try edit(args)
+            case "rm": return try remove(args)
+            case "list": return try list(args)
+            case "show": return try show(args)
+            case "run": return try runRules(args)
+            default:
+                c.printError("termhost forward: unknown subcommand '\(sub)' (add, edit, rm, list, show, run)")
+                return 2
+            }
+        } catch let e as UsageError {
+            c.printError(e.message)
+            return 2
+        } catch let e as ForwardError where !e.message.hasPrefix("termhost") {
+            // Spec errors name the argument; say which command read it.
+            c.printError("termhost forward \(sub): \(e.message)")
+            return 2
+        } catch {
+            c.printError(error.message)
+            return 1
+        }
+    }
+
+    struct UsageError: Error { let message: String }
+
+    /// Options --name/--host/--json and (-L|-R|-D) SPEC pairs, in any order; the rest positional.
+    struct Options {
+        var name: String?
+        var host: String?
+        var json = false
+        var specs: [(ForwardKind, String)] = []
+        var positional: [String] = []
+    }
+
+    func parse(_ args: [String], sub: String) throws -> Options {
+        var o = Options()
+        var i = 0
+        func value(_ option: String) throws -> String {
+            guard i + 1 < args.count else { throw UsageError(message: "termhost forward \(sub): \(option) needs a value") }
+            i += 1
+            return args[i]
+        }
+        while i < args.count {
+            let a = args[i]
+            switch a {
+            case "--name": o.name = try value(a)
+            case "--host": o.host = try value(a)
+            case "--json": o.json = true
+            case "-L", "-R", "-D": o.specs.append((ForwardKind(flag: a)!, try value(a)))
+            default:
+                if a.hasPrefix("-L") || a.hasPrefix("-R") || a.hasPrefix("-D"), a.count > 2 {
+                    o.specs.append((ForwardKind(flag: String(a.prefix(2)))!, String(a.dropFirst(2))))
+                } else if a.hasPrefix("-") && a != "-" {
+                    throw UsageError(message: "termhost forward \(sub): unknown option '\(a)'")
+                } else {
+                    o.positional.append(a)
+                }
+            }
+            i += 1
+        }
+        return o
+    }
+
+    func makeRule(id: String, name: String?, host: String, kind: ForwardKind, spec: String) throws -> ForwardRule {
+        guard !host.isEmpty else { throw UsageError(message: "termhost forward: the host is empty") }
+        let p = try ForwardSpec.parse(kind, spec)
+        let trimmed = name?.trimmingCharacters(in: .whitespaces) ?? ""
+        return ForwardRule(id: id,
+                           name: trimmed.isEmpty ? ForwardRule.defaultName(host: host, kind: kind, bindAddress: p.bindAddress, bindPort: p.bindPort) : trimmed,
+                           host: host, kind: kind, bindAddress: p.bindAddress, bindPort: p.bindPort,
+                           targetHost: p.targetHost, targetPort: p.targetPort)
+    }
+
+    func add(_ args: [String]) throws -> Int32 {
+        let o = try parse(args, sub: "add")
+        guard o.positional.count == 1, o.specs.count == 1 else {
+            throw UsageError(message: "usage: termhost forward add [--name NAME] HOST (-L|-R|-D) SPEC")
+        }
+        let rule = try makeRule(id: ForwardRule.newID(), name: o.name, host: o.positional[0], kind: o.specs[0].0, spec: o.specs[0].1)
+        try rules.save(rule)
+        c.print("Saved forward '\(rule.name)': \(rule.host) \(rule.sshArgument)")
+        return 0
+    }
+
+    func edit(_ args: [String]) throws -> Int32 {
+        let o = try parse(args, sub: "edit")
+        guard o.positional.count == 1, o.specs.count <= 1 else {
+            throw UsageError(message: "usage: termhost forward edit NAME [--name NEW] [--host HOST] [(-L|-R|-D) SPEC]")
+        }
+        let old = try rules.find(o.positional[0])
+        let host = o.host ?? old.host
+        var rule: ForwardRule
+        if let (kind, spec) = o.specs.first {
+            // A new spec with the old name keeps the name; a blank --name asks for the default.
+            rule = try makeRule(id: old.id, name: o.name ?? old.name, host: host, kind: kind, spec: spec)
+        } else {
+            rule = old
+            rule.host = host
+            if let name = o.name {
+                let trimmed = name.trimmingCharacters(in: .whitespaces)
+                rule.name = trimmed.isEmpty ? ForwardRule.defaultName(host: host, kind: old.kind, bindAddress: old.bindAddress, bindPort: old.bindPort) : trimmed
+            }
+        }
+        try rules.save(rule)
+        c.print("Saved forward '\(rule.name)': \(rule.host) \(rule.sshArgument)")
+        return 0
+    }
+
+    func remove(_ args: [String]) throws -> Int32 {
+        guard !args.isEmpty else { throw UsageError(message: "usage: termhost forward rm NAME...") }
+        let found = try args.map { try rules.find($0) }   // all or nothing: check every name first
+        for rule in found {
+            try rules.remove(rule)
+            c.print("Removed forward '\(rule.name)'")
+        }
+        return 0
+    }
+
+    func list(_ args: [String]) throws -> Int32 {
+        let o = try parse(args, sub: "list")
+        let all = try rules.all()
+        let states = StatusFile.readAll()
+        if o.json || c.jsonOutput {
+            c.print(json(all.map { describe($0, state: states[$0.id] ?? "stopped") }))
+            return 0
+        }
+        if all.isEmpty { c.print("No forwarding rules (add one with 'termhost forward add').") ; return 0 }
+        let rows = [["NAME", "HOST", "FORWARD", "STATE"]] + all.map { [$0.name, $0.host, $0.sshArgument, states[$0.id] ?? "stopped"] }
+        let widths = (0..<3).map { col in rows.map { $0[col].count }.max()! }
+        for row in rows {
+            c.print((0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") + "  " + row[3])
+        }
+        return 0
+    }
+
+    func show(_ args: [String]) throws -> Int32 {
+        let o = try parse(args, sub: "show")
+        guard o.positional.count == 1 else { throw UsageError(message: "usage: termhost forward show NAME [--json]") }
+        let rule = try rules.find(o.positional[0])
+        let state = StatusFile.readAll()[rule.id] ?? "stopped"
+        if o.json || c.jsonOutput { c.print(json([describe(rule, state: state)])); return 0 }
+        c.print("name:    \(rule.name)")
+        c.print("host:    \(rule.host)")
+        c.print("type:    \(rule.kind.rawValue) (\(rule.kind.flag))")
+        c.print("listen:  \(rule.kind == .remote ? "server " + (rule.remoteBindHost.isEmpty ? "*" : rule.remoteBindHost) : ForwardSpec.bracketed(rule.localBindHost)):\(rule.bindPort)")
+        if let h = rule.targetHost, let p = rule.targetPort { c.print("target:  \(ForwardSpec.bracketed(h)):\(p)\(rule.kind == .local ? " (from the server)" : "")") }
+        c.print("ssh:     \(rule.sshArgument)")
+        c.print("state:   \(state)")
+        return 0
+    }
+
+    func describe(_ r: ForwardRule, state: String) -> [String: Any] {
+        var d: [String: Any] = ["id": r.id, "name": r.name, "host": r.host, "type": r.kind.rawValue,
+                                "bindPort": r.bindPort, "ssh": r.sshArgument, "state": state]
+        d["bindAddress"] = r.kind == .remote ? r.remoteBindHost : r.localBindHost
+        if let h = r.targetHost { d["targetHost"] = h }
+        if let p = r.targetPort { d["targetPort"] = p }
+        return d
+    }
+
+    func json(_ value: [[String: Any]]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])) ?? Data("[]".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Saved rules by name, or one host's ad-hoc specs; runs them until interrupted.
+    func runRules(_ args: [String]) throws -> Int32 {
+        let o = try parse(args, sub: "run")
+        var selected: [ForwardRule] = []
+        if o.specs.isEmpty {
+            guard !o.positional.isEmpty else { throw UsageError(message: "usage: termhost forward run NAME... | HOST (-L|-R|-D) SPEC...") }
+            selected = try o.positional.map { try rules.find($0) }
+        } else {
+            guard o.positional.count == 1 else {
+                throw UsageError(message: "termhost forward run: ad-hoc forwards take exactly one HOST before their -L/-R/-D specs")
+            }
+            selected = try o.specs.enumerated().map { i, s in
+                try makeRule(id: "ad-hoc-\(i)", name: nil, host: o.positional[0], kind: s.0, spec: s.1)
+            }
+        }
+        let manager = try self.manager()
+        let done = DispatchSemaphore(value: 0)
+        let out = c
+        manager.report = { line in
+            out.print(line)
+            manager.pluginHost.log(.info, line)
+        }
+        manager.onIdle = { done.signal() }
+        manager.start(selected, scene: c.scene)
+        done.wait()
+        // Idle: every rule failed or was stopped. (An interrupt exits from the host's shutdown.)
+        let failed = manager.snapshot().filter { $0.state.hasPrefix("failed") }
+        return failed.isEmpty ? 0 : 1
+    }
+}

@@ -1,0 +1,335 @@
+import Foundation
+import Glibc
+import TermhostSDK
+
+/// The plugin's process-scope service: runs rules, shares one connection per host, recovers
+/// lost connections, and reports every state change. All state lives on `queue`; sockets on
+/// the reactor thread; blocking transport calls on each host link's `calls` queue.
+final class ForwardingManager: @unchecked Sendable {
+    let transport: Transport
+    let pluginHost: PluginHost
+    let queue = DispatchQueue(label: "termhost.forwarding.manager")
+    let reactor = Reactor()
+    let workers = WorkerPool(threads: 4, name: "termhost.forwarding.connect")
+    /// Host links by host; touched on `queue` only.
+    var links: [String: HostLink] = [:]
+    private var runtimes: [RuleRuntime] = []
+    private var shuttingDown = false
+    private var expired = false
+    /// While start() goes through its rules: an early failure must not look like "all ended".
+    private var starting = false
+    /// Where state changes go (the `forward run` command's output); called on `queue`.
+    var report: (String) -> Void = { _ in }
+    /// Told whenever no rule has intent any more (all failed or stopped).
+    var onIdle: () -> Void = {}
+    let status: StatusFile
+
+    init(transport: Transport, host: PluginHost) {
+        self.transport = transport
+        pluginHost = host
+        status = StatusFile()
+    }
+
+    // MARK: Starting and stopping rules [any-thread]
+
+    /// Explicit intent: binds local listeners at once (a port in use fails that rule only),
+    /// then brings up each host's shared connection.
+    func start(_ rules: [ForwardRule], scene: UInt64) {
+        queue.async { [self] in
+            starting = true
+            defer { starting = false; checkIdle() }
+            for rule in rules {
+                let runtime = RuleRuntime(rule)
+                runtimes.append(runtime)
+                say(runtime, "starting (\(rule.host) \(rule.sshArgument))")
+                if rule.kind != .remote {
+                    do {
+                        let listener = try LocalListener(reactor: reactor, host: rule.localBindHost, port: rule.bindPort) { [weak self, weak runtime] fd in
+                            guard let self, let runtime else { Glibc.close(fd); return }
+                            self.localAccepted(runtime, fd: fd)
+                        }
+                        runtime.listener = listener
+                        reactor.post { listener.start() }
+                    } catch {
+                        fail(runtime, error.message)
+                        continue
+                    }
+                }
+                let link = links[rule.host] ?? {
+                    let l = HostLink(host: rule.host, scene: scene)
+                    links[rule.host] = l
+                    return l
+                }()
+                link.rules.append(runtime)
+                if link.connection != nil { attach(runtime, to: link) } else if !link.connecting && link.retry == nil { connect(link, interactive: true) }
+            }
+        }
+    }
+
+    /// Stops every rule; bounded: connections close in parallel, at most `bound` seconds.
+    func shutdown(bound: Double) {
+        var closing: [(Connection, Unmanaged<LossToken>?)] = []
+        queue.sync {
+            shuttingDown = true
+            for link in links.values {
+                link.retry?.cancel()
+                if let c = link.connection { closing.append((c, link.token)) }
+                link.connection = nil
+                link.setCurrent(nil)
+                for r in link.rules where r.state.hasIntent { stop(r, reason: nil) }
+            }
+            links = [:]
+        }
+        let group = DispatchGroup()
+        for (c, token) in closing {
+            DispatchQueue.global().async(group: group) { [transport] in
+                transport.close(c)
+                token?.release()
+            }
+        }
+        _ = group.wait(timeout: .now() + bound)
+        status.remove()
+    }
+
+    /// The process expired in background: retire transports, keep intent (NOTES §5).
+    func expire() {
+        queue.async { [self] in
+            guard !shuttingDown else { return }
+            expired = true
+            for link in links.values {
+                link.retry?.cancel()
+                link.retry = nil
+                retire(link)
+                for r in link.rules where r.state.hasIntent { set(r, .paused) }
+            }
+        }
+    }
+
+    /// Back in foreground after expiry: bring paused rules back (prompts allowed again).
+    func resume() {
+        queue.async { [self] in
+            guard expired, !shuttingDown else { return }
+            expired = false
+            for link in links.values where link.connection == nil && !link.connecting && !link.rules.isEmpty {
+                connect(link, interactive: true)
+            }
+        }
+    }
+
+    // MARK: Connections [queue]
+
+    private func connect(_ link: HostLink, interactive: Bool) {
+        link.connecting = true
+        link.retry = nil
+        let generation = link.generation + 1
+        let scene = interactive ? link.scene : 0
+        let token = Unmanaged.passRetained(LossToken(manager: self, link: link, generation: generation))
+        link.calls.async { [self] in
+            do {
+                let c = try transport.open(link.host, scene: scene)
+                do { try transport.watch(c, onLost: LossToken.onLost, user: CallbackData(raw: token.toOpaque())) } catch {
+                    transport.close(c)
+                    throw error
+                }
+                queue.async { self.connected(link, c, token: token, generation: generation) }
+            } catch {
+                token.release()
+                queue.async { self.connectFailed(link, error) }
+            }
+        }
+    }
+
+    private func connected(_ link: HostLink, _ c: Connection, token: Unmanaged<LossToken>, generation: Int) {
+        link.connecting = false
+        guard !shuttingDown, !expired, !link.rules.isEmpty, links[link.host] === link else {
+            link.calls.async { [transport] in transport.close(c); token.release() }
+            return
+        }
+        link.connection = c
+        link.token = token
+        link.generation = generation
+        link.connectedAt = Date()
+        link.setCurrent(c)
+        if link.everConnected { report("forward: \(link.host): reconnected (attempt \(link.attempt))") }
+        link.everConnected = true
+        link.attempt = 0
+        for r in link.rules where r.state.hasIntent { attach(r, to: link) }
+        // Reset the schedule once this connection has proved stable.
+        queue.asyncAfter(deadline: .now() + Backoff.stableAfter) { [weak link] in
+            guard let link, link.generation == generation, link.connection != nil else { return }
+            link.backoff.reset()
+        }
+    }
+
+    private func connectFailed(_ link: HostLink, _ error: Error) {
+        link.connecting = false
+        // Expired meanwhile: resume() reconnects in foreground; no retries in background.
+        guard !shuttingDown, !expired, links[link.host] === link, !link.rules.isEmpty else { return }
+        let failure = error as? Transport.Failure
+        let message = failure?.message ?? "\(error)"
+        if !link.everConnected && !link.rules.contains(where: \.hasRun) {
+            // Nothing has run yet: no intent to keep, as ssh -N exits when it cannot connect.
+            for r in link.rules where r.state.hasIntent { fail(r, message) }
+            return
+        }
+        if failure?.denied == true {
+            report("forward: \(link.host): recovery ended: \(message)")
+            for r in link.rules where r.state.hasIntent { fail(r, "recovery ended: \(message) (run the rule again to retry)") }
+            return
+        }
+        report("forward: \(link.host): attempt \(link.attempt) failed: \(message)")
+        scheduleRetry(link)
+    }
+
+    /// A connection died (on_lost, via the queue). Its streams end with it; never replayed.
+    func lost(_ link: HostLink, generation: Int, reason: String) {
+        guard generation == link.generation, link.connection != nil, !shuttingDown else { return }
+        if let since = link.connectedAt, Date().timeIntervalSince(since) >= Backoff.stableAfter { link.backoff.reset() }
+        retire(link)
+        report("forward: \(link.host): connection lost: \(reason)")
+        scheduleRetry(link)
+    }
+
+    /// Closes the link's connection (its remote listeners go with it).
+    private func retire(_ link: HostLink) {
+        guard let c = link.connection else { return }
+        let token = link.token
+        link.connection = nil
+        link.token = nil
+        link.setCurrent(nil)
+        for r in link.rules { r.remotePort = nil }
+        link.calls.async { [transport] in
+            transport.close(c)
+            token?.release()
+        }
+    }
+
+    private func scheduleRetry(_ link: HostLink) {
+        let delay = link.backoff.next()
+        link.attempt += 1
+        let next = Date().addingTimeInterval(delay)
+        report("forward: \(link.host): reconnecting in \(Int(delay)) s (attempt \(link.attempt))")
+        for r in link.rules where r.state.hasIntent { set(r, .reconnecting(attempt: link.attempt, next: next)) }
+        let work = DispatchWorkItem { [weak self, weak link] in
+            guard let self, let link, link.retry != nil else { return }
+            self.connect(link, interactive: false)
+        }
+        link.retry = work
+        queue.asyncAfter(deadline: .now() + delay, execute: work)
+    }
+
+    /// Puts a rule to work on the link's live connection.
+    private func attach(_ r: RuleRuntime, to link: HostLink) {
+        guard let c = link.connection else { return }
+        switch r.rule.kind {
+        case .local, .dynamic:
+            activate(r, "listening on \(ForwardSpec.bracketed(r.rule.localBindHost)):\(r.listener?.port ?? r.rule.bindPort)")
+        case .remote:
+            let context = CallbackData(raw: Unmanaged.passRetained(RemoteAcceptContext(manager: self, runtime: r)).toOpaque())
+            let generation = link.generation
+            link.calls.async { [self] in
+                do {
+                    let port = try transport.listen(c, bindHost: r.rule.remoteBindHost, port: r.rule.bindPort,
+                                                    onAccept: RemoteAcceptContext.onAccept, user: context)
+                    queue.async {
+                        guard r.state.hasIntent, link.generation == generation, link.connection != nil else { return }
+                        r.remotePort = port
+                        self.activate(r, "server listening on \(r.rule.remoteBindHost.isEmpty ? "*" : r.rule.remoteBindHost):\(port)")
+                    }
+                } catch {
+                    queue.async {
+                        // A listen that failed because the connection just died is the loss
+                        // handler's business; anything else (port taken on the server) is this rule's.
+                        guard r.state.hasIntent, link.generation == generation, link.connection != nil,
+                              !error.message.contains(" lost: "), !error.message.contains("not responding") else { return }
+                        self.fail(r, error.message)
+                    }
+                }
+            }
+        }
+    }
+
+    private func activate(_ r: RuleRuntime, _ detail: String) {
+        r.hasRun = true
+        r.state = .active
+        say(r, "active, \(detail)")
+        writeStatus()
+    }
+
+    // MARK: Rule state [queue]
+
+    private func set(_ r: RuleRuntime, _ state: RuleState) {
+        guard r.state != state else { return }
+        r.state = state
+        say(r, state.text(connections: r.connections.load(ordering: .relaxed)))
+        writeStatus()
+    }
+
+    private func fail(_ r: RuleRuntime, _ reason: String) {
+        stop(r, reason: reason)
+    }
+
+    /// Ends a rule's intent: listener closed, its streams ended, remote listener cancelled;
+    /// the last rule of a host releases the connection. Peers keep running.
+    private func stop(_ r: RuleRuntime, reason: String?) {
+        guard r.state.hasIntent else { return }
+        r.state = reason.map { .failed($0) } ?? .stopped
+        say(r, r.state.text(connections: 0))
+        let listener = r.listener
+        r.listener = nil
+        reactor.post {
+            listener?.close()
+            for pump in r.pumps.values { pump.cancel() }
+            r.pumps = [:]
+        }
+        if let link = links[r.rule.host] {
+            link.rules.removeAll { $0 === r }
+            if let c = link.connection, let port = r.remotePort {
+                link.calls.async { [transport] in transport.cancelForward(c, port: port) }
+            }
+            r.remotePort = nil
+            if link.rules.isEmpty {
+                link.retry?.cancel()
+                link.retry = nil
+                retire(link)
+                links[link.host] = nil
+            }
+        }
+        writeStatus()
+        checkIdle()
+    }
+
+    private func checkIdle() {
+        // Not during shutdown: the host exits with the signal's status, and a command returning
+        // first would race it with 0.
+        if !starting && !shuttingDown && !runtimes.contains(where: { $0.state.hasIntent }) { onIdle() }
+    }
+
+    private func say(_ r: RuleRuntime, _ text: String) {
+        report("\(r.label): \(text)")
+    }
+
+    // MARK: Status [queue]
+
+    private var statusPending = false
+
+    /// Coalesced: at most one write per 200 ms, however many streams come and go.
+    func writeStatus() {
+        guard !statusPending else { return }
+        statusPending = true
+        queue.asyncAfter(deadline: .now() + 0.2) { [self] in
+            statusPending = false
+            guard !shuttingDown else { return }
+            status.write(runtimes.map { .init(id: $0.rule.id, name: $0.rule.name, state: $0.state.text(connections: $0.connections.load(ordering: .relaxed))) })
+        }
+    }
+
+    /// Every rule this process runs or ran, with its state text. [any-thread]
+    func snapshot() -> [(rule: ForwardRule, state: String)] {
+        queue.sync { runtimes.map { ($0.rule, $0.state.text(connections: $0.connections.load(ordering: .relaxed))) } }
+    }
+}
+
+extension Error {
+    var message: String { (self as? ForwardError)?.message ?? (self as? Transport.Failure)?.message ?? "\(self)" }
+}

@@ -1,0 +1,60 @@
+// The Port Forwarding plugin: saved -L/-R/-D rules run over the SSH plugin's transport service
+// ("org.termhost.ssh.transport/1"); it never connects, verifies or authenticates by itself.
+import CTermhost
+import Foundation
+import TermhostSDK
+
+final class ForwardingFeature: Feature {
+    static let info = FeatureInfo(
+        id: "org.termhost.forwarding", version: "0.1.0", displayName: "Port Forwarding",
+        summary: "Saved local (-L), remote (-R) and SOCKS (-D) forwards that recover by themselves.",
+        order: 300, scope: .process, after: ["org.termhost.ssh"],
+        requiresServices: ["termhost.store/1", "org.termhost.ssh.transport/1"],
+        commands: [Command("forward", summary: "Port forwarding rules: add, edit, rm, list, show, run", usage: ForwardCommand.usage)])
+
+    let host: PluginHost
+    /// The process-scope forwarding service, created on the first `forward run`.
+    private var manager: ForwardingManager?
+    private let lock = NSLock()
+
+    init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
+
+    func run(_ command: CommandInvocation) -> Int32 {
+        guard let store = host.store else { command.printError("termhost: the host store is unavailable"); return 1 }
+        return ForwardCommand(c: command, rules: RuleStore(store: store), manager: { [self] in try startManager() }).run()
+    }
+
+    private func startManager() throws -> ForwardingManager {
+        lock.lock()
+        defer { lock.unlock() }
+        if let manager { return manager }
+        guard let transport = Transport(host: host) else {
+            throw ForwardError("termhost forward: the SSH transport service (org.termhost.ssh.transport/1) is unavailable; is the SSH plugin enabled?")
+        }
+        guard transport.canWatch else {
+            throw ForwardError("termhost forward: the SSH plugin's transport service has no 'watch' (connection loss reports); update the SSH plugin")
+        }
+        let m = ForwardingManager(transport: transport, host: host)
+        manager = m
+        return m
+    }
+
+    private var current: ForwardingManager? {
+        lock.lock()
+        defer { lock.unlock() }
+        return manager
+    }
+
+    /// Bounded by the host (3 s): listeners and retries stop at once, connections close in
+    /// parallel within 2 s. Idempotent.
+    func shutdown() { current?.shutdown(bound: 2) }
+    /// Background alone changes nothing: a quick return must find healthy forwards (NOTES §5).
+    func background() {}
+    func expire() { current?.expire() }
+    func foreground() { current?.resume() }
+}
+
+let plugin = Plugin(id: "org.termhost.forwarding", version: "0.1.0", features: [ForwardingFeature.self])
+
+@_cdecl("termhost_plugin_entry")
+public func termhostPluginEntry() -> UnsafeRawPointer { plugin.entry }

@@ -1,0 +1,289 @@
+import Foundation
+import Glibc
+import TestSupport
+
+/// A scratch home, the SSH and forwarding plugins on the plugin path, and a real sshd.
+struct ForwardingHarness {
+    let dir: TemporaryDirectory
+    let home: String
+    let plugins: String
+    let key: UserKey
+    let server: SSHServer
+
+    init(dir: TemporaryDirectory, serverConfig: String = "") throws {
+        self.dir = dir
+        home = dir.sub("home")
+        plugins = dir.sub("plugins")
+        try Fixtures.sshPlugin(in: plugins)
+        _ = try Fixtures.bundle("libForwardingPlugin.so", manifest: "Plugins/Forwarding/manifest.json", as: "org.termhost.forwarding", in: plugins)
+        key = try UserKey(in: home + "/.ssh", name: "id_ed25519")
+        server = try SSHServer(in: dir, authorizedKeys: [key.publicLine], extraConfig: serverConfig)
+        _ = dir.write("home/.ssh/known_hosts", server.knownHostsLine + "\n")
+    }
+
+    var environment: [String: String] {
+        var env = Fixtures.environment(dir, pluginPath: plugins)
+        env["HOME"] = home
+        env.removeValue(forKey: "SSH_AUTH_SOCK")
+        return env
+    }
+
+    var target: String { "\(NSUserName())@127.0.0.1:\(server.port)" }
+
+    @discardableResult
+    func termhost(_ args: [String]) throws -> Shell.Result {
+        try Shell.run(Paths.termhost, args, environment: environment, timeout: 60)
+    }
+
+    /// `termhost forward run ARGS...` in the background.
+    func run(_ args: [String]) throws -> ForwardRun {
+        try ForwardRun(Paths.termhost, ["forward", "run"] + args, environment: environment)
+    }
+
+    /// Removes every authorized key: the next log-in is refused.
+    func revokeKey() {
+        _ = FileManager.default.createFile(atPath: server.directory + "/authorized_keys", contents: Data())
+    }
+}
+
+/// A running `termhost forward run`, its output collected as it comes.
+final class ForwardRun: @unchecked Sendable {
+    let process: Process
+    private let lock = NSLock()
+    private var text = ""
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ executable: String, _ args: [String], environment: [String: String]) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = args
+        process.environment = environment
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let handle = out.fileHandleForReading
+        Thread { [self] in
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                lock.lock()
+                text += String(decoding: chunk, as: UTF8.self)
+                lock.unlock()
+            }
+            done.signal()
+        }.start()
+    }
+
+    var output: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return text
+    }
+
+    /// Waits until a line contains `fragment`; returns that line, or nil after `timeout` s.
+    @discardableResult
+    func waitForLine(containing fragment: String, timeout: Double = 30) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let line = output.split(separator: "\n").first(where: { $0.contains(fragment) }) { return String(line) }
+            usleep(20_000)
+        }
+        return nil
+    }
+
+    /// Waits until fragment occurs count times.
+    func waitForCount(of fragment: String, _ count: Int, timeout: Double = 30) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if output.components(separatedBy: fragment).count - 1 >= count { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    /// The port at the end of the first line containing fragment ("... listening on 127.0.0.1:4711").
+    func port(_ fragment: String, timeout: Double = 30) -> Int? {
+        guard let line = waitForLine(containing: fragment, timeout: timeout) else { return nil }
+        return line.split(separator: ":").last.flatMap { Int($0) }
+    }
+
+    /// Sends SIGINT (as Ctrl-C) and waits for the exit; returns the status and the seconds it took.
+    func interrupt() -> (status: Int32, seconds: Double) {
+        let start = Date()
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        _ = done.wait(timeout: .now() + 5)
+        return (process.terminationStatus, Date().timeIntervalSince(start))
+    }
+
+    /// Waits for the process to exit on its own; nil on timeout (then kills it).
+    func waitForExit(timeout: Double = 30) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit(); return nil }
+        _ = done.wait(timeout: .now() + 5)
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+    }
+}
+
+/// A TCP echo server on 127.0.0.1 (a thread per connection): echoes until end-of-file, then
+/// shuts down its writing side, so a half-closed client still gets every byte back.
+final class EchoServer: @unchecked Sendable {
+    let listener = LoopbackListener()
+    var port: Int { listener.port }
+
+    init() {
+        let fd = listener.fd
+        Thread {
+            while true {
+                let c = accept(fd, nil, nil)
+                if c < 0 { return }
+                Thread {
+                    var buf = [UInt8](repeating: 0, count: 65536)
+                    while true {
+                        let n = read(c, &buf, buf.count)
+                        if n <= 0 { break }
+                        var off = 0
+                        while off < n {
+                            let w = buf[off..<n].withUnsafeBytes { send(c, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                            if w <= 0 { break }
+                            off += w
+                        }
+                    }
+                    shutdown(c, Int32(SHUT_WR))
+                    close(c)
+                }.start()
+            }
+        }.start()
+    }
+
+    func stop() { shutdown(listener.fd, Int32(SHUT_RDWR)); listener.close() }
+}
+
+/// A TCP sink on 127.0.0.1: reads a connection to end-of-file, then answers 16 bytes, the byte
+/// count and a position-sensitive checksum (`Net.checksum`) of what it read.
+final class SinkServer: @unchecked Sendable {
+    let listener = LoopbackListener()
+    var port: Int { listener.port }
+
+    init() {
+        let fd = listener.fd
+        Thread {
+            while true {
+                let c = accept(fd, nil, nil)
+                if c < 0 { return }
+                Thread {
+                    var sum = Net.Checksum()
+                    let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 8)
+                    defer { buf.deallocate() }
+                    while true {
+                        let n = read(c, buf.baseAddress, buf.count)
+                        if n <= 0 { break }
+                        sum.add(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
+                    }
+                    var answer = [sum.count.bigEndian, sum.value.bigEndian]
+                    _ = send(c, &answer, 16, Int32(MSG_NOSIGNAL))
+                    close(c)
+                }.start()
+            }
+        }.start()
+    }
+
+    func stop() { shutdown(listener.fd, Int32(SHUT_RDWR)); listener.close() }
+}
+
+enum Net {
+    /// Adler-style: a running sum and a sum of running sums, so order matters.
+    struct Checksum: Equatable {
+        var count: UInt64 = 0
+        var s1: UInt64 = 1
+        var s2: UInt64 = 0
+        var value: UInt64 { s2 << 32 ^ s1 }
+        mutating func add(_ bytes: UnsafeRawBufferPointer) {
+            for b in bytes { s1 = s1 &+ UInt64(b); s2 = s2 &+ s1 }
+            count += UInt64(bytes.count)
+        }
+    }
+
+    /// Sends data to a SinkServer through port and returns its answer (count, checksum).
+    static func sink(port: Int, _ data: UnsafeRawBufferPointer) -> (UInt64, UInt64)? {
+        guard let fd = LoopbackListener.connect(to: port) else { return nil }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var off = 0
+        while off < data.count {
+            let w = send(fd, data.baseAddress! + off, data.count - off, Int32(MSG_NOSIGNAL))
+            if w <= 0 { return nil }
+            off += w
+        }
+        shutdown(fd, Int32(SHUT_WR))
+        var answer: [UInt64] = [0, 0]
+        guard recv(fd, &answer, 16, Int32(MSG_WAITALL)) == 16 else { return nil }
+        return (UInt64(bigEndian: answer[0]), UInt64(bigEndian: answer[1]))
+    }
+
+    /// Sends data, half-closes, and reads until end-of-file; nil when it cannot connect.
+    static func roundTrip(port: Int, _ data: [UInt8]) -> [UInt8]? {
+        guard let fd = LoopbackListener.connect(to: port) else { return nil }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        // Write and read at once, so a large payload cannot deadlock on full buffers.
+        let writer = Thread {
+            var off = 0
+            while off < data.count {
+                let w = data[off...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if w <= 0 { break }
+                off += w
+            }
+            shutdown(fd, Int32(SHUT_WR))
+        }
+        writer.start()
+        var received: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buf, buf.count)
+            if n <= 0 { break }
+            received += buf[0..<n]
+        }
+        return received
+    }
+
+    /// Starts a TCP connection without waiting for it (fills a listener's backlog).
+    static func connectNonBlocking(port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(port).bigEndian
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return fd
+    }
+
+    /// Writes data on a connected stream and reads the same number of bytes back; true when
+    /// they match (5 s receive timeout).
+    static func echo(_ fd: Int32, _ data: [UInt8]) -> Bool {
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var off = 0
+        while off < data.count {
+            let w = data[off...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if w <= 0 { return false }
+            off += w
+        }
+        var back = [UInt8](repeating: 0, count: data.count)
+        return recv(fd, &back, back.count, Int32(MSG_WAITALL)) == data.count && back == data
+    }
+
+    static func random(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255) } }
+}
