@@ -285,10 +285,12 @@ final class ChannelBridges: @unchecked Sendable {
     /// One non-blocking round over everything, then a short wait when nothing moved. [executor]
     private func pass() {
         scheduled = false
+        // Checked before touching the session: a pass queued before close() runs after
+        // closeAll() and teardown(), when the session is already freed.
+        guard lost == nil else { return }
         let session = connection.session
         libssh2_session_set_blocking(session, 0)
         defer { libssh2_session_set_blocking(session, 1) }
-        guard lost == nil else { return }
         var progressed = false
         if pending != nil {
             if retryPending() { progressed = true } else { return waitAndReschedule() }
