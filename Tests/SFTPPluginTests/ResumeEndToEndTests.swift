@@ -45,6 +45,37 @@ import TestSupport
         #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
     }
 
+    /// A large single file is read as two segments on two connections; an interrupt keeps only
+    /// the contiguous prefix in the checkpoint, and resume completes it byte for byte.
+    @Test func aLargeDownloadInSegmentsPausesAndResumesByteExact() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("remote") + "/large.bin", target = dir.sub("local") + "/large.bin"
+        Files.random(source, bytes: 80 << 20)
+        let whole = try h.sftp("get", ["--json", h.remote(source), dir.path + "/local/whole.bin"])
+        #expect(whole.status == 0, "\(whole.output)")
+        #expect(Files.sha256(dir.path + "/local/whole.bin") == Files.sha256(source))
+        #expect(h.server.log.components(separatedBy: "Accepted publickey").count - 1 == 2, "one connection per segment")
+
+        // 64 Mbit/s: about ten seconds for the file, cut short after a second or so.
+        let run = try h.sftpInBackground("get", ["-l", "64000", h.remote(source), target])
+        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 48 << 20), "the second segment writes past the middle")
+        usleep(800_000)
+        run.process.interrupt()
+        let cut = run.finish()
+        #expect(cut.status == 130, "\(cut.stderr)")
+        let paused = try h.termhost(["sftp", "paused", "--json"])
+        let offset = try #require((JSONSerialization.jsonObject(with: Data(paused.stdout.utf8)) as? [[String: Any]])?.first?["offset"] as? Int,
+                                  "\(paused.output)")
+        #expect(offset > 0 && offset < 40 << 20, "the checkpoint vouches for the first segment's prefix only: \(offset)")
+        let resumed = try h.sftp("get", ["--resume", "--json", h.remote(source), target])
+        #expect(resumed.status == 0, "\(resumed.output)")
+        #expect(resumed.stdout.contains("\"offset\":\(offset)"), "\(resumed.stdout)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+    }
+
     @Test func sshdKilledMidUploadThenResumedGivesTheSameSHA256() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -26,10 +26,11 @@ extension SSHHarness {
 }
 
 enum Files {
+    /// A file of random bytes (from /dev/urandom: a byte-by-byte generator takes seconds per
+    /// MiB in a debug build).
     static func random(_ path: String, bytes: Int, mode: mode_t = 0o644) {
-        var data = [UInt8](repeating: 0, count: bytes)
-        for i in data.indices { data[i] = UInt8.random(in: 0...255) }
-        _ = FileManager.default.createFile(atPath: path, contents: Data(data), attributes: [.posixPermissions: Int(mode)])
+        let data = FileHandle(forReadingAtPath: "/dev/urandom").map { try? $0.read(upToCount: bytes) } ?? nil
+        _ = FileManager.default.createFile(atPath: path, contents: data ?? Data(count: bytes), attributes: [.posixPermissions: Int(mode)])
     }
 
     static func sha256(_ path: String) -> String {

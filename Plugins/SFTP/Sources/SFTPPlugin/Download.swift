@@ -3,12 +3,17 @@ import Glibc
 
 /// One file from the server to a local partial file, renamed into place when the byte count
 /// is exact. Runs on the connection's executor (inside SFTPConnection.run).
+///
+/// A large file may be read as segments in parallel, one per connection in `helpers` besides
+/// this one (Segments.swift): libssh2 1.10 decrypts on the calling thread only, so one
+/// connection is bound to one core.
 struct Download {
     let fs: RemoteFS
     let job: FileJob
     let control: TransferControl
     let observer: TransferObserver
     let checkpoints: Checkpoints
+    var helpers: [SFTPConnection] = []
 
     func run() throws(SFTPError) -> UInt64 {
         let handle = try fs.open(job.remotePath, flags: LIBSSH2_FXF_READ, what: "cannot open")
@@ -40,25 +45,25 @@ struct Download {
         defer { if !closed { close(fd) } }
         observer.fileStarted(job.display, size: size, offset: offset)
 
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: TransferBuffer.read, alignment: 16)
-        defer { buffer.deallocate() }
-        do throws(SFTPError) {
-            while true {
-                try control.check(job.display)
-                // libssh2 asks for 4x the buffer ahead, without knowing the file's size: a small
-                // file gets a buffer just past its end, so it costs one request, not 240.
-                let want = min(TransferBuffer.read, Int(clamping: size > offset ? size - offset + 1 : 1))
-                let n = libssh2_sftp_read(handle, buffer.assumingMemoryBound(to: CChar.self), max(want, 1))
-                if n == 0 { break }
-                guard n > 0 else { throw fs.error(job.remotePath, "cannot read") }
-                try LocalFile.writeAll(fd, buffer, n, path: partial)
-                offset += UInt64(n)
-                observer.progressed(job.display, bytes: n)
-                control.pace(n)
+        let segments = Segments(from: offset, to: size, parts: 1 + helpers.count, control: control)
+        let remote = job.remotePath, display = job.display
+        let helpers = self.helpers, primary = fs
+        let (moved, failure) = segments.run { (index, range, isLast) throws(SFTPError) -> UInt64 in
+            // Segment 0 on this connection and its open handle; the others on a helper each.
+            guard index > 0 else {
+                return try Download.read(range, isLast: isLast, fs: primary, handle: handle, remote: remote, fd: fd,
+                                         display: display, segments: segments, observer: observer)
             }
-        } catch {
-            try stopped(error, fd: fd, offset: offset, source: source)
+            return try helpers[index - 1].run { (fs, _) throws(SFTPError) -> UInt64 in
+                let own = try fs.open(remote, flags: LIBSSH2_FXF_READ, what: "cannot open")
+                defer { libssh2_sftp_close_handle(own) }
+                libssh2_sftp_seek64(own, range.lowerBound)
+                return try Download.read(range, isLast: isLast, fs: fs, handle: own, remote: remote, fd: fd,
+                                         display: display, segments: segments, observer: observer)
+            }
         }
+        if let failure { try stopped(failure, fd: fd, offset: segments.prefixEnd, source: source) }
+        offset += moved
         guard offset == size else {
             close(fd)
             closed = true
@@ -75,6 +80,31 @@ struct Download {
         try LocalFile.commit(partial, to: job.localPath, replace: job.overwrite)
         if saved != nil { checkpoints.remove(job.checkpointKey) }
         return offset
+    }
+
+    /// Reads one segment into the partial file at its place. The last segment reads to the end
+    /// of the file and past it (a file that grew shows up as more bytes); the others stop at
+    /// their end. Returns the bytes written.
+    static func read(_ range: Range<UInt64>, isLast: Bool, fs: RemoteFS, handle: OpaquePointer, remote: String, fd: Int32, display: String,
+                     segments: Segments, observer: TransferObserver) throws(SFTPError) -> UInt64 {
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: TransferBuffer.read, alignment: 16)
+        defer { buffer.deallocate() }
+        var position = range.lowerBound
+        while true {
+            try segments.check(display)
+            let remaining = range.upperBound > position ? range.upperBound - position : 0
+            if !isLast && remaining == 0 { break }
+            // libssh2 asks for 4x the buffer ahead, without knowing the file's size: near the end
+            // the buffer shrinks to just past it, so a small file costs one request, not 240.
+            let want = min(TransferBuffer.read, Int(clamping: isLast ? remaining + 1 : remaining))
+            let n = libssh2_sftp_read(handle, buffer.assumingMemoryBound(to: CChar.self), max(want, 1))
+            if n == 0 { break }
+            guard n > 0 else { throw fs.error(remote, "cannot read") }
+            try LocalFile.writeAll(fd, buffer, n, at: position, path: display)
+            position += UInt64(n)
+            segments.moved(n, from: range.lowerBound, observer: observer, display: display)
+        }
+        return position - range.lowerBound
     }
 
     /// Connection loss and pause keep the partial file with a checkpoint of its exact bytes;

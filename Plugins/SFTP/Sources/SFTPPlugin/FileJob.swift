@@ -47,6 +47,17 @@ enum LocalFile {
         }
     }
 
+    /// pwrite(2) of every byte at a file offset (segments write their own parts of one file).
+    static func writeAll(_ fd: Int32, _ p: UnsafeRawPointer, _ count: Int, at offset: UInt64, path: String) throws(SFTPError) {
+        var done = 0
+        while done < count {
+            let n = pwrite(fd, p + done, count - done, off_t(offset) + off_t(done))
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw SFTPError.local(path, "cannot write") }
+            done += n
+        }
+    }
+
     static func stat(_ path: String, follow: Bool = true) -> Glibc.stat? {
         var st = Glibc.stat()
         return fstatat(AT_FDCWD, path, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 ? st : nil

@@ -110,12 +110,35 @@ final class TransferBatch: @unchecked Sendable {
         }
     }
 
+    /// Extra connections for the segments of a batch's only file, when it is large: each holds a
+    /// queue slot of its own, taken only if free now, and is opened without a terminal.
+    private func segmentHelpers(for job: FileJob) -> [SFTPConnection] {
+        guard plan.jobs.count == 1, job.direction == .download, plan.bytes >= 2 * Segments.minimum else { return [] }
+        let wanted = min(queue.maxPerHost, Segments.maximumParts) - 1
+        var helpers: [SFTPConnection] = []
+        for _ in 0..<max(0, wanted) where queue.tryAcquire(host: job.host) {
+            guard let c = try? SFTPConnection(transport: transport, destination: first.destination, scene: 0) else {
+                queue.release(host: job.host)
+                break
+            }
+            helpers.append(c)
+        }
+        return helpers
+    }
+
     private func move(_ job: FileJob, on connection: SFTPConnection) -> FileOutcome {
+        let helpers = segmentHelpers(for: job)
+        defer {
+            for h in helpers {
+                h.close()
+                queue.release(host: job.host)
+            }
+        }
         do {
             let bytes = try connection.run { fs, extensions throws(SFTPError) -> UInt64 in
                 switch job.direction {
                 case .download:
-                    try Download(fs: fs, job: job, control: control, observer: observer, checkpoints: checkpoints).run()
+                    try Download(fs: fs, job: job, control: control, observer: observer, checkpoints: checkpoints, helpers: helpers).run()
                 case .upload:
                     try Upload(fs: fs, extensions: extensions, job: job, control: control, observer: observer, checkpoints: checkpoints).run()
                 }

@@ -65,6 +65,16 @@ final class TransferQueue: @unchecked Sendable {
         return true
     }
 
+    /// A slot for host if one is free now; false otherwise (never waits).
+    func tryAcquire(host: String) -> Bool {
+        condition.withLock {
+            guard active < limits.active, perHost[host, default: 0] < limits.perHost else { return false }
+            active += 1
+            perHost[host, default: 0] += 1
+            return true
+        }
+    }
+
     func release(host: String) {
         condition.withLock {
             active -= 1

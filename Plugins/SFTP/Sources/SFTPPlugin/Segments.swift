@@ -1,0 +1,78 @@
+import Foundation
+
+/// One transfer split into contiguous segments that run in parallel, each on a connection of
+/// its own, and what each has moved. libssh2 1.10 encrypts and decrypts on the calling thread
+/// one 16-byte block per call (Docs/SSH.md), so a single connection is bound to one core; a
+/// large file on two connections uses two.
+///
+/// A pause vouches only for the contiguous prefix from the start (`prefixEnd`): bytes a later
+/// segment wrote beyond a gap are not in the checkpoint, and resume truncates to it. That is the
+/// same rule as a checkpoint that hashed fewer bytes than were written.
+final class Segments: @unchecked Sendable {
+    /// Below this, another connection costs more than it brings.
+    static let minimum: UInt64 = 32 << 20
+    /// Connections for one file: one per core (the work is crypto on the calling thread), at
+    /// least two, at most four; never more than the queue's per-host limit.
+    static let maximumParts = min(4, max(2, ProcessInfo.processInfo.activeProcessorCount))
+
+    let ranges: [Range<UInt64>]
+    private let control: TransferControl
+    private let lock = NSLock()
+    private var done: [UInt64]
+    private var failure: SFTPError?
+
+    init(from start: UInt64, to end: UInt64, parts: Int, control: TransferControl) {
+        self.control = control
+        let length = end > start ? end - start : 0
+        let count = max(1, min(parts, Int(length / Segments.minimum)))
+        let step = length / UInt64(count)
+        ranges = (0..<count).map { i in
+            let low = start + UInt64(i) * step
+            return low..<(i == count - 1 ? max(end, start) : low + step)
+        }
+        done = Array(repeating: 0, count: count)
+    }
+
+    /// Runs body(index, range, isLast) for every segment, in parallel. Returns the bytes moved,
+    /// and the first failure: after one segment fails, the others stop at their next chunk.
+    func run(_ body: (Int, Range<UInt64>, Bool) throws(SFTPError) -> UInt64) -> (moved: UInt64, failure: SFTPError?) {
+        // Each iteration touches only its own slot of `results` and, through body, only its own
+        // connection (segment i uses connection i): nothing is shared between them but this
+        // object's lock, so handing them across threads is safe though the types are not Sendable.
+        nonisolated(unsafe) let results = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: ranges.count)
+        results.initialize(repeating: 0)
+        defer { results.deallocate() }
+        nonisolated(unsafe) let body = body
+        DispatchQueue.concurrentPerform(iterations: ranges.count) { i in
+            do throws(SFTPError) {
+                results[i] = try body(i, ranges[i], i == ranges.count - 1)
+            } catch {
+                lock.withLock { if failure == nil { failure = error } }
+            }
+        }
+        return (results.reduce(0, +), lock.withLock { failure })
+    }
+
+    /// Throws when the user or the host stopped the transfer, or another segment failed.
+    func check(_ display: String) throws(SFTPError) {
+        try control.check(display)
+        if lock.withLock({ failure != nil }) { throw SFTPError(.stopped, "sftp: \(display): stopped with a failed segment") }
+    }
+
+    /// Counts bytes a segment moved (by its start), reports them and paces the whole transfer.
+    func moved(_ n: Int, from start: UInt64, observer: TransferObserver, display: String) {
+        lock.withLock {
+            if let i = ranges.firstIndex(where: { $0.lowerBound == start }) { done[i] += UInt64(n) }
+        }
+        observer.progressed(display, bytes: n)
+        control.pace(n)
+    }
+
+    /// The end of the bytes moved without a gap from the start.
+    var prefixEnd: UInt64 {
+        lock.withLock {
+            for (i, r) in ranges.enumerated() where done[i] < UInt64(r.count) { return r.lowerBound + done[i] }
+            return ranges.last!.upperBound
+        }
+    }
+}
