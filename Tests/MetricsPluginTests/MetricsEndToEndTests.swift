@@ -16,8 +16,12 @@ import TestSupport
         defer { dir.remove() }
         let h = try MetricsHarness(dir: dir)
         defer { h.server.stop() }
+        // A saved interval of 40 s: show still samples every second (two samples within its 30 s).
+        try h.termhost(["metrics", "add", h.target, "--interval", "40"])
+        let started = Date()
         let r = try h.termhost(["metrics", "show", h.target, "--json"])
         #expect(r.status == 0, "\(r.stderr)\n\(h.server.log)")
+        #expect(Date().timeIntervalSince(started) < 20)
         let j = try Self.json(r.stdout)
         #expect(j["state"] as? String == "live" && j["reason"] is NSNull)
         let memory = try #require(j["memory"] as? [String: Any])
@@ -27,7 +31,9 @@ import TestSupport
         let cpu = try #require(j["cpu"] as? [String: Any])
         let total = try #require(cpu["totalPercent"] as? Double)
         #expect(total >= 0 && total <= 100)
-        #expect((cpu["cores"] as? [Any])?.count == Local.coreCount)
+        // Exact, not bounds: the same machine's /proc.
+        #expect((cpu["cores"] as? [[String: Any]])?.compactMap { $0["core"] as? Int } == Array(0..<Local.coreCount))
+        #expect(memory["swapTotalBytes"] as? Double == Double(MemInfo.parse(Local.read("/proc/meminfo"))!.swapTotal!))
         #expect(cpu["stale"] as? Bool == false && (cpu["ageSeconds"] as? Double ?? 99) < 5)
         let uptime = try #require((j["uptime"] as? [String: Any])?["seconds"] as? Double)
         #expect(abs(uptime - Local.uptime) < 10)
@@ -93,6 +99,43 @@ import TestSupport
         #expect(changed.status == 1)
         #expect(changed.stdout.hasPrefix("\(h.target)  failed: host key changed: the server's host key does not match the one in known_hosts"), "\(changed.stdout)")
         #expect(changed.stdout.contains("fix ~/.ssh/known_hosts"))
+        // No known_hosts entry at all, and nobody to ask: not "changed", but "not trusted yet".
+        _ = dir.write("home/.ssh/known_hosts", "")
+        let unknown = try h.termhost(["--non-interactive", "metrics", "show", h.target])
+        #expect(unknown.status == 1)
+        #expect(unknown.stdout.hasPrefix("\(h.target)  failed: host key not trusted: \(h.target) is not in known_hosts yet"), "\(unknown.stdout)")
+        #expect(unknown.stdout.contains("run termhost metrics show HOST in a terminal"))
+    }
+
+    /// Counts the authentication attempts sshd refused (LogLevel VERBOSE logs each; the test
+    /// support's own port probe connects too, so connections are not counted).
+    static func connections(_ server: SSHServer) -> Int { server.log.components(separatedBy: "Failed publickey for").count - 1 }
+
+    @Test func aMonitorNeedingAuthWaitsForTheUserAndRetriesOnResume() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try MetricsHarness(dir: dir, authorize: false)
+        defer { h.server.stop() }
+        try h.termhost(["metrics", "add", h.target])
+        let serve = try Background(Paths.termhost, ["metrics", "serve", "--listen", "127.0.0.1:0"], environment: h.environment)
+        defer { if serve.process.isRunning { serve.process.terminate(); serve.process.waitUntilExit() } }
+        let url = try #require(serve.firstLine().split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        var text = ""
+        for _ in 0..<100 where !text.contains("state=\"failed\"} 1") {
+            usleep(100_000)
+            text = HTTP.get(url)?.body ?? ""
+        }
+        #expect(text.contains("termhost_metrics_state{host=\"\(h.target)\",state=\"failed\"} 1"), "\(text)")
+        // The store is re-read every 2 s; none of that may retry a host waiting for the user.
+        sleep(7)
+        #expect(Self.connections(h.server) == 1, "\(h.server.log)")
+        // `metrics resume` from another process is the user acting: one retry, at once.
+        try h.termhost(["metrics", "resume", h.target])
+        var n = 1
+        for _ in 0..<60 where n < 2 { usleep(100_000); n = Self.connections(h.server) }
+        #expect(n == 2)
+        sleep(3)
+        #expect(Self.connections(h.server) == 2, "and then it waits again")
     }
 
     @Test func anUnreachableHostAndAFailingCommandAreReportedAsSuch() throws {
@@ -108,6 +151,15 @@ import TestSupport
         #expect((f["reason"] as? String)?.hasPrefix("command failed: the sampling loop on \(h.target) ended before its first sample") == true,
                 "\(f["reason"] ?? "")")
         #expect(f["cpu"] is NSNull && f["memory"] is NSNull, "nothing sampled is null, not 0")
+        // A server that refuses every session channel: the command cannot run there. That is
+        // "command failed", not "unreachable" (the host answered).
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        let noSessions = try MetricsHarness(dir: other, serverConfig: "MaxSessions 0")
+        defer { noSessions.server.stop() }
+        let refused = try noSessions.termhost(["metrics", "show", noSessions.target])
+        #expect(refused.status == 1)
+        #expect(refused.stdout.hasPrefix("\(noSessions.target)  failed: command failed: "), "\(refused.stdout)")
         let closed = LoopbackListener()
         let port = closed.port
         closed.close()
@@ -151,12 +203,38 @@ import TestSupport
         #expect(p.families["termhost_network_receive_bytes_per_second"]?.samples.contains { $0.labels["interface"] == "lo" } == false)
         #expect(HTTP.get(url.replacingOccurrences(of: "/metrics", with: "/"))?.status == 404)
         #expect(Local.samplerLoops(under: h.server) == 1, "one loop for the one active monitor")
+        // The remote loop's process groups (sshd gives each its own): checked empty below.
+        let groups = Set(Local.descendants(of: h.server.pid).filter { $0.command.contains(SamplerScript.processName) }
+            .compactMap { Local.group(of: $0.pid) })
+        #expect(!groups.isEmpty)
+
+        // A client that trickles its request a byte at a time cannot hold the server: its
+        // whole request gets Exporter.requestSeconds (3 s), then the others are answered.
+        let port = try #require(Int(url.split(separator: ":").last?.split(separator: "/").first ?? ""))
+        let slow = try #require(LoopbackListener.connect(to: port))
+        defer { close(slow) }
+        let trickle = Thread {
+            for b in Array("GET /metrics HTTP/1.1\r\nHost: x\r\n".utf8) {
+                var c = b
+                if send(slow, &c, 1, Int32(MSG_NOSIGNAL)) <= 0 { return }
+                usleep(400_000)
+            }
+        }
+        trickle.start()
+        usleep(200_000)
+        let asked = Date()
+        #expect(HTTP.get(url)?.status == 200)
+        #expect(Date().timeIntervalSince(asked) < 5, "answered after the slow client's deadline, not after its request")
 
         // NOTES §5: in background (SIGTSTP) the sampler closes its channel and connection.
         kill(serve.process.processIdentifier, SIGTSTP)
         var loops = 1
         for _ in 0..<100 where loops > 0 { usleep(100_000); loops = Local.samplerLoops(under: h.server) }
         #expect(loops == 0, "no remote sampling while in background")
+        // Nothing of the loop is left on the remote side (no `sleep` holding the channel).
+        var left = groups.flatMap { Local.groupMembers($0) }
+        for _ in 0..<10 where !left.isEmpty { usleep(50_000); left = groups.flatMap { Local.groupMembers($0) } }
+        #expect(left.isEmpty, "\(left)")
         kill(serve.process.processIdentifier, SIGCONT)
         for _ in 0..<100 where loops == 0 { usleep(100_000); loops = Local.samplerLoops(under: h.server) }
         #expect(loops == 1, "sampling resumes on foreground")
@@ -209,6 +287,60 @@ import TestSupport
         // Typing now echoes again: the terminal left no-echo mode.
         again.type("echoed-again", enter: false)
         #expect(again.waitFor("echoed-again").contains("echoed-again"))
+    }
+
+    @Test func ctrlZGivesTheTerminalBackAndFgRedrawsTheDashboard() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try MetricsHarness(dir: dir)
+        defer { h.server.stop() }
+        var env = h.environment
+        env["TERM"] = "xterm-256color"
+        env["PS1"] = "prompt$ "
+        // An interactive shell with job control, as a person would use.
+        let tmux = try TmuxSession(command: ["/bin/bash", "--norc", "--noprofile", "-i"], environment: env, width: 100, height: 24)
+        defer { tmux.close() }
+        _ = tmux.waitFor("prompt$")
+        tmux.type("\(Paths.termhost) metrics watch \(h.target)")
+        var screen = tmux.waitFor("[live]")
+        #expect(screen.contains("[live]") && screen.contains("MEM ["), "\(screen)")
+        tmux.type("\u{1a}", enter: false)
+        screen = tmux.waitFor("Stopped")
+        #expect(screen.contains("Stopped") && !screen.contains("MEM ["), "the shell's screen is back: \(screen)")
+        // The terminal echoes again while the dashboard is stopped.
+        tmux.type("echo typed-while-stopped")
+        #expect(tmux.waitFor("typed-while-stopped", count: 2).components(separatedBy: "typed-while-stopped").count - 1 >= 2)
+        tmux.type("fg")
+        screen = tmux.waitFor("MEM [")
+        #expect(screen.contains("MEM [") && !screen.contains("Stopped"), "redrawn on foreground: \(screen)")
+        screen = tmux.waitFor("[live]")
+        #expect(screen.contains("[live]"), "sampling resumes: \(screen)")
+        tmux.type("q", enter: false)
+        screen = tmux.waitFor("prompt$ ", count: 3)
+        #expect(!screen.contains("MEM ["), "\(screen)")
+    }
+
+    @Test func remoteTextWithControlCharactersIsShownCleaned() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try MetricsHarness(dir: dir)
+        defer { h.server.stop() }
+        // A busy process whose name (comm) holds an escape sequence and a bell.
+        let evil = Process()
+        evil.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        evil.arguments = ["python3", "-c", """
+            import ctypes, time
+            ctypes.CDLL(None).prctl(15, b"\\x1b[2Jevil\\x07", 0, 0, 0)
+            end = time.time() + 20
+            while time.time() < end: pass
+            """]
+        try evil.run()
+        defer { evil.terminate(); evil.waitUntilExit() }
+        usleep(300_000)
+        let r = try h.termhost(["metrics", "show", h.target])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("?[2Jevil?"), "\(r.stdout)")
+        #expect(!r.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
     }
 
     @Test func anotherPluginReadsSnapshotsThroughTheCABI() throws {

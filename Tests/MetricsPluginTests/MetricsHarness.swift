@@ -116,3 +116,98 @@ enum Fixture {
         return (samples, parser)
     }
 }
+
+/// The sampling loop run here as sshd runs it: in a session (and process group) of its own,
+/// stdin a pipe that the test closes to end it.
+struct LoopRun {
+    let stdout: String
+    /// Processes of the loop's process group still alive shortly after it ended.
+    let leftovers: [(pid: Int, command: String)]
+    let seconds: Double
+
+    /// shell: e.g. ["/usr/bin/dash"]; path: PATH for the loop (nil: this process's).
+    /// The loop starts as the leader of a new process group (posix_spawn's SETPGROUP), as
+    /// under sshd; only that group is ever signalled here.
+    static func run(_ shell: [String], args: [String], path: String? = nil, for seconds: Double) throws -> LoopRun {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let script = dir.write("loop.sh", SamplerScript.body)
+        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
+        guard pipe(&input) == 0, pipe(&output) == 0 else { throw Shell.Failure(description: "pipe failed") }
+        // Close-on-exec: a child another test spawns meanwhile must not keep our stdin pipe open
+        // (the loop would never see end-of-file). dup2 in the child clears it on 0 and 1.
+        for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        for fd in input + output { posix_spawn_file_actions_addclose(&actions, fd) }
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attr, 0)
+        var env = ProcessInfo.processInfo.environment
+        if let path { env["PATH"] = path }
+        let args = shell + [script] + args
+        let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        var pid: pid_t = 0
+        let started = Date()
+        let rc = posix_spawn(&pid, shell[0], &actions, &attr, argv, envp)
+        close(input[0]); close(output[1])
+        guard rc == 0 else { close(input[1]); close(output[0]); throw Shell.Failure(description: "spawn failed: \(rc)") }
+        final class Box: @unchecked Sendable { var data = [UInt8]() }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        let readFD = output[0]
+        DispatchQueue.global().async {
+            var buf = [UInt8](repeating: 0, count: 65536)
+            while true { let n = read(readFD, &buf, buf.count); if n <= 0 { break }; box.data += buf[0..<n] }
+            done.signal()
+        }
+        usleep(useconds_t(seconds * 1_000_000))
+        close(input[1])
+        var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(10)
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() > deadline { kill(-pid, SIGKILL); waitpid(pid, &status, 0); break }
+            usleep(20_000)
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        usleep(300_000)
+        let left = Local.groupMembers(Int(pid))
+        if !left.isEmpty { kill(-pid, SIGKILL) }
+        _ = done.wait(timeout: .now() + 5)
+        close(readFD)
+        return LoopRun(stdout: String(decoding: box.data, as: UTF8.self), leftovers: left, seconds: elapsed)
+    }
+}
+
+extension Local {
+    /// The process group (stat field 5) of pid.
+    static func group(of pid: Int) -> Int? { statField(pid, 5) }
+
+    static func statField(_ pid: Int, _ n: Int) -> Int? {
+        let stat = read("/proc/\(pid)/stat")
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let f = stat[stat.index(after: close)...].split(separator: " ")
+        return f.count > n - 3 ? Int(f[n - 3]) : nil
+    }
+
+    /// Live processes in process group pgid.
+    static func groupMembers(_ pgid: Int) -> [(pid: Int, command: String)] {
+        let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int($0) }
+        return pids.filter { group(of: $0) == pgid && !isZombie($0) }
+            .map { ($0, read("/proc/\($0)/cmdline").replacingOccurrences(of: "\0", with: " ")) }
+    }
+
+    static func isZombie(_ pid: Int) -> Bool {
+        let stat = read("/proc/\(pid)/stat")
+        guard let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+    }
+}

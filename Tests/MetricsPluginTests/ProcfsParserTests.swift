@@ -12,7 +12,6 @@ import TestSupport
         #expect(parser.info.pageSize == 4096 && parser.info.clockTicks == 100)
         #expect(parser.info.physicalInterfaces == ["eth0"])
         let raw = samples[1]
-        let stat = Fixture.text("normal-host.txt")
         let s = Compute.snapshot(previous: samples[0], current: raw, info: parser.info)
         let cpu = try #require(s.cpu?.total)
         #expect(cpu >= 0 && cpu <= 100)
@@ -26,7 +25,7 @@ import TestSupport
         #expect(s.network?.first?.receiveBytesPerSecond != nil)
         // Whole disks only: no loop devices.
         #expect(s.disks?.map(\.name) == ["vda"], "zram0 and loop devices are not disks")
-        #expect(stat.contains("loop0"))
+        #expect(raw.disks?["loop0"] != nil && raw.disks?["zram0"] != nil, "they were parsed, then left out")
         let procs = try #require(s.processes)
         #expect(procs.count > 20)
         #expect(procs.allSatisfy { $0.cpuPercent == nil || ($0.cpuPercent! >= 0 && $0.cpuPercent! <= 200) })
@@ -47,19 +46,56 @@ import TestSupport
         #expect(s.processes == nil && s.filesystems == nil, "details were off")
     }
 
-    @Test func theLoopRunsUnderDashAndBusyBoxAndEndsOnEndOfInput() throws {
-        let script = TemporaryDirectory()
-        defer { script.remove() }
-        let path = script.write("loop.sh", SamplerScript.body)
-        for shell in [["/usr/bin/dash"], ["/usr/bin/busybox", "sh"]] {
+    static let shells = [["/usr/bin/dash"], ["/usr/bin/busybox", "sh"]]
+
+    @Test func theLoopRunsUnderDashAndBusyBoxAndLeavesNothingBehindOnEndOfInput() throws {
+        for shell in Self.shells {
             // Scripts/setup.sh installs both; a missing one fails here rather than passing untested.
             try #require(FileManager.default.fileExists(atPath: shell[0]), "\(shell[0]) is missing: run Scripts/setup.sh")
-            // stdin closes after ~1.5 s: the loop must end by itself (exit 143: killed by its watcher).
-            let r = try Shell.run("/bin/sh", ["-c", "(sleep 1.5; echo) | \(shell.joined(separator: " ")) \(path) 1 1"], timeout: 20)
-            var parser = FrameParser()
+            // Interval 30: after the second sample the loop sits in `sleep 30`. stdin closes
+            // after ~1.5 s: the watcher kills the loop's whole process group (SIGKILL), so
+            // neither the shell nor its sleep outlives it.
+            let r = try LoopRun.run(shell, args: ["30", "1", "n0nce"], for: 1.5)
+            var parser = FrameParser(nonce: "n0nce")
             let samples = parser.feed(Array(r.stdout.utf8))
-            #expect(samples.count >= 2, "\(shell): \(r.stderr)")
-            #expect(samples.allSatisfy { $0.cpu != nil && $0.processes?.isEmpty == false }, "\(shell)")
+            #expect(samples.count == 1, "\(shell): \(r.stdout.prefix(300))")
+            #expect(samples.allSatisfy { $0.cpu != nil && $0.processes?.isEmpty == false && $0.blockDevices != nil }, "\(shell)")
+            #expect(parser.info.pageSize == UInt64(sysconf(Int32(_SC_PAGESIZE))))
+            #expect(r.seconds < 5, "\(shell): ended on end of input, not after its sleep")
+            #expect(r.leftovers.isEmpty, "\(shell): \(r.leftovers)")
+        }
+    }
+
+    /// A bin directory with only what the loop needs, a `df` that hangs (a dead NFS mount),
+    /// and `timeout` from `timeoutFrom` (nil: none).
+    static func hungDfBin(_ dir: TemporaryDirectory, timeoutFrom: String?) throws -> String {
+        let bin = dir.sub("bin-\(timeoutFrom.map { ($0 as NSString).lastPathComponent } ?? "none")")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        for tool in ["head", "sleep", "getconf", "cat"] {
+            try FileManager.default.createSymbolicLink(atPath: bin + "/" + tool, withDestinationPath: "/usr/bin/" + tool)
+        }
+        if let timeoutFrom { try FileManager.default.createSymbolicLink(atPath: bin + "/timeout", withDestinationPath: timeoutFrom) }
+        _ = FileManager.default.createFile(atPath: bin + "/df", contents: Data("#!/bin/sh\nexec /usr/bin/sleep 100\n".utf8),
+                                           attributes: [.posixPermissions: 0o755])
+        return bin
+    }
+
+    @Test func aHungDfIsCutOffByTimeoutOrSkippedAndBaseMetricsGoOn() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        // GNU timeout (-k), BusyBox's, and none at all.
+        for (shell, timeout) in [(["/usr/bin/dash"], "/usr/bin/timeout"), (["/usr/bin/busybox", "sh"], "/usr/bin/busybox"),
+                                 (["/usr/bin/dash"], nil)] {
+            let bin = try Self.hungDfBin(dir, timeoutFrom: timeout)
+            let r = try LoopRun.run(shell, args: ["1", "1", "abc"], path: bin, for: 4.5)
+            var parser = FrameParser(nonce: "abc")
+            let samples = parser.feed(Array(r.stdout.utf8))
+            let label = "\(shell) timeout: \(timeout ?? "none")"
+            #expect(samples.count >= (timeout == nil ? 3 : 1), "\(label): \(samples.count) samples")
+            #expect(samples.allSatisfy { $0.cpu != nil && $0.memory != nil && $0.processes != nil }, "\(label)")
+            if timeout == nil { #expect(samples.allSatisfy { $0.filesystems == nil }, "no timeout: df is skipped") }
+            else { #expect(samples.allSatisfy { $0.filesystems == [] }, "\(label): df ran and was cut off") }
+            #expect(r.leftovers.isEmpty, "\(label): \(r.leftovers)")
         }
     }
 
@@ -177,8 +213,16 @@ import TestSupport
         bytes += [0xff, 0xfe, 0x0a, 0x00, 0x0a]
         #expect(parser.feed(bytes).isEmpty)
         #expect(parser.feed(Array("random\n==> x <==\n@@end\n".utf8)).count == 1, "only a frame started by @@sample ends here")
-        var fresh = FrameParser()
-        #expect(fresh.feed((0..<10_000).map { _ in UInt8.random(in: 0...255) }).count <= 1)
+        // Random bytes (no newline, so no line can be a marker) then a real frame: the noise
+        // is skipped and the frame after it parses exactly.
+        for nonce in ["", "n0nce"] {
+            var fresh = FrameParser(nonce: nonce)
+            let noise = (0..<100_000).map { _ in UInt8.random(in: 0...255) }.map { $0 == 10 ? 32 : $0 }
+            let m = nonce.isEmpty ? "" : " " + nonce
+            let frame = "\n@@sample\(m)\n==> uptime <==\n77.5 1\n@@base\(m)\n@@end\(m)\n"
+            let got = fresh.feed(noise + Array(frame.utf8) + noise)
+            #expect(got.count == 1 && got.first?.uptime == 77.5, "nonce '\(nonce)'")
+        }
     }
 
     @Test func nvidiaSMIXMLGivesPerGPUValuesAndNAIsUnknown() {

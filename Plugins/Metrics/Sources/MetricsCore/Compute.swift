@@ -49,7 +49,7 @@ public enum Compute {
         }
 
         if let now = current.disks {
-            s.disks = DiskStats.wholeDisks(Array(now.keys)).map { name in
+            s.disks = DiskStats.wholeDisks(Array(now.keys), blockDevices: current.blockDevices).map { name in
                 let b = now[name]!, a = prev?.disks?[name]
                 return Snapshot.DiskRate(name: name, readBytesPerSecond: rate(a?.readBytes, b.readBytes, elapsed),
                                          writeBytesPerSecond: rate(a?.writtenBytes, b.writtenBytes, elapsed))

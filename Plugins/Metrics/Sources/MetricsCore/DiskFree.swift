@@ -12,6 +12,8 @@ public enum DiskFree {
     static let pseudo: Set<String> = ["tmpfs", "devtmpfs", "udev", "none", "shm", "proc", "sysfs", "cgroup", "cgroup2",
                                       "devpts", "mqueue", "run", "efivarfs"]
 
+    /// One entry per mount point: when two filesystems are mounted on the same path (a mount
+    /// over another), the later line, the one visible there, wins.
     public static func parse<S: StringProtocol>(_ text: S) -> [Filesystem] {
         var out: [Filesystem] = []
         for line in ProcText.lines(text) {
@@ -19,8 +21,10 @@ public enum DiskFree {
             guard f.count >= 6, let blocks = ProcText.counter(f[1]), let used = ProcText.counter(f[2]),
                   let avail = ProcText.counter(f[3]), f[4].hasSuffix("%"), blocks > 0,
                   !pseudo.contains(String(f[0])) else { continue }
-            out.append(Filesystem(device: String(f[0]), mount: f[5...].joined(separator: " "),
-                                  sizeBytes: blocks &* 1024, usedBytes: used &* 1024, availableBytes: avail &* 1024))
+            let fs = Filesystem(device: String(f[0]), mount: f[5...].joined(separator: " "),
+                                sizeBytes: blocks &* 1024, usedBytes: used &* 1024, availableBytes: avail &* 1024)
+            if let i = out.firstIndex(where: { $0.mount == fs.mount }) { out.remove(at: i) }
+            out.append(fs)
         }
         return out
     }

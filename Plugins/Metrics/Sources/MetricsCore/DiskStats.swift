@@ -21,19 +21,28 @@ public enum DiskStats {
     }
 
     /// Whole disks only, so throughput is not counted twice: no partitions (sda1 beside sda,
-    /// nvme0n1p1 beside nvme0n1), no device-mapper (dm-N sits on a disk already counted), no
-    /// loop, RAM, zram, floppy or optical devices.
-    public static func wholeDisks(_ names: some Collection<String>) -> [String] {
-        let skip = ["loop", "ram", "zram", "fd", "sr", "dm-"]
+    /// nvme0n1p1 beside nvme0n1), no device-mapper (dm-N) or software RAID (mdN), which sit on
+    /// disks already counted, no loop, RAM, zram, floppy or optical devices.
+    /// blockDevices: the remote /sys/block listing, which names exactly the whole disks (nbd10
+    /// and nvme0n10 are disks, not partitions of nbd1 and nvme0n1); without it, names decide.
+    public static func wholeDisks(_ names: some Collection<String>, blockDevices: Set<String>? = nil) -> [String] {
+        let skip = ["loop", "ram", "zram", "fd", "sr", "dm-", "md"]
+        let candidates = names.filter { name in !skip.contains(where: { name.hasPrefix($0) }) }
+        if let blockDevices, !blockDevices.isEmpty {
+            return candidates.filter(blockDevices.contains).sorted()
+        }
         let all = Set(names)
-        return names.filter { name in
-            if skip.contains(where: { name.hasPrefix($0) }) { return false }
-            return !all.contains { parent in parent != name && name.hasPrefix(parent) && isPartitionSuffix(name.dropFirst(parent.count)) }
+        return candidates.filter { name in
+            !all.contains { parent in parent != name && name.hasPrefix(parent) && isPartitionSuffix(name.dropFirst(parent.count), of: parent) }
         }.sorted()
     }
 
-    static func isPartitionSuffix(_ s: Substring) -> Bool {
-        let digits = s.hasPrefix("p") ? s.dropFirst() : s
+    /// A partition's name is its disk's plus the number, with a "p" between when the disk's
+    /// name ends in a digit (sda1, nvme0n1p1, mmcblk0p2, nbd1p1): so nbd10 is not nbd1's.
+    static func isPartitionSuffix(_ s: Substring, of parent: String) -> Bool {
+        let needsP = parent.last?.isNumber == true
+        guard !needsP || s.hasPrefix("p") else { return false }
+        let digits = needsP ? s.dropFirst() : s
         return !digits.isEmpty && digits.allSatisfy(\.isNumber)
     }
 }

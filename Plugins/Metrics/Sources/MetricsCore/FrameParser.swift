@@ -1,39 +1,63 @@
 /// Splits the remote loop's output (SamplerScript) into frames and parses each.
 ///
-/// The stream is lines. "@@termhost-metrics 1 PAGESIZE CLK_TCK" and "@@phys PATHS" come once;
-/// then each sample is "@@sample", head's "==> FILE <==" sections, optional "@@df", "@@procs"
-/// and "@@gpu" sections, and "@@end". A frame is used only once its "@@end" arrived, so a
-/// truncated frame (the channel dropped mid-sample) is never half-applied.
+/// The stream is lines. "@@termhost-metrics VERSION PAGESIZE CLK_TCK [NONCE]" and "@@phys
+/// PATHS" come once; then each sample is "@@sample", head's "==> FILE <==" sections, an
+/// "@@blocks" section, "@@base" (the end of the base part), optional "@@df", "@@procs" and
+/// "@@gpu" sections, and "@@end". Every marker carries the run's nonce ("@@end 3fa9..."): a
+/// line that merely looks like a marker (a process name) is data. A frame is used only once
+/// its "@@end" arrived, so a truncated frame (the channel dropped mid-sample) is never
+/// half-applied.
+///
+/// Bounds: a base part over `maxFrameBytes` drops the frame; a detail part over it drops the
+/// details only (the base metrics of that frame still count).
+/// Recordings without a nonce and without "@@base" (older loops) parse too: their base part
+/// ends at the first detail marker.
 public struct FrameParser: Sendable {
-    /// A frame larger than this is dropped (and counted): reads stay bounded whatever the host sends.
     public static let maxFrameBytes = 4 * 1024 * 1024
 
+    public let nonce: String
     public private(set) var info = RemoteInfo()
     public private(set) var sawHello = false
+    /// Frames dropped whole (base part too large).
     public private(set) var droppedFrames = 0
+    /// Frames whose details were dropped (detail part too large).
+    public private(set) var droppedDetails = 0
     private var pending: [UInt8] = []
     private var frame: [Substring]? = nil
-    private var frameBytes = 0
+    /// Lines of the frame's base part, once "@@base" arrived.
+    private var baseCount: Int? = nil
+    private var baseBytes = 0, detailBytes = 0, frameBytes = 0
+    private var detailsOverflowed = false
 
-    public init() {}
+    /// nonce: the word the loop was started with (empty for recordings without one).
+    public init(nonce: String = "") { self.nonce = nonce }
 
     /// Feeds bytes as they arrive; returns the samples completed by them.
     public mutating func feed(_ bytes: some Sequence<UInt8>) -> [RawSample] {
         var done: [RawSample] = []
         for byte in bytes {
             if byte != UInt8(ascii: "\n") {
-                if pending.count < FrameParser.maxFrameBytes { pending.append(byte) }
+                if pending.count <= FrameParser.maxFrameBytes { pending.append(byte) }
                 continue
             }
             let line = String(decoding: pending, as: UTF8.self)
-            frameBytes += pending.count + 1
+            let size = pending.count + 1
             pending.removeAll(keepingCapacity: true)
-            if let sample = take(Substring(line)) { done.append(sample) }
+            if let sample = take(Substring(line), size: size) { done.append(sample) }
         }
         return done
     }
 
-    private mutating func take(_ line: Substring) -> RawSample? {
+    /// The marker's name ("sample", "end", "df") when line is a marker of this run.
+    private func marker(_ line: Substring) -> Substring? {
+        guard line.hasPrefix("@@") else { return nil }
+        if nonce.isEmpty { return line.dropFirst(2) }
+        let suffix = " " + nonce
+        guard line.hasSuffix(suffix) else { return nil }
+        return line.dropFirst(2).dropLast(suffix.count)
+    }
+
+    private mutating func take(_ line: Substring, size: Int) -> RawSample? {
         if line.hasPrefix("@@termhost-metrics ") {
             let f = ProcText.fields(line)
             if f.count >= 4 {
@@ -43,7 +67,7 @@ public struct FrameParser: Sendable {
             sawHello = true
             return nil
         }
-        if line.hasPrefix("@@phys") {
+        if frame == nil, line.hasPrefix("@@phys") {
             // "/sys/class/net/eth0/device" per physical NIC; an unmatched glob stays literal.
             let names = ProcText.fields(line).dropFirst().compactMap { path -> String? in
                 let parts = path.split(separator: "/")
@@ -53,16 +77,34 @@ public struct FrameParser: Sendable {
             info.physicalInterfaces = Set(names)
             return nil
         }
-        if line == "@@sample" { frame = []; frameBytes = line.utf8.count + 1; return nil }
+        let name = marker(line)
+        if name == "sample" {
+            frame = []; baseCount = nil; baseBytes = size; detailBytes = 0; frameBytes = size; detailsOverflowed = false
+            return nil
+        }
         guard frame != nil else { return nil }
-        if frameBytes > FrameParser.maxFrameBytes { frame = nil; droppedFrames += 1; return nil }
-        if line == "@@end" {
+        frameBytes += size
+        if let name, name == "end" {
             defer { frame = nil }
+            if detailsOverflowed, let n = baseCount { frame!.removeSubrange(n...); droppedDetails += 1 }
             var sample = FrameParser.parse(frame!)
             sample.bytes = frameBytes
             return sample
         }
-        frame!.append(line)
+        if let name, name == "base" { baseCount = frame!.count; return nil }
+        if baseCount == nil, let name, ["df", "procs", "gpu"].contains(name) { baseCount = frame!.count }
+        if baseCount == nil {
+            baseBytes += size
+            if baseBytes > FrameParser.maxFrameBytes { frame = nil; droppedFrames += 1; return nil }
+        } else {
+            if detailsOverflowed { return nil }
+            detailBytes += size
+            if detailBytes > FrameParser.maxFrameBytes { detailsOverflowed = true; return nil }
+        }
+        if let name { frame!.append("@@" + name) }
+        // Not a marker of this run: data, never a section boundary.
+        else if line.hasPrefix("@@") { frame!.append(" " + line) }
+        else { frame!.append(line) }
         return nil
     }
 
@@ -96,6 +138,14 @@ public struct FrameParser: Sendable {
         if let df = text("df") { s.filesystems = DiskFree.parse(df) }
         if let procs = sections["procs"] { s.processes = parseProcesses(procs) }
         if let gpu = text("gpu") { s.gpus = NvidiaSMI.parse(gpu) }
+        if let blocks = sections["blocks"] {
+            // "/sys/block/sda /sys/block/nvme0n1"; an unmatched glob (no /sys) stays literal.
+            let names = blocks.flatMap { ProcText.fields($0) }.compactMap { path -> String? in
+                guard path.hasPrefix("/sys/block/"), let last = path.split(separator: "/").last, last != "*" else { return nil }
+                return String(last)
+            }
+            if !names.isEmpty { s.blockDevices = Set(names) }
+        }
         return s
     }
 

@@ -13,11 +13,12 @@ public enum MonitorState: Sendable, Equatable {
     case failed(Failure)
 
     public enum Failure: Error, Sendable, Equatable {
-        case authNeeded(String), hostKeyChanged(String), commandFailed(String), unreachable(String)
+        case authNeeded(String), hostKeyUnknown(String), hostKeyChanged(String), commandFailed(String), unreachable(String)
 
         public var kind: String {
             switch self {
             case .authNeeded: "auth needed"
+            case .hostKeyUnknown: "host key not trusted"
             case .hostKeyChanged: "host key changed"
             case .commandFailed: "command failed"
             case .unreachable: "unreachable"
@@ -25,12 +26,12 @@ public enum MonitorState: Sendable, Equatable {
         }
 
         public var detail: String {
-            switch self { case .authNeeded(let d), .hostKeyChanged(let d), .commandFailed(let d), .unreachable(let d): d }
+            switch self { case .authNeeded(let d), .hostKeyUnknown(let d), .hostKeyChanged(let d), .commandFailed(let d), .unreachable(let d): d }
         }
 
         /// Whether trying again later can help without the user doing something first.
         public var retryable: Bool {
-            switch self { case .commandFailed, .unreachable: true; case .authNeeded, .hostKeyChanged: false }
+            switch self { case .commandFailed, .unreachable: true; case .authNeeded, .hostKeyUnknown, .hostKeyChanged: false }
         }
     }
 
@@ -50,6 +51,7 @@ public enum MonitorState: Sendable, Equatable {
         guard case .failed(let f) = self else { return nil }
         let remedy = switch f {
         case .authNeeded: " (add a key or identity: termhost hosts edit, termhost identities add; then termhost metrics resume)"
+        case .hostKeyUnknown: " (run termhost metrics show HOST in a terminal to check the key and trust it, then termhost metrics resume HOST)"
         case .hostKeyChanged: " (check the host key, fix ~/.ssh/known_hosts, then termhost metrics resume)"
         case .commandFailed: " (the host needs sh, head and /proc; retrying)"
         case .unreachable: " (retrying)"

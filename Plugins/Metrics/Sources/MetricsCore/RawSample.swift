@@ -12,6 +12,8 @@ public struct RawSample: Sendable, Equatable {
     public var filesystems: [Filesystem]?
     public var processes: [ProcessCounters]?
     public var gpus: [GPU]?
+    /// The remote /sys/block names (whole disks as the kernel sees them); nil when unknown.
+    public var blockDevices: Set<String>?
     /// Bytes of remote output this frame took (for the benchmark and the operator).
     public var bytes: Int = 0
 

@@ -44,16 +44,18 @@ struct Dashboard {
                 observed = focus
             }
             let size = TerminalScreen.size(inv.stdoutFD)
-            if size != lastSize { TerminalScreen.write(inv.stdoutFD, "\u{1b}[2J"); lastSize = size }
+            let clear = size != lastSize || TerminalScreen.takeRedraw()
+            lastSize = size
             let frame = Dashboard.render(samplers.map(\.report), selected: selected, byMemory: byMemory,
                                          columns: size.columns, rows: size.rows, now: Date().timeIntervalSince1970)
-            TerminalScreen.write(inv.stdoutFD, "\u{1b}[H" + frame.joined(separator: "\u{1b}[K\r\n") + "\u{1b}[K\u{1b}[J")
-            // Wait up to 1 s for a key; a resize shows up within 250 ms.
+            // Only while on screen (TerminalScreen.draw): never in background or after shutdown restored it.
+            TerminalScreen.draw((clear ? "\u{1b}[2J" : "") + "\u{1b}[H" + frame.joined(separator: "\u{1b}[K\r\n") + "\u{1b}[K\u{1b}[J")
+            // Wait up to 1 s for a key; a resize or a return to foreground shows up within 250 ms.
             var pfd = pollfd(fd: inv.stdinFD, events: Int16(POLLIN), revents: 0)
             var waited = 0
-            while waited < 1000, poll(&pfd, 1, 250) == 0 {
+            while waited < 1000, poll(&pfd, 1, 250) <= 0 {
                 waited += 250
-                if TerminalScreen.size(inv.stdoutFD) != size { break }
+                if TerminalScreen.size(inv.stdoutFD) != size || TerminalScreen.redrawPending { break }
             }
             guard pfd.revents != 0 else { continue }
             var key: UInt8 = 0
@@ -70,7 +72,7 @@ struct Dashboard {
         }
     }
 
-    /// The screen as lines, each at most `columns` characters.
+    /// The screen as lines, each at most `columns` display columns, with no control characters.
     static func render(_ reports: [HostReport], selected: Int, byMemory: Bool, columns: Int, rows: Int, now: Double) -> [String] {
         let w = max(columns, 20)
         var lines: [String] = []
@@ -111,7 +113,8 @@ struct Dashboard {
         return Array(lines.prefix(max(rows, 1)))
     }
 
-    static func fit(_ s: String, _ w: Int) -> String { s.count <= w ? s : String(s.prefix(w)) }
+    /// A line of the screen: remote text cleaned of control characters, cut at w columns.
+    static func fit(_ s: String, _ w: Int) -> String { TerminalText.fit(TerminalText.clean(s), w) }
 
     /// [#####-----] for a ratio 0...1; unknown is all "?".
     static func meter(_ ratio: Double?, _ width: Int) -> String {

@@ -67,19 +67,40 @@ struct Exporter {
         return .success((fd, UInt16(bigEndian: addr.sin_port)))
     }
 
-    /// Reads the request head (bounded: 16 KiB, 2 s), answers, closes.
+    /// The whole exchange with one client (reading the request head, writing the answer) gets
+    /// this long, however the client trickles bytes: requests are served one at a time, so a
+    /// slow or stuck client must not hold the others (or the store syncs) for longer.
+    static let requestSeconds = 3.0
+
+    /// Waits until fd is ready for events or the deadline passes.
+    private static func ready(_ fd: Int32, _ events: Int32, by deadline: Date) -> Bool {
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return false }
+            var pfd = pollfd(fd: fd, events: Int16(events), revents: 0)
+            let r = poll(&pfd, 1, Int32(min(1000, max(1, (left * 1000).rounded(.up)))))
+            if r > 0 { return true }
+            if r < 0 && errno != EINTR { return false }
+        }
+    }
+
+    /// Reads the request head (bounded: 16 KiB), answers, closes; all within requestSeconds.
     private func serve(_ client: Int32, _ set: MonitorSet) {
         defer { close(client) }
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = Date().addingTimeInterval(Exporter.requestSeconds)
+        _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
         var head: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 4096)
-        while head.count < 16384 {
+        var complete = false
+        while head.count < 16384, Exporter.ready(client, Int32(POLLIN), by: deadline) {
             let n = recv(client, &buf, buf.count, 0)
+            if n < 0 && (errno == EAGAIN || errno == EINTR) { continue }
             if n <= 0 { break }
             head += buf[0..<n]
-            if head.count >= 4, String(decoding: head, as: UTF8.self).contains("\r\n\r\n") { break }
+            if head.count >= 4, String(decoding: head, as: UTF8.self).contains("\r\n\r\n") { complete = true; break }
         }
+        // Out of time before the request arrived: nothing to answer.
+        guard complete || deadline.timeIntervalSinceNow > 0 else { return }
         let firstLine = String(decoding: head, as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
         let parts = firstLine.split(separator: " ")
         let (status, body, type): (String, String, String)
@@ -96,8 +117,9 @@ struct Exporter {
         var out = Array(response.utf8)
         if parts.first != "HEAD" { out += bytes }
         var sent = 0
-        while sent < out.count {
+        while sent < out.count, Exporter.ready(client, Int32(POLLOUT), by: deadline) {
             let n = out[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && (errno == EAGAIN || errno == EINTR) { continue }
             if n <= 0 { break }
             sent += n
         }

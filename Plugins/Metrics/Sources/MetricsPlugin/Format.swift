@@ -32,9 +32,10 @@ enum Format {
         return "\(t) s"
     }
 
+    /// s padded (or cut) to width display columns.
     static func pad(_ s: String, _ width: Int, right: Bool = false) -> String {
-        let n = s.count
-        guard n < width else { return String(s.prefix(width)) }
+        let n = TerminalText.columns(s)
+        guard n < width else { return TerminalText.fit(s, width) }
         return right ? String(repeating: " ", count: width - n) + s : s + String(repeating: " ", count: width - n)
     }
 
@@ -77,6 +78,7 @@ enum Format {
                 lines.append("  \(pad(String(x.pid), 8, right: true))  \(pad(percent(x.cpuPercent), 8, right: true))  \(pad(bytes(x.rssBytes), 10, right: true))  \(x.name)")
             }
         }
-        return lines.joined(separator: "\n")
+        // Remote text (names, mount points, reasons) cannot move the cursor or clear the screen.
+        return lines.map(TerminalText.clean).joined(separator: "\n")
     }
 }

@@ -42,8 +42,11 @@ struct MetricsCommand {
             case "pause", "resume": return try one(args, sub) { m in
                 var m = m
                 m.paused = sub == "pause"
+                // resume also retries a failed monitor (watch and serve see the count change).
+                if !m.paused { m.resumes = (m.resumes ?? 0) + 1 }
                 try monitors.save(m)
                 Samplers.find(m.host)?.setPaused(m.paused)
+                if !m.paused { Samplers.find(m.host)?.retry() }
                 return sub == "pause" ? "Paused monitor '\(m.host)'." : "Resumed monitor '\(m.host)'."
             } lookup: { try monitors.find($0) }
             case "move":
@@ -142,13 +145,21 @@ struct MetricsCommand {
             report = HostReport(host: name, state: .paused, interval: Double(saved!.interval))
         } else {
             guard let transport = transport() else { return 1 }
-            let sampler = Samplers.acquire(name, config: saved?.config ?? .init(), transport: transport,
+            // Every second whatever the saved interval: show needs two samples within its
+            // 30 s. (A sampler already running in this process is used as it is.)
+            var config = saved?.config ?? .init()
+            config.interval = 1
+            let sampler = Samplers.acquire(name, config: config, transport: transport,
                                            scene: invocation.scene, paused: false, details: true)
             // One-shot: the first failure is the answer (the sampler would retry, show does not wait).
             report = sampler.wait(timeout: 30) { r in
                 if case .failed = r.state { return true }
                 return r.state == .live && r.processes != nil
             }
+            // Done with it: details off, and the sampler stops once it has been unused for
+            // Samplers.showLinger seconds (Docs/Metrics.md).
+            sampler.observeDetails(false)
+            Samplers.release(sampler, linger: Samplers.showLinger)
         }
         let now = Date().timeIntervalSince1970
         invocation.print(invocation.jsonOutput ? SnapshotJSON.render(report, now: now).text : Format.report(report, now: now))

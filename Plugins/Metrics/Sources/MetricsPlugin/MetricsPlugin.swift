@@ -10,6 +10,8 @@ final class MetricsFeature: Feature {
         id: "org.termhost.metrics", version: "0.1.0", displayName: "Metrics",
         summary: "Live server metrics over SSH: monitors, a terminal dashboard and a Prometheus endpoint.",
         order: 300,
+        // ABI.md: a consumer of a feature-provided service is ordered after its provider.
+        after: ["org.termhost.ssh"],
         requiresServices: ["termhost.store/1", "org.termhost.ssh.transport/1"],
         providesServices: ["org.termhost.metrics.snapshot/1"],
         commands: [Command("metrics", summary: "Server metrics: add, rm, list, pause, resume, move, show, watch, serve",
@@ -26,8 +28,15 @@ final class MetricsFeature: Feature {
 
     /// NOTES §5: in background nothing samples; connections close (and with them the SSH
     /// plugin's sessions) and reopen on foreground.
-    func background() { Samplers.setSleeping(true) }
-    func foreground() { Samplers.setSleeping(false) }
+    /// The dashboard gives the terminal back first: the process stops right after this.
+    func background() {
+        TerminalScreen.suspend()
+        Samplers.setSleeping(true)
+    }
+    func foreground() {
+        TerminalScreen.resume()
+        Samplers.setSleeping(false)
+    }
     func expire() { Samplers.setSleeping(true) }
 
     func shutdown() {

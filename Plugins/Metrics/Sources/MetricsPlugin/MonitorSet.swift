@@ -12,6 +12,9 @@ final class MonitorSet {
     let details: Bool
     private(set) var samplers: [Sampler] = []
     private var lastSync = Date.distantPast
+    /// What the last sync saw, per host: only a change is passed on to the sampler.
+    private var pausedFlags: [String: Bool] = [:]
+    private var resumes: [String: Int] = [:]
 
     init(explicit: [String], monitors: MonitorStore, transport: Transport, scene: UInt64, details: Bool) {
         self.explicit = explicit
@@ -22,6 +25,8 @@ final class MonitorSet {
     }
 
     /// Re-reads the saved monitors at most every 2 s. [the command's thread]
+    /// A sampler hears only about changes: pause and resume flips, and a new `metrics resume`
+    /// (which retries a failed host at once); re-reading the same state does nothing to it.
     func sync(force: Bool = false) {
         guard force || Date().timeIntervalSince(lastSync) >= 2 else { return }
         lastSync = Date()
@@ -30,23 +35,37 @@ final class MonitorSet {
             : explicit.map { h in (h, saved.first { $0.host == h }) }
         var next: [Sampler] = []
         for (host, m) in wanted {
-            let existing = samplers.first { $0.host == host }
-            let s = existing ?? Samplers.acquire(host, config: m?.config ?? .init(), transport: transport, scene: scene,
-                                                 paused: m?.paused ?? false, details: details)
-            s.setPaused(m?.paused ?? false)
-            next.append(s)
+            let paused = m?.paused ?? false
+            if let s = samplers.first(where: { $0.host == host }) {
+                if pausedFlags[host] != paused { s.setPaused(paused) }
+                if (m?.resumes ?? 0) != resumes[host] { s.retry() }
+                next.append(s)
+            } else {
+                next.append(Samplers.acquire(host, config: m?.config ?? .init(), transport: transport, scene: scene,
+                                             paused: paused, details: details))
+            }
+            pausedFlags[host] = paused
+            resumes[host] = m?.resumes ?? 0
         }
-        // Removed monitors: their samplers stop (and their connections close).
+        // Removed monitors: their samplers stop (and their connections close) unless another
+        // output of this process still uses them.
         for s in samplers where !next.contains(where: { $0 === s }) {
             if details { s.observeDetails(false) }
-            Samplers.remove(s.host)
+            Samplers.release(s)
+            pausedFlags[s.host] = nil
+            resumes[s.host] = nil
         }
         samplers = next
     }
 
     var reports: [HostReport] { samplers.map(\.report) }
 
+    /// The output ends: its samplers stop unless another output of this process uses them.
     func release() {
-        if details { for s in samplers { s.observeDetails(false) } }
+        for s in samplers {
+            if details { s.observeDetails(false) }
+            Samplers.release(s)
+        }
+        samplers = []
     }
 }

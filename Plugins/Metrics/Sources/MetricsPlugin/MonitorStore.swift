@@ -10,6 +10,9 @@ struct Monitor: Codable, Equatable, Sendable {
     var paused: Bool = false
     var interval: Int = 1
     var interfaces: [String]? = nil
+    /// Counts `metrics resume`: a change tells running outputs (watch, serve, in any process)
+    /// to retry the host now, even after "auth needed" or a host key failure.
+    var resumes: Int? = nil
 
     var config: Sampler.Config { Sampler.Config(interval: interval, interfaces: interfaces) }
 }

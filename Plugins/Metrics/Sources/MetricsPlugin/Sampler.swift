@@ -27,11 +27,20 @@ final class Sampler: @unchecked Sendable {
     private struct Control {
         var paused = false, sleeping = false, stopped = false, retryNow = false
         var detailObservers = 0
+        /// Set by start() (under the lock: start and stop run on different threads).
+        var started = false
         var report: HostReport
+
+        /// What the thread acts on; a change that leaves this equal does not wake it.
+        var relevant: [Bool] { [paused, sleeping, stopped, retryNow, detailObservers > 0] }
     }
     private let control: Mutex<Control>
+    /// The wake channel: a socketpair made close-on-exec and non-blocking atomically (like
+    /// pipe2(O_CLOEXEC | O_NONBLOCK), which Glibc's Swift module does not export), so no
+    /// child of another thread inherits it. -1 when that failed: then the thread notices
+    /// changes by polling every second instead. Closed in deinit only: as long as anyone can
+    /// call change(), the descriptors are this sampler's and no other file's.
     private let wake: (read: Int32, write: Int32)
-    private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
 
     /// Retry delays after a retryable failure (NOTES §8's recovery steps).
@@ -45,16 +54,21 @@ final class Sampler: @unchecked Sendable {
         var report = HostReport(host: host, state: paused ? .paused : .connecting, interval: Double(config.interval))
         report.state = paused ? .paused : .connecting
         control = Mutex(Control(paused: paused, report: report))
-        var fds: [Int32] = [0, 0]
-        _ = pipe(&fds)
-        for fd in fds { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        wake = (fds[0], fds[1])
+        var fds: [Int32] = [-1, -1]
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        wake = socketpair(AF_UNIX, type, 0, &fds) == 0 ? (fds[0], fds[1]) : (-1, -1)
     }
 
+    deinit {
+        if wake.read >= 0 { close(wake.read) }
+        if wake.write >= 0 { close(wake.write) }
+    }
+
+    /// Starts the thread (once). The thread holds the sampler until it ends.
     func start() {
+        guard control.withLock({ c -> Bool in defer { c.started = true }; return !c.started }) else { return }
         let t = Thread { [self] in run(); finished.signal() }
         t.name = "metrics \(host)"
-        thread = t
         t.start()
     }
 
@@ -62,15 +76,20 @@ final class Sampler: @unchecked Sendable {
 
     var report: HostReport { control.withLock { $0.report } }
 
-    func setPaused(_ on: Bool) { change { $0.paused = on; if !on { $0.retryNow = true } } }
-    func setSleeping(_ on: Bool) { change { $0.sleeping = on; if !on { $0.retryNow = true } } }
+    /// Only a change of the flag does anything: calling it with the current value (as every
+    /// store sync does) neither wakes the thread nor cuts a failed monitor's wait short.
+    func setPaused(_ on: Bool) { change { if $0.paused != on { $0.paused = on; if !on { $0.retryNow = true } } } }
+    func setSleeping(_ on: Bool) { change { if $0.sleeping != on { $0.sleeping = on; if !on { $0.retryNow = true } } } }
+    /// The user acted (`metrics resume`): a failed monitor tries again now, even after
+    /// "auth needed" or "host key changed".
+    func retry() { change { $0.retryNow = true } }
     /// Details (processes, filesystems) are collected while at least one observer wants them.
     func observeDetails(_ on: Bool) { change { $0.detailObservers = max(0, $0.detailObservers + (on ? 1 : -1)) } }
 
     /// Ends the thread and waits for it (bounded: the SSH plugin's close is bounded too).
     func stop(wait seconds: Double = 3) {
         requestStop()
-        if thread != nil { _ = finished.wait(timeout: .now() + seconds) }
+        if control.withLock({ $0.started }) { _ = finished.wait(timeout: .now() + seconds) }
     }
 
     /// Asks the thread to end without waiting (so many samplers stop in parallel).
@@ -84,8 +103,14 @@ final class Sampler: @unchecked Sendable {
         return r
     }
 
+    /// Applies body; wakes the thread only when something it acts on changed.
     private func change(_ body: (inout Control) -> Void) {
-        control.withLock { body(&$0) }
+        let changed = control.withLock { c -> Bool in
+            let before = c.relevant
+            body(&c)
+            return c.relevant != before
+        }
+        guard changed, wake.write >= 0 else { return }
         var b: UInt8 = 1
         _ = Glibc.write(wake.write, &b, 1)
     }
@@ -103,7 +128,7 @@ final class Sampler: @unchecked Sendable {
             if c.stopped { break }
             if c.paused || c.sleeping {
                 setState(c.paused ? .paused : .sleeping)
-                waitForChange(nil)
+                waitForChange(nil) { $0.stopped || $0.paused != c.paused || $0.sleeping != c.sleeping || $0.retryNow }
                 continue
             }
             setState(.connecting)
@@ -117,23 +142,36 @@ final class Sampler: @unchecked Sendable {
             guard case .failed(let f) = outcome else { continue }
             if control.withLock({ $0.stopped || $0.paused || $0.sleeping }) { continue }
             setState(.failed(f))
-            // Auth and trust failures wait for the user (resume); the others retry.
-            waitForChange(f.retryable ? Sampler.backoff[min(attempt, Sampler.backoff.count - 1)] : nil)
+            // Auth and trust failures wait for the user (resume); the others retry after
+            // 1, 2, 5, 10, then every 30 s. Only stop, pause, sleep or a retry request end
+            // the wait early: other wakes (details observers, repeated syncs) do not.
+            waitForChange(f.retryable ? Sampler.backoff[min(attempt, Sampler.backoff.count - 1)] : nil) {
+                $0.stopped || $0.paused || $0.sleeping || $0.retryNow
+            }
             attempt += 1
         }
         setState(.paused)
-        close(wake.read)
-        close(wake.write)
     }
 
-    /// Blocks until a control change (or the timeout, in seconds).
-    private func waitForChange(_ timeout: Double?) {
-        var pfd = pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)
-        _ = poll(&pfd, 1, timeout.map { Int32($0 * 1000) } ?? -1)
-        drainWake()
+    /// Blocks until `done` holds for the control state (checked on every wake, and at least
+    /// every second), or the timeout in seconds.
+    private func waitForChange(_ timeout: Double?, until done: (Control) -> Bool) {
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
+        while !control.withLock({ done($0) }) {
+            var slice: Int32 = 1000
+            if let deadline {
+                let left = deadline.timeIntervalSinceNow
+                if left <= 0 { return }
+                slice = Int32(min(1000, max(1, (left * 1000).rounded(.up))))
+            }
+            var pfd = pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)
+            _ = poll(&pfd, 1, slice)
+            drainWake()
+        }
     }
 
     private func drainWake() {
+        guard wake.read >= 0 else { return }
         var buf = [UInt8](repeating: 0, count: 64)
         while Glibc.read(wake.read, &buf, buf.count) > 0 {}
     }
@@ -143,14 +181,16 @@ final class Sampler: @unchecked Sendable {
         var previous: RawSample? = nil
         while true {
             let details = control.withLock { $0.detailObservers > 0 }
-            let command = SamplerScript.command(interval: config.interval, details: details)
+            // A fresh nonce per run: remote text cannot forge this run's markers.
+            let nonce = SamplerScript.newNonce()
+            let command = SamplerScript.command(interval: config.interval, details: details, nonce: nonce)
             let fd: Int32
             switch transport.openExec(connection, command) {
             case .failure(let f): return .failed(f)
             case .success(let v): fd = v
             }
             if previous == nil { setState(.collecting) }
-            let result = read(fd, details: details, previous: &previous, resetAttempts: resetAttempts)
+            let result = read(fd, nonce: nonce, details: details, previous: &previous, resetAttempts: resetAttempts)
             shutdown(fd, Int32(SHUT_WR))   // the remote loop ends on end-of-file
             close(fd)
             switch result {
@@ -163,20 +203,20 @@ final class Sampler: @unchecked Sendable {
 
     private enum ReadEnd { case control, detailsChanged, failed(MonitorState.Failure) }
 
-    private func read(_ fd: Int32, details: Bool, previous: inout RawSample?, resetAttempts: () -> Void) -> ReadEnd {
-        var parser = FrameParser()
+    private func read(_ fd: Int32, nonce: String, details: Bool, previous: inout RawSample?, resetAttempts: () -> Void) -> ReadEnd {
+        var parser = FrameParser(nonce: nonce)
         var buffer = [UInt8](repeating: 0, count: 65536)
         var lastFrame = Date()
         let silence = max(3.0 * Double(config.interval), 10) + 5
         while true {
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
             _ = poll(&fds, 2, 1000)
-            if fds[1].revents != 0 {
-                drainWake()
-                let c = control.withLock { $0 }
-                if c.stopped || c.paused || c.sleeping { return .control }
-                if (c.detailObservers > 0) != details { return .detailsChanged }
-            }
+            // Checked on every pass, not only on a wake: without a wake pipe this is how a
+            // change is seen (within a second).
+            if fds[1].revents != 0 { drainWake() }
+            let (halt, detailsNow) = control.withLock { ($0.stopped || $0.paused || $0.sleeping, $0.detailObservers > 0) }
+            if halt { return .control }
+            if detailsNow != details { return .detailsChanged }
             if fds[0].revents != 0 {
                 let n = Glibc.read(fd, &buffer, buffer.count)
                 if n <= 0 {

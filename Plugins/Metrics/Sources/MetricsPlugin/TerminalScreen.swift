@@ -3,29 +3,82 @@ import Synchronization
 
 /// The dashboard's terminal: the alternate screen, no echo, keys one at a time (ISIG stays
 /// on, so Ctrl-C and Ctrl-Z are still signals that the host maps to shutdown and background).
-/// The saved state is process-wide so the feature's shutdown() (SIGINT, SIGTERM, SIGHUP) can
-/// restore the terminal too: every exit path leaves it as it was.
+/// The state is process-wide so the feature's lifecycle can reach it from any thread:
+/// background (Ctrl-Z) leaves the alternate screen and raw mode and shows the cursor before
+/// the process stops, foreground re-enters and asks for a redraw, shutdown (SIGINT, SIGTERM,
+/// SIGHUP) restores. Frames are written under the same lock and only while "entered", so no
+/// frame lands on the restored screen: every exit path leaves the terminal as it was.
 enum TerminalScreen {
-    private static let saved = Mutex<(fd: Int32, out: Int32, termios: termios)?>(nil)
+    private struct State {
+        var input: Int32, output: Int32
+        var saved: termios
+        /// In the alternate screen and raw mode now (false while in background).
+        var entered: Bool
+        /// Set on foreground: the dashboard clears and redraws at once.
+        var redraw: Bool
+    }
+    private static let state = Mutex<State?>(nil)
 
     static func enter(input: Int32, output: Int32) {
         var t = termios()
         guard tcgetattr(input, &t) == 0 else { return }
-        saved.withLock { $0 = (input, output, t) }
-        var raw = t
+        state.withLock { s in
+            s = State(input: input, output: output, saved: t, entered: false, redraw: false)
+            enterLocked(&s!)
+        }
+    }
+
+    private static func enterLocked(_ s: inout State) {
+        var raw = s.saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         raw.c_cc.6 = 1   // VMIN
         raw.c_cc.5 = 0   // VTIME
-        tcsetattr(input, TCSANOW, &raw)
-        write(output, "\u{1b}[?1049h\u{1b}[?25l\u{1b}[H\u{1b}[2J")
+        tcsetattr(s.input, TCSANOW, &raw)
+        write(s.output, "\u{1b}[?1049h\u{1b}[?25l\u{1b}[H\u{1b}[2J")
+        s.entered = true
     }
 
-    /// Idempotent; safe from any thread.
+    private static func restoreLocked(_ s: inout State) {
+        guard s.entered else { return }
+        var t = s.saved
+        tcsetattr(s.input, TCSANOW, &t)
+        write(s.output, "\u{1b}[?25h\u{1b}[?1049l")
+        s.entered = false
+    }
+
+    /// Background (Ctrl-Z): the shell gets its screen back while we are stopped.
+    static func suspend() { state.withLock { s in if s != nil { restoreLocked(&s!) } } }
+
+    /// Foreground: back to the dashboard (the terminal may have changed meanwhile: the
+    /// settings to restore later are read again).
+    static func resume() {
+        state.withLock { s in
+            guard s != nil, !s!.entered else { return }
+            var t = termios()
+            if tcgetattr(s!.input, &t) == 0 { s!.saved = t }
+            enterLocked(&s!)
+            s!.redraw = true
+        }
+    }
+
+    /// Idempotent; safe from any thread. Nothing is drawn after it.
     static func leave() {
-        guard let s = saved.withLock({ v -> (fd: Int32, out: Int32, termios: termios)? in defer { v = nil }; return v }) else { return }
-        var t = s.termios
-        tcsetattr(s.fd, TCSANOW, &t)
-        write(s.out, "\u{1b}[?25h\u{1b}[?1049l")
+        state.withLock { s in
+            if s != nil { restoreLocked(&s!) }
+            s = nil
+        }
+    }
+
+    /// Whether a redraw was asked for since the last call (foreground).
+    static func takeRedraw() -> Bool {
+        state.withLock { s in defer { s?.redraw = false }; return s?.redraw ?? false }
+    }
+
+    static var redrawPending: Bool { state.withLock { $0?.redraw ?? false } }
+
+    /// Writes a frame if the dashboard is on screen now (not in background, not restored).
+    static func draw(_ text: String) {
+        state.withLock { s in if let s, s.entered { write(s.output, text) } }
     }
 
     /// Columns and rows of the terminal on fd (80x24 when it is not one).

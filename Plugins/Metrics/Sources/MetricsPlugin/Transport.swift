@@ -24,7 +24,8 @@ struct Transport: @unchecked Sendable {
         var err = termhostEmptyError()
         let rc = vtable.pointee.open(host.raw, scene, destination, &connection, &err)
         guard rc == Int32(TERMHOST_OK), let connection else {
-            return .failure(Transport.classify(rc, termhostErrorMessage(err)))
+            return .failure(FailureText.open(denied: rc == Int32(TERMHOST_ERR_DENIED), message: termhostErrorMessage(err),
+                                              host: destination, code: rc))
         }
         return .success(connection)
     }
@@ -33,30 +34,9 @@ struct Transport: @unchecked Sendable {
         var fd: Int32 = -1
         var err = termhostEmptyError()
         let rc = vtable.pointee.open_exec!(connection, command, &fd, &err)
-        guard rc == Int32(TERMHOST_OK) else { return .failure(.unreachable(termhostErrorMessage(err))) }
+        guard rc == Int32(TERMHOST_OK) else { return .failure(FailureText.exec(message: termhostErrorMessage(err))) }
         return .success(fd)
     }
 
     func close(_ connection: OpaquePointer) { vtable.pointee.close(connection) }
-
-    /// Maps the transport's error to an actionable state. DENIED is a refused host key or
-    /// refused credentials: retrying cannot help until the user acts.
-    static func classify(_ rc: Int32, _ message: String) -> MonitorState.Failure {
-        let lines = message.split(separator: "\n").map(String.init)
-        let summary = lines.suffix(2).joined(separator: " ")
-        if rc == Int32(TERMHOST_ERR_DENIED) {
-            if message.contains("Host key verification failed") || message.contains("host key")
-                || message.contains("HOST IDENTIFICATION HAS CHANGED") {
-                // The SSH plugin's warning is long (and cut at the error's fixed size): keep
-                // its verdict and the offending known_hosts line when they made it through.
-                let offending = lines.first { $0.hasPrefix("Offending") }.map { " (\($0))" } ?? ""
-                if message.contains("HAS CHANGED") || message.contains("has changed") {
-                    return .hostKeyChanged("the server's host key does not match the one in known_hosts\(offending)")
-                }
-                return .hostKeyChanged(lines.last { $0.contains("Host key verification failed") } ?? summary)
-            }
-            return .authNeeded(summary)
-        }
-        return .unreachable(summary.isEmpty ? "error \(rc)" : summary)
-    }
 }

@@ -5,7 +5,8 @@
  * samplers already know. The service cannot add monitors, start or steer sampling, turn on
  * process collection or see anything about authentication: a host with no sampler running in
  * this process is TERMHOST_ERR_NOT_FOUND. Declare "org.termhost.metrics.snapshot/1" in
- * requires_services and look it up with host->get_service(host, TERMHOST_METRICS_SNAPSHOT).
+ * requires_services, add "org.termhost.metrics" to after (ABI.md: a required service does not
+ * order features), and look it up with host->get_service(host, TERMHOST_METRICS_SNAPSHOT).
  *
  * Snapshot JSON (UTF-8, one object; Docs/Metrics.md lists every field):
  *   {"host":"web1","state":"live","reason":null,"now":"2026-11-29T14:31:58.250Z",
@@ -35,14 +36,20 @@ typedef struct termhost_metrics_snapshot {   /* implemented by the Metrics plugi
    uint32_t struct_size;
 
    /* Calls sink once with a JSON array of the host names that have a sampler in this process,
-    * in monitor order (e.g. ["web1","db"]; [] when none). The data is valid during the sink
-    * call only. [any-thread] */
+    * sorted by name (byte order of the UTF-8 names, not the monitor list's order; e.g.
+    * ["db","web1"]; [] when none). data is UTF-8 JSON of exactly size bytes, NOT
+    * NUL-terminated, valid during the sink call only (copy it to keep it). err may be NULL
+    * (no message is written then); on failure *err (if given) holds the code and message.
+    * [any-thread] */
    termhost_status (*list_hosts)(termhost_value_sink sink, void *user, termhost_error_t *err);
 
    /* Calls sink once with the JSON snapshot of host (a monitor's host, as `termhost metrics
-    * list` shows it). host: UTF-8, borrowed for the call. The data is valid during the sink call
-    * only. TERMHOST_ERR_NOT_FOUND (message names the host) when no sampler for it runs in this
-    * process; TERMHOST_ERR_INVALID_ARGUMENT for NULL arguments. [any-thread] */
+    * list` shows it). host: NUL-terminated UTF-8, borrowed for the call. data is UTF-8 JSON of
+    * exactly size bytes, NOT NUL-terminated, valid during the sink call only. err may be NULL.
+    * TERMHOST_ERR_NOT_FOUND (message names the host) when no sampler for it runs in this
+    * process (sink is not called); TERMHOST_ERR_INVALID_ARGUMENT for a NULL host or sink.
+    * A sampler that `termhost metrics show` started lingers 30 s after show returns, then
+    * stops unless watch, serve or another show uses it. [any-thread] */
    termhost_status (*get_snapshot)(const char *host, termhost_value_sink sink, void *user, termhost_error_t *err);
 } termhost_metrics_snapshot_t;
 
