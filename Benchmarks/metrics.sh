@@ -8,39 +8,14 @@
 # Usage: Benchmarks/metrics.sh [--debug] [seconds]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${1:-}" = "--debug" ]; then shift; Scripts/stage.sh .build/bench-metrics >/dev/null
-else Scripts/stage.sh --release .build/bench-metrics >/dev/null; fi
+bench_debug=0
+if [ "${1:-}" = "--debug" ]; then shift; bench_debug=1; fi
 seconds=${1:-30}
-termhost=$PWD/.build/bench-metrics/bin/termhost
-work=$(mktemp -d)
 serve_pid=
-trap '[ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null; kill $(cat "$work/sshd.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
-export HOME=$work/home XDG_DATA_HOME=$work/data XDG_CACHE_HOME=$work/cache XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state
-export TERMHOST_POLICY=$work/none.json
-unset SSH_AUTH_SOCK
-mkdir -p "$HOME/.ssh"
-ssh-keygen -q -t ed25519 -N "" -f "$work/host_key"
-ssh-keygen -q -t ed25519 -N "" -f "$HOME/.ssh/id_ed25519"
-cp "$HOME/.ssh/id_ed25519.pub" "$work/authorized_keys"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/sshd_config" <<CFG
-Port $port
-ListenAddress 127.0.0.1
-HostKey $work/host_key
-PidFile $work/sshd.pid
-AuthorizedKeysFile $work/authorized_keys
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-MaxSessions 100
-MaxStartups 100
-CFG
-[ "$(id -u)" -eq 0 ] && mkdir -p /run/sshd
-/usr/sbin/sshd -f "$work/sshd_config" -E "$work/sshd.log"
-sleep 0.5
-echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$work/host_key.pub")" > "$HOME/.ssh/known_hosts"
-user=$(id -un)
+bench_cleanup='[ -z "$serve_pid" ] || kill "$serve_pid" 2>/dev/null || true'
+# 50 sessions at once on one sshd.
+sshd_extra=$'MaxSessions 100\nMaxStartups 100'
+source Benchmarks/sshd-env.sh
 
 # 1. Remote cost: the loop body N times in sh, CPU of sh and its children (rusage).
 n=500

@@ -2,10 +2,14 @@
 # offering only aes128-ctr and hmac-sha2-256 (libssh2 1.10 has no AES-GCM or chacha20, so both
 # clients use the same cipher and MAC), and sets up OpenSSH client options for the same server.
 # Sets: termhost, work, port, user, ssh_opts (ssh), sftp_opts (sftp), and an EXIT trap.
-Scripts/stage.sh --release .build/bench-termhost >/dev/null
+# Optional, set before sourcing: bench_debug=1 (stage a debug build), sshd_extra (more
+# sshd_config lines), bench_cleanup (shell code the EXIT trap runs first).
+if [ "${bench_debug:-0}" = 1 ]; then Scripts/stage.sh .build/bench-termhost >/dev/null
+else Scripts/stage.sh --release .build/bench-termhost >/dev/null; fi
 termhost=$PWD/.build/bench-termhost/bin/termhost
 work=$(mktemp -d)
-trap 'kill $(cat "$work/sshd.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'eval "${bench_cleanup:-}" || true; kill $(cat "$work/sshd.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+unset SSH_AUTH_SOCK
 export HOME=$work/home XDG_DATA_HOME=$work/data XDG_CACHE_HOME=$work/cache XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state
 export TERMHOST_POLICY=$work/none.json
 mkdir -p "$HOME/.ssh"
@@ -26,6 +30,7 @@ KbdInteractiveAuthentication no
 Ciphers aes128-ctr
 MACs hmac-sha2-256
 Subsystem sftp /usr/lib/openssh/sftp-server
+${sshd_extra:-}
 CFG
 [ "$(id -u)" -eq 0 ] && mkdir -p /run/sshd
 /usr/sbin/sshd -f "$work/sshd_config" -E "$work/sshd.log"

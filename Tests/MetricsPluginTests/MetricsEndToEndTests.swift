@@ -14,7 +14,7 @@ import TestSupport
     @Test func showJSONIsLiveAndConsistentWithLocalProcfs() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try MetricsHarness(dir: dir)
+        let h = try SSHHarness.metrics(dir: dir)
         defer { h.server.stop() }
         // A saved interval of 40 s: show still samples every second (two samples within its 30 s).
         try h.termhost(["metrics", "add", h.target, "--interval", "40"])
@@ -53,7 +53,7 @@ import TestSupport
     @Test func monitorsAreAddedListedMovedPausedResumedAndRemoved() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try MetricsHarness(dir: dir)
+        let h = try SSHHarness.metrics(dir: dir)
         defer { h.server.stop() }
         #expect(try h.termhost(["metrics", "add", "web1"]).stdout == "Added monitor 'web1'.\n")
         #expect(try h.termhost(["metrics", "add", "db", "--interval", "5", "--interface", "eth0"]).status == 0)
@@ -85,7 +85,7 @@ import TestSupport
     @Test func refusedCredentialsAndAChangedHostKeyAreActionableFailures() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try MetricsHarness(dir: dir, authorize: false)
+        let h = try SSHHarness.metrics(dir: dir, authorize: false)
         defer { h.server.stop() }
         let auth = try h.termhost(["--non-interactive", "metrics", "show", h.target, "--json"])
         #expect(auth.status == 1)
@@ -114,7 +114,7 @@ import TestSupport
     @Test func aMonitorNeedingAuthWaitsForTheUserAndRetriesOnResume() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try MetricsHarness(dir: dir, authorize: false)
+        let h = try SSHHarness.metrics(dir: dir, authorize: false)
         defer { h.server.stop() }
         try h.termhost(["metrics", "add", h.target])
         let serve = try Background(Paths.termhost, ["metrics", "serve", "--listen", "127.0.0.1:0"], environment: h.environment)
@@ -142,7 +142,7 @@ import TestSupport
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         // The server runs /bin/false whatever is asked: the loop never starts.
-        let h = try MetricsHarness(dir: dir, serverConfig: "ForceCommand /bin/false")
+        let h = try SSHHarness.metrics(dir: dir, serverConfig: "ForceCommand /bin/false")
         defer { h.server.stop() }
         let failing = try h.termhost(["metrics", "show", h.target, "--json"])
         #expect(failing.status == 1)
@@ -155,7 +155,7 @@ import TestSupport
         // "command failed", not "unreachable" (the host answered).
         let other = TemporaryDirectory()
         defer { other.remove() }
-        let noSessions = try MetricsHarness(dir: other, serverConfig: "MaxSessions 0")
+        let noSessions = try SSHHarness.metrics(dir: other, serverConfig: "MaxSessions 0")
         defer { noSessions.server.stop() }
         let refused = try noSessions.termhost(["metrics", "show", noSessions.target])
         #expect(refused.status == 1)
@@ -174,7 +174,7 @@ import TestSupport
     @Test func serveExposesStrictPrometheusTextAndSleepsInBackground() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try MetricsHarness(dir: dir)
+        let h = try SSHHarness.metrics(dir: dir)
         defer { h.server.stop() }
         try h.termhost(["metrics", "add", h.target])
         try h.termhost(["metrics", "add", "idle", "--interval", "2"])
@@ -250,7 +250,7 @@ import TestSupport
     @Test func theDashboardDrawsResizesAndRestoresTheTerminal() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try MetricsHarness(dir: dir)
+        let h = try SSHHarness.metrics(dir: dir)
         defer { h.server.stop() }
         try h.termhost(["metrics", "add", h.target])
         var env = h.environment
@@ -292,7 +292,7 @@ import TestSupport
     @Test func ctrlZGivesTheTerminalBackAndFgRedrawsTheDashboard() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try MetricsHarness(dir: dir)
+        let h = try SSHHarness.metrics(dir: dir)
         defer { h.server.stop() }
         var env = h.environment
         env["TERM"] = "xterm-256color"
@@ -323,7 +323,7 @@ import TestSupport
     @Test func remoteTextWithControlCharactersIsShownCleaned() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try MetricsHarness(dir: dir)
+        let h = try SSHHarness.metrics(dir: dir)
         defer { h.server.stop() }
         // A busy process whose name (comm) holds an escape sequence and a bell.
         let evil = Process()
@@ -346,7 +346,7 @@ import TestSupport
     @Test func anotherPluginReadsSnapshotsThroughTheCABI() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try MetricsHarness(dir: dir)
+        let h = try SSHHarness.metrics(dir: dir)
         defer { h.server.stop() }
         let plugin = h.plugins + "/snapcheck"
         try FileManager.default.createDirectory(atPath: plugin, withIntermediateDirectories: true)

@@ -2,38 +2,14 @@ import Foundation
 @testable import MetricsCore
 import TestSupport
 
-/// A scratch home with a trusted key, the SSH and Metrics plugins (as SwiftPM built them) on
-/// the plugin path, and a real OpenSSH sshd on loopback.
-struct MetricsHarness {
-    let dir: TemporaryDirectory
-    let home: String
-    let plugins: String
-    let key: UserKey
-    let server: SSHServer
-
-    init(dir: TemporaryDirectory, authorize: Bool = true, trustServer: Bool = true, serverConfig: String = "") throws {
-        self.dir = dir
-        home = dir.sub("home")
-        plugins = dir.sub("plugins")
-        try Fixtures.sshPlugin(in: plugins)
-        _ = try Fixtures.bundle("libMetricsPlugin.so", manifest: "Plugins/Metrics/manifest.json", as: "org.termhost.metrics", in: plugins)
-        key = try UserKey(in: home + "/.ssh", name: "id_ed25519")
-        server = try SSHServer(in: dir, authorizedKeys: authorize ? [key.publicLine] : [], extraConfig: serverConfig)
-        if trustServer { _ = dir.write("home/.ssh/known_hosts", server.knownHostsLine + "\n") }
-    }
-
-    var environment: [String: String] {
-        var env = Fixtures.environment(dir, pluginPath: plugins)
-        env["HOME"] = home
-        env.removeValue(forKey: "SSH_AUTH_SOCK")
-        return env
-    }
-
-    var target: String { "\(NSUserName())@127.0.0.1:\(server.port)" }
-
-    @discardableResult
-    func termhost(_ args: [String], stdin: String? = nil, timeout: Double = 60) throws -> Shell.Result {
-        try Shell.run(Paths.termhost, args, environment: environment, stdin: stdin, timeout: timeout)
+extension SSHHarness {
+    /// The SSH harness (scratch home, trusted key, real sshd) with the Metrics plugin beside
+    /// the SSH plugin.
+    static func metrics(dir: TemporaryDirectory, authorize: Bool = true, trustServer: Bool = true,
+                        serverConfig: String = "") throws -> SSHHarness {
+        let h = try SSHHarness(dir: dir, trustServer: trustServer, authorize: authorize, serverConfig: serverConfig)
+        _ = try Fixtures.bundle("libMetricsPlugin.so", manifest: "Plugins/Metrics/manifest.json", as: "org.termhost.metrics", in: h.plugins)
+        return h
     }
 }
 

@@ -32,8 +32,8 @@ public struct SSHHarness {
     public var target: String { "\(NSUserName())@127.0.0.1:\(server.port)" }
 
     @discardableResult
-    public func termhost(_ args: [String], stdin: String? = nil) throws -> Shell.Result {
-        try Shell.run(Paths.termhost, args, environment: environment, stdin: stdin, timeout: 60)
+    public func termhost(_ args: [String], stdin: String? = nil, timeout: Double = 60) throws -> Shell.Result {
+        try Shell.run(Paths.termhost, args, environment: environment, stdin: stdin, timeout: timeout)
     }
 
     public var knownHosts: String { (try? String(contentsOfFile: home + "/.ssh/known_hosts", encoding: .utf8)) ?? "" }
