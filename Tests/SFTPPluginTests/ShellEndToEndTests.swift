@@ -59,6 +59,26 @@ import TestSupport
         #expect(!Files.exists(remote + "/never"), "the script stopped at the failing rmdir")
     }
 
+    /// On a terminal, a transfer draws a progress bar with its rate and ETA on stderr, then
+    /// leaves the summary line.
+    @Test func aTransferOnATerminalShowsAProgressBarWithRateAndETA() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let remote = dir.sub("remote") + "/bar.bin", local = dir.sub("local")
+        Files.random(remote, bytes: 3 << 20)
+        // 8 Mbit/s: about three seconds, several redraws.
+        let tty = try TmuxSession(command: [Paths.termhost, "sftp", "get", "-l", "8000", "-P", String(h.server.port),
+                                            h.remote(remote), local], environment: h.environment)
+        defer { tty.close() }
+        let drawing = tty.waitFor("ETA")
+        #expect(drawing.contains("bar.bin [") && drawing.contains("/s ETA 0:0") && drawing.contains(" 0/1"), "\(drawing)")
+        let done = tty.waitFor("[exit 0]")
+        #expect(done.contains("downloaded 1 of 1 file, 3.1 MB in "), "\(done)")
+        #expect(Files.sha256(local + "/bar.bin") == Files.sha256(remote))
+    }
+
     @Test func theTerminalLineEditorHasHistoryAndCursorMotion() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
