@@ -40,7 +40,7 @@ final class Pump: ReactorHandler, @unchecked Sendable {
     static let pauseAt = 2 * 1024 * 1024
     static let resumeBelow = 1024 * 1024
     static let quantum = 256 * 1024
-    static let chunk = 64 * 1024
+    static let chunk = 256 * 1024   // one recv can take a whole quantum
 
     final class Side {
         let fd: Int32

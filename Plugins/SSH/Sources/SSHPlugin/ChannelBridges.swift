@@ -1,6 +1,7 @@
 import CLibSSH2
 import Foundation
 import Glibc
+import Synchronization
 
 /// Channels of one connection bridged to local stream sockets, for the transport service's
 /// direct-tcpip, shell and remote-forward calls. Everything here runs on the connection's
@@ -103,14 +104,33 @@ final class ChannelBridges: @unchecked Sendable {
         wakePipe = (fds[0], fds[1])
     }
 
-    deinit { if wakePipe.read >= 0 { close(wakePipe.read); close(wakePipe.write) } }
+    deinit {
+        if wakePipe.read >= 0 { close(wakePipe.read); close(wakePipe.write) }
+        scratch.deallocate()
+    }
 
-    /// Interrupts the pass's poll(). Call before `executor.sync` from another thread; a full
-    /// pipe already means "wake up". [any-thread]
+    /// Interrupts the pass's poll(). Call after `executor.async` from another thread (the
+    /// queued block is then ahead of the pass the wake-up schedules); a full pipe already
+    /// means "wake up". [any-thread]
     func wake() {
         var one: UInt8 = 1
         _ = write(wakePipe.write, &one, 1)
     }
+
+    /// Callers between `approach()` and `arrived()`. While any is on its way, a pass does not
+    /// sleep in poll(): the wake-up byte alone is not enough, because a pass queued before the
+    /// caller's `executor.sync` block can drain it and then sleep up to 1 s ahead of that block.
+    private let approaching = Atomic<Int>(0)
+
+    /// For a caller about to `executor.sync`: wakes the pass loop and keeps it from sleeping
+    /// until the caller's block runs and calls `arrived()`. [any-thread]
+    func approach() {
+        approaching.add(1, ordering: .sequentiallyConsistent)
+        wake()
+    }
+
+    /// The caller's block is running on the executor. [executor]
+    func arrived() { approaching.subtract(1, ordering: .sequentiallyConsistent) }
 
     /// Adds a watcher, opening the sentinel channel on first use. [executor, blocking mode]
     func watch(_ w: Watcher) throws(SSHError) {
@@ -204,6 +224,12 @@ final class ChannelBridges: @unchecked Sendable {
         for w in told { reason.withCString { w.onLost(w.user, $0) } }
     }
 
+    /// SO_SNDBUF and SO_RCVBUF asked for on both ends of a bridge's socket pair.
+    static let socketBuffer: Int32 = 1024 * 1024
+
+    /// Scratch for stderr reads nobody consumes (and the sentinel's reads). [executor]
+    private let scratch = UnsafeMutablePointer<CChar>.allocate(capacity: 4096)
+
     /// Wraps a started channel; returns the caller's end. [executor]
     func bridge(_ channel: OpaquePointer, isShell: Bool) throws(SSHError) -> Int32 {
         var pair: [Int32] = [0, 0]
@@ -212,6 +238,15 @@ final class ChannelBridges: @unchecked Sendable {
             throw SSHError("ssh: socketpair: \(String(cString: strerror(errno)))")
         }
         _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        // The default AF_UNIX buffer (wmem_default, about 208 KiB) holds less than one of our
+        // 256 KiB chunks, so a bulk stream ping-pongs between the caller's thread and this pass
+        // loop on every chunk. Asking for 1 MiB a side (the kernel doubles it, capped by
+        // net.core.wmem_max) lets each wake-up move whole chunks; flow control is unchanged.
+        var size: Int32 = ChannelBridges.socketBuffer
+        for fd in pair {
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         bridges.append(Bridge(channel: channel, fd: pair[0], callerFD: pair[1], isShell: isShell))
         schedule()
         return pair[1]
@@ -298,8 +333,7 @@ final class ChannelBridges: @unchecked Sendable {
         if let sentinel, pending == nil {
             // Reading the sentinel reads the transport; it never carries data itself (and its
             // window is never used up, so the read never sends a window adjust).
-            var scratch = [CChar](repeating: 0, count: 256)
-            let rc = libssh2_channel_read_ex(sentinel, 0, &scratch, scratch.count)
+            let rc = libssh2_channel_read_ex(sentinel, 0, scratch, 256)
             if rc < 0 && ChannelBridges.isFatal(rc) {
                 markLost(lostMessage(Int32(rc)))
                 return
@@ -350,7 +384,8 @@ final class ChannelBridges: @unchecked Sendable {
             }
         }
         // Only timers (keepalive) need a wake-up when no data can move: sleep longer then.
-        _ = poll(&fds, nfds_t(fds.count), bridges.isEmpty && pending == nil ? 1000 : 50)
+        let timeout: Int32 = approaching.load(ordering: .sequentiallyConsistent) > 0 ? 0 : bridges.isEmpty && pending == nil ? 1000 : 50
+        _ = poll(&fds, nfds_t(fds.count), timeout)
         var drained = [UInt8](repeating: 0, count: 64)
         if fds[1].revents != 0 { while read(wakePipe.read, &drained, drained.count) > 0 {} }
         schedule()
@@ -398,8 +433,7 @@ final class ChannelBridges: @unchecked Sendable {
             rc = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), room)
             if rc > 0 { b.inStart = 0; b.inEnd = rc }
         case .stderr(let b):
-            var scratch = [CChar](repeating: 0, count: 4096)
-            rc = libssh2_channel_read_ex(b.channel, 1, &scratch, scratch.count)
+            rc = libssh2_channel_read_ex(b.channel, 1, scratch, 4096)
         case .write(let b):
             rc = libssh2_channel_write_ex(b.channel, 0, (b.toChannel + b.outStart).assumingMemoryBound(to: CChar.self), b.outEnd - b.outStart)
             if rc > 0 { b.outStart += rc }
@@ -476,9 +510,8 @@ final class ChannelBridges: @unchecked Sendable {
             else if n == Int(LIBSSH2_ERROR_EAGAIN) { if halfSent(.read(b)) { return moved } }
             else if n < 0 { noteFatal(n); b.closing = true; return true }
             // Nothing reads a bridged channel's stderr; drain it so the window stays open.
-            var scratch = [CChar](repeating: 0, count: 4096)
             var e = 0
-            repeat { e = libssh2_channel_read_ex(b.channel, 1, &scratch, scratch.count) } while e > 0
+            repeat { e = libssh2_channel_read_ex(b.channel, 1, scratch, 4096) } while e > 0
             if e == Int(LIBSSH2_ERROR_EAGAIN) && halfSent(.stderr(b)) { return moved }
             if b.inStart == b.inEnd && libssh2_channel_eof(b.channel) != 0 { b.channelEOF = true }
         }

@@ -58,8 +58,9 @@ enum TransportService {
     /// Runs body on the connection's executor, waking its pass loop first so the call does not
     /// wait out a poll() timeout, and finishing any half-sent packet before body sends its own.
     static func onExecutor<T>(_ c: TransportConnection, _ body: () -> T) -> T {
-        c.bridges.wake()
+        c.bridges.approach()
         return c.executor.sync {
+            c.bridges.arrived()
             // A packet a bridge left half sent must go first (libssh2 1.10 refuses any other).
             c.bridges.flushPending()
             return body()
@@ -139,8 +140,8 @@ enum TransportService {
                 // Queued on the pass loop and awaited here, off the executor: while the server
                 // connects to the target, the connection's other channels keep moving.
                 let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port)
-                c.bridges.wake()
                 c.executor.async { c.bridges.enqueue(open) }
+                c.bridges.wake()
                 open.done.wait()
                 switch open.result {
                 case .success(let channelFD)?:
