@@ -12,44 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mib=${1:-1024}
 runs=${2:-200}
-Scripts/stage.sh --release .build/bench-termhost >/dev/null
-termhost=$PWD/.build/bench-termhost/bin/termhost
-work=$(mktemp -d)
 pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  kill "$(cat "$work/sshd.pid" 2>/dev/null)" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-export HOME=$work/home XDG_DATA_HOME=$work/data XDG_CACHE_HOME=$work/cache XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state
-export TERMHOST_POLICY=$work/none.json
-mkdir -p "$HOME/.ssh"
-ssh-keygen -q -t ed25519 -N "" -f "$work/host_key"
-ssh-keygen -q -t ed25519 -N "" -f "$HOME/.ssh/id_ed25519"
-cp "$HOME/.ssh/id_ed25519.pub" "$work/authorized_keys"
+bench_cleanup='for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done'
+source Benchmarks/sshd-env.sh
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(freeport)
-cat > "$work/sshd_config" <<CFG
-Port $port
-ListenAddress 127.0.0.1
-HostKey $work/host_key
-PidFile $work/sshd.pid
-AuthorizedKeysFile $work/authorized_keys
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-Ciphers aes128-ctr
-MACs hmac-sha2-256
-CFG
-[ "$(id -u)" -eq 0 ] && mkdir -p /run/sshd
-/usr/sbin/sshd -f "$work/sshd_config" -E "$work/sshd.log"
-sleep 0.5
-echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$work/host_key.pub")" > "$HOME/.ssh/known_hosts"
-user=$(id -un)
-ssh_opts=(-p "$port" -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$HOME/.ssh/known_hosts"
-          -i "$HOME/.ssh/id_ed25519" -c aes128-ctr -m hmac-sha2-256)
 
 python3 Benchmarks/forward_load.py serve "$work/target.port" & pids+=($!)
 while [ ! -s "$work/target.port" ]; do sleep 0.05; done

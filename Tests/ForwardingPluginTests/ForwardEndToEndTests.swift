@@ -8,7 +8,7 @@ import TestSupport
     @Test func aLocalForwardCarries100ConcurrentStreamsByteExact() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         let echo = EchoServer()
         defer { echo.stop() }
         let run = try h.run([h.target, "-L", "0:127.0.0.1:\(echo.port)"])
@@ -38,7 +38,7 @@ import TestSupport
     @Test func sixteenLargeConcurrentStreamsArriveWhole() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         let sink = SinkServer()
         defer { sink.stop() }
         let run = try h.run([h.target, "-L", "0:127.0.0.1:\(sink.port)"])
@@ -68,7 +68,7 @@ import TestSupport
     @Test func aSlowTargetDoesNotStallOtherStreams() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         let echo = EchoServer()
         defer { echo.stop() }
         let stuck = LoopbackListener()
@@ -101,7 +101,7 @@ import TestSupport
     @Test func aRemoteForwardComesBackToTheTest() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         let echo = EchoServer()
         defer { echo.stop() }
         let run = try h.run([h.target, "-R", "0:127.0.0.1:\(echo.port)"])
@@ -115,7 +115,7 @@ import TestSupport
     @Test func aDynamicForwardServesCurlAndAnswersSOCKSWithTheRightCodes() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         let web = LoopbackListener()
         let webPort = web.port
         web.close()
@@ -162,7 +162,7 @@ import TestSupport
     @Test func aPortInUseFailsOnlyItsRule() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         let echo = EchoServer()
         defer { echo.stop() }
         let busy = LoopbackListener()
@@ -178,7 +178,7 @@ import TestSupport
     @Test func aFirstConnectionFailureFailsTheRulesAndExits() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         h.server.stop()
         let run = try h.run([h.target, "-L", "0:127.0.0.1:9"])
         #expect(run.waitForExit() == 1)

@@ -2,37 +2,13 @@ import Foundation
 import Glibc
 import TestSupport
 
-/// A scratch home, the SSH and forwarding plugins on the plugin path, and a real sshd.
-struct ForwardingHarness {
-    let dir: TemporaryDirectory
-    let home: String
-    let plugins: String
-    let key: UserKey
-    let server: SSHServer
-
-    init(dir: TemporaryDirectory, serverConfig: String = "") throws {
-        self.dir = dir
-        home = dir.sub("home")
-        plugins = dir.sub("plugins")
-        try Fixtures.sshPlugin(in: plugins)
-        _ = try Fixtures.bundle("libForwardingPlugin.so", manifest: "Plugins/Forwarding/manifest.json", as: "org.termhost.forwarding", in: plugins)
-        key = try UserKey(in: home + "/.ssh", name: "id_ed25519")
-        server = try SSHServer(in: dir, authorizedKeys: [key.publicLine], extraConfig: serverConfig)
-        _ = dir.write("home/.ssh/known_hosts", server.knownHostsLine + "\n")
-    }
-
-    var environment: [String: String] {
-        var env = Fixtures.environment(dir, pluginPath: plugins)
-        env["HOME"] = home
-        env.removeValue(forKey: "SSH_AUTH_SOCK")
-        return env
-    }
-
-    var target: String { "\(NSUserName())@127.0.0.1:\(server.port)" }
-
-    @discardableResult
-    func termhost(_ args: [String]) throws -> Shell.Result {
-        try Shell.run(Paths.termhost, args, environment: environment, timeout: 60)
+extension SSHHarness {
+    /// The SSH harness (scratch home, trusted key, real sshd) with the forwarding plugin beside
+    /// the SSH plugin.
+    static func forwarding(dir: TemporaryDirectory, serverConfig: String = "") throws -> SSHHarness {
+        let h = try SSHHarness(dir: dir, serverConfig: serverConfig)
+        _ = try Fixtures.bundle("libForwardingPlugin.so", manifest: "Plugins/Forwarding/manifest.json", as: "org.termhost.forwarding", in: h.plugins)
+        return h
     }
 
     /// `termhost forward run ARGS...` in the background.

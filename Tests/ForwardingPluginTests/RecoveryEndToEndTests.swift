@@ -9,7 +9,7 @@ import TestSupport
     @Test func rulesRecoverOnANewConnectionAfterSSHDIsKilledAndRestarted() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         let echo = EchoServer()
         defer { echo.stop() }
         let run = try h.run([h.target, "-L", "0:127.0.0.1:\(echo.port)", "-R", "0:127.0.0.1:\(echo.port)"])
@@ -38,7 +38,7 @@ import TestSupport
     @Test func anAuthenticationFailureDuringRecoveryEndsIt() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         let run = try h.run([h.target, "-D", "0"])
         _ = try #require(run.port("active, listening on 127.0.0.1:"), "\(run.output)")
         h.server.crash()
@@ -54,7 +54,7 @@ import TestSupport
     @Test func anIdleConnectionToAFrozenServerIsDetectedByKeepalive() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         try h.termhost(["hosts", "add", "frozen", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
                         "--keepalive", "1", "--keepalive-count", "2"])
         // An -L rule with no streams: nothing but the watch reads this connection.
@@ -76,7 +76,7 @@ import TestSupport
     @Test func stoppingIsBoundedAndReleasesTheListeners() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         let run = try h.run([h.target, "-L", "0:127.0.0.1:9", "-D", "0"])
         let local = try #require(run.port("(-L 0)': active, listening on 127.0.0.1:"))
         let stop = run.interrupt()
@@ -91,7 +91,7 @@ import TestSupport
     @Test func listShowsTheStateOfRulesARunningProcessRuns() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try ForwardingHarness(dir: dir)
+        let h = try SSHHarness.forwarding(dir: dir)
         let echo = EchoServer()
         defer { echo.stop() }
         try h.termhost(["forward", "add", "--name", "web", h.target, "-L", "0:127.0.0.1:\(echo.port)"])
