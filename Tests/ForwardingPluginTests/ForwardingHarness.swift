@@ -108,31 +108,20 @@ final class ForwardRun: @unchecked Sendable {
     }
 }
 
-/// A TCP echo server on 127.0.0.1 (a thread per connection): echoes until end-of-file, then
-/// shuts down its writing side, so a half-closed client still gets every byte back.
-final class EchoServer: @unchecked Sendable {
+/// A TCP server on 127.0.0.1 that runs `serve` on a thread of its own for each connection it
+/// accepts (and closes the connection after).
+class LoopbackServer: @unchecked Sendable {
     let listener = LoopbackListener()
     var port: Int { listener.port }
 
-    init() {
+    init(_ serve: @escaping @Sendable (Int32) -> Void) {
         let fd = listener.fd
         Thread {
             while true {
                 let c = accept(fd, nil, nil)
                 if c < 0 { return }
                 Thread {
-                    var buf = [UInt8](repeating: 0, count: 65536)
-                    while true {
-                        let n = read(c, &buf, buf.count)
-                        if n <= 0 { break }
-                        var off = 0
-                        while off < n {
-                            let w = buf[off..<n].withUnsafeBytes { send(c, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                            if w <= 0 { break }
-                            off += w
-                        }
-                    }
-                    shutdown(c, Int32(SHUT_WR))
+                    serve(c)
                     close(c)
                 }.start()
             }
@@ -142,36 +131,44 @@ final class EchoServer: @unchecked Sendable {
     func stop() { shutdown(listener.fd, Int32(SHUT_RDWR)); listener.close() }
 }
 
-/// A TCP sink on 127.0.0.1: reads a connection to end-of-file, then answers 16 bytes, the byte
-/// count and a position-sensitive checksum (`Net.checksum`) of what it read.
-final class SinkServer: @unchecked Sendable {
-    let listener = LoopbackListener()
-    var port: Int { listener.port }
-
+/// Echoes until end-of-file, then shuts down its writing side, so a half-closed client still
+/// gets every byte back.
+final class EchoServer: LoopbackServer, @unchecked Sendable {
     init() {
-        let fd = listener.fd
-        Thread {
+        super.init { c in
+            var buf = [UInt8](repeating: 0, count: 65536)
             while true {
-                let c = accept(fd, nil, nil)
-                if c < 0 { return }
-                Thread {
-                    var sum = Net.Checksum()
-                    let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 8)
-                    defer { buf.deallocate() }
-                    while true {
-                        let n = read(c, buf.baseAddress, buf.count)
-                        if n <= 0 { break }
-                        sum.add(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
-                    }
-                    var answer = [sum.count.bigEndian, sum.value.bigEndian]
-                    _ = send(c, &answer, 16, Int32(MSG_NOSIGNAL))
-                    close(c)
-                }.start()
+                let n = read(c, &buf, buf.count)
+                if n <= 0 { break }
+                var off = 0
+                while off < n {
+                    let w = buf[off..<n].withUnsafeBytes { send(c, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    if w <= 0 { break }
+                    off += w
+                }
             }
-        }.start()
+            shutdown(c, Int32(SHUT_WR))
+        }
     }
+}
 
-    func stop() { shutdown(listener.fd, Int32(SHUT_RDWR)); listener.close() }
+/// Reads a connection to end-of-file, then answers 16 bytes: the byte count and a
+/// position-sensitive checksum (`Net.checksum`) of what it read.
+final class SinkServer: LoopbackServer, @unchecked Sendable {
+    init() {
+        super.init { c in
+            var sum = Net.Checksum()
+            let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 8)
+            defer { buf.deallocate() }
+            while true {
+                let n = read(c, buf.baseAddress, buf.count)
+                if n <= 0 { break }
+                sum.add(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
+            }
+            var answer = [sum.count.bigEndian, sum.value.bigEndian]
+            _ = send(c, &answer, 16, Int32(MSG_NOSIGNAL))
+        }
+    }
 }
 
 enum Net {
