@@ -76,6 +76,37 @@ import TestSupport
         #expect(Files.sha256(target) == Files.sha256(source))
     }
 
+    /// The same for an upload: two connections write their halves of the remote partial.
+    @Test func aLargeUploadInSegmentsPausesAndResumesByteExact() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("local") + "/large.bin", remoteDir = dir.sub("remote")
+        Files.random(source, bytes: 80 << 20)
+        let whole = try h.sftp("put", [source, h.remote(remoteDir + "/whole.bin")])
+        #expect(whole.status == 0, "\(whole.output)")
+        #expect(Files.sha256(remoteDir + "/whole.bin") == Files.sha256(source))
+        #expect(h.server.log.components(separatedBy: "Accepted publickey").count - 1 == 2, "one connection per segment")
+
+        let target = remoteDir + "/large.bin"
+        let run = try h.sftpInBackground("put", ["-l", "64000", source, h.remote(target)])
+        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 48 << 20), "the second segment writes past the middle")
+        usleep(800_000)
+        run.process.interrupt()
+        let cut = run.finish()
+        #expect(cut.status == 130, "\(cut.stderr)")
+        let paused = try h.termhost(["sftp", "paused", "--json"])
+        let offset = try #require((JSONSerialization.jsonObject(with: Data(paused.stdout.utf8)) as? [[String: Any]])?.first?["offset"] as? Int,
+                                  "\(paused.output)")
+        #expect(offset > 0 && offset < 40 << 20, "the checkpoint vouches for the first segment's prefix only: \(offset)")
+        let resumed = try h.sftp("put", ["--resume", "--json", source, h.remote(target)])
+        #expect(resumed.status == 0, "\(resumed.output)")
+        #expect(resumed.stdout.contains("\"offset\":\(offset)"), "\(resumed.stdout)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(!Files.exists(Files.partial(of: target)))
+    }
+
     @Test func sshdKilledMidUploadThenResumedGivesTheSameSHA256() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -113,7 +113,7 @@ final class TransferBatch: @unchecked Sendable {
     /// Extra connections for the segments of a batch's only file, when it is large: each holds a
     /// queue slot of its own, taken only if free now, and is opened without a terminal.
     private func segmentHelpers(for job: FileJob) -> [SFTPConnection] {
-        guard plan.jobs.count == 1, job.direction == .download, plan.bytes >= 2 * Segments.minimum else { return [] }
+        guard plan.jobs.count == 1, plan.bytes >= 2 * Segments.minimum else { return [] }
         let wanted = min(queue.maxPerHost, Segments.maximumParts) - 1
         var helpers: [SFTPConnection] = []
         for _ in 0..<max(0, wanted) where queue.tryAcquire(host: job.host) {
@@ -140,7 +140,8 @@ final class TransferBatch: @unchecked Sendable {
                 case .download:
                     try Download(fs: fs, job: job, control: control, observer: observer, checkpoints: checkpoints, helpers: helpers).run()
                 case .upload:
-                    try Upload(fs: fs, extensions: extensions, job: job, control: control, observer: observer, checkpoints: checkpoints).run()
+                    try Upload(fs: fs, extensions: extensions, job: job, control: control, observer: observer, checkpoints: checkpoints,
+                               helpers: helpers).run()
                 }
             }
             return .done(bytes: bytes)

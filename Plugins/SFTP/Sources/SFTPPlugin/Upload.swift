@@ -10,6 +10,8 @@ struct Upload {
     let control: TransferControl
     let observer: TransferObserver
     let checkpoints: Checkpoints
+    /// More connections for segments of a large file (see Segments.swift); may be empty.
+    var helpers: [SFTPConnection] = []
 
     func run() throws(SFTPError) -> UInt64 {
         let fd = open(job.localPath, O_RDONLY | O_CLOEXEC)
@@ -42,13 +44,27 @@ struct Upload {
         defer { if handleOpen { libssh2_sftp_close_handle(handle) } }
         observer.fileStarted(job.display, size: size, offset: offset)
 
-        do throws(SFTPError) {
-            try send(fd: fd, acknowledged: &offset, to: handle)
-        } catch {
+        let segments = Segments(from: offset, to: size, parts: 1 + helpers.count, control: control)
+        let helpers = self.helpers, primary = fs, upload = self
+        let (moved, failure) = segments.run { (index, range, isLast) throws(SFTPError) -> UInt64 in
+            // Segment 0 on this connection and its handle; the others open the partial on a
+            // helper each and write their part at its place.
+            guard index > 0 else {
+                return try upload.send(range, isLast: isLast, fd: fd, fs: primary, handle: handle, segments: segments)
+            }
+            return try helpers[index - 1].run { (fs, _) throws(SFTPError) -> UInt64 in
+                let own = try fs.open(partial, flags: LIBSSH2_FXF_WRITE, what: "cannot open")
+                defer { libssh2_sftp_close_handle(own) }
+                libssh2_sftp_seek64(own, range.lowerBound)
+                return try upload.send(range, isLast: isLast, fd: fd, fs: fs, handle: own, segments: segments)
+            }
+        }
+        if let failure {
             libssh2_sftp_close_handle(handle)
             handleOpen = false
-            try stopped(error, fd: fd, offset: offset, size: size, mtime: mtime)
+            try stopped(failure, fd: fd, offset: segments.prefixEnd, size: size, mtime: mtime)
         }
+        offset += moved
         // Every byte is acknowledged by the server: the count is exact without asking again.
         guard offset == size else {
             throw SFTPError(.failed, "sftp: \(job.localPath) changed during the upload (\(size) bytes expected, \(offset) read); the remote partial \(partial) was kept")
@@ -61,20 +77,25 @@ struct Upload {
         return size
     }
 
-    /// The sliding window: each write call is given every unacknowledged byte plus fresh ones
-    /// up to the window, so the pipeline never drains between chunks. libssh2 returns once the
-    /// first request is acknowledged; the unacknowledged rest is passed again unchanged (its
-    /// contract), moved to the buffer's front only when past the middle.
-    private func send(fd: Int32, acknowledged: inout UInt64, to handle: OpaquePointer) throws(SFTPError) {
+    /// Sends one segment of the local file (the last one to its end of file, so a file that
+    /// grew shows up as more bytes) through a sliding window: each write call is given every
+    /// unacknowledged byte plus fresh ones up to the window, so the pipeline never drains
+    /// between chunks. libssh2 returns once the first request is acknowledged; the
+    /// unacknowledged rest is passed again unchanged (its contract), moved to the buffer's front
+    /// only when past the middle. Returns the bytes acknowledged.
+    func send(_ range: Range<UInt64>, isLast: Bool, fd: Int32, fs: RemoteFS, handle: OpaquePointer,
+              segments: Segments) throws(SFTPError) -> UInt64 {
         let capacity = 2 * TransferBuffer.writeWindow
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         defer { buffer.deallocate() }
         var head = 0, tail = 0          // unacknowledged bytes are buffer[head..<tail]
-        var readOffset = acknowledged
+        var readOffset = range.lowerBound, acknowledged: UInt64 = 0
+        let limit = isLast ? UInt64.max : range.upperBound
         var eof = false
         while true {
-            try control.check(job.display)
-            let room = min(TransferBuffer.writeWindow - (tail - head), capacity - tail)
+            try segments.check(job.display)
+            let room = min(TransferBuffer.writeWindow - (tail - head), capacity - tail, Int(clamping: limit - readOffset))
+            if !eof && room == 0 && readOffset >= limit { eof = true }
             if !eof, room > 0 {
                 let n = pread(fd, buffer + tail, room, off_t(readOffset))
                 if n < 0, errno == EINTR { continue }
@@ -84,15 +105,14 @@ struct Upload {
                 readOffset += UInt64(n)
             }
             if head == tail {
-                if eof { return }
+                if eof { return acknowledged }
                 continue
             }
             let n = libssh2_sftp_write(handle, (buffer + head).assumingMemoryBound(to: CChar.self), tail - head)
             guard n > 0 else { throw fs.error(job.partialPath, "cannot write") }
             head += n
             acknowledged += UInt64(n)
-            observer.progressed(job.display, bytes: n)
-            control.pace(n)
+            segments.moved(n, from: range.lowerBound, observer: observer, display: job.display)
             if head >= capacity / 2 {
                 buffer.copyMemory(from: buffer + head, byteCount: tail - head)
                 tail -= head
