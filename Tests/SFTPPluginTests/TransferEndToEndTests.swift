@@ -130,6 +130,39 @@ import TestSupport
         #expect(try h.sftp("put", ["--skip", "--overwrite", local + "/new.bin", h.remote(remote)]).status == 2)
     }
 
+    @Test func keepBothNeverGivesTwoFilesOneName() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let remote = dir.sub("remote/docs"), local = dir.sub("local/docs")
+        Files.random(remote + "/a.txt", bytes: 100)
+        Files.random(remote + "/a (1).txt", bytes: 200)
+        Files.random(local + "/a.txt", bytes: 5)
+        let get = try h.sftp("get", ["-r", "--keep-both", h.remote(remote), dir.path + "/local"])
+        #expect(get.status == 0, "\(get.output)")
+        #expect(Files.sha256(local + "/a (1).txt") == Files.sha256(remote + "/a (1).txt"))
+        #expect(Files.sha256(local + "/a (2).txt") == Files.sha256(remote + "/a.txt"), "the renamed copy skips the name the plan already uses")
+        #expect(Files.size(local + "/a.txt") == 5)
+    }
+
+    @Test func resumeRefusesAPartialFromAnotherSource() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let remote = dir.sub("remote"), target = dir.sub("local") + "/x.bin"
+        Files.random(remote + "/one.bin", bytes: 6 << 20)
+        try FileManager.default.copyItem(atPath: remote + "/one.bin", toPath: remote + "/two.bin")
+        let run = try h.sftpInBackground("get", ["-l", "16000", h.remote(remote + "/one.bin"), target])
+        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 300_000))
+        run.process.interrupt()
+        _ = run.finish()
+        let other = try h.sftp("get", ["--resume", h.remote(remote + "/two.bin"), target])
+        #expect(other.status == 1)
+        #expect(other.stderr.contains("it holds a download of \(NSUserName())@127.0.0.1:\(h.server.port):\(remote)/one.bin, not of"), "\(other.stderr)")
+    }
+
     @Test func theQueueNeverRunsMoreFilesPerHostThanItsLimit() throws {
         for limit in [1, 3] {
             let dir = TemporaryDirectory()

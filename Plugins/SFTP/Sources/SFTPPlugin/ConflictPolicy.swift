@@ -20,11 +20,15 @@ enum ConflictPolicy: String, Sendable, CaseIterable {
             plan.skipped += plan.conflicts.map { (plan.jobs[$0].display, "\(plan.jobs[$0].targetDisplay) exists") }
             plan.jobs = plan.jobs.enumerated().filter { !conflicting.contains($0.offset) }.map(\.element)
         case .keepBoth:
+            // Names other jobs of this plan will create are taken too: two jobs must never
+            // share a target (and so a partial file).
+            var taken = Set(plan.jobs.map(\.targetPath))
             for i in conflicting {
                 let original = plan.jobs[i].targetPath
                 var n = 1
                 var candidate = ConflictPolicy.numbered(original, n)
-                while try exists(candidate) { n += 1; candidate = ConflictPolicy.numbered(original, n) }
+                while try exists(candidate) || taken.contains(candidate) { n += 1; candidate = ConflictPolicy.numbered(original, n) }
+                taken.insert(candidate)
                 plan.jobs[i].setTarget(candidate)
                 plan.jobs[i].resume = false
             }

@@ -38,7 +38,7 @@ struct Download {
                 throw SFTPError(.refused, "sftp: \(partial): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it, or download without --resume to replace it")
             }
             // Read as well as write: a pause hashes what was written.
-            fd = open(partial, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            fd = open(partial, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else { throw SFTPError.local(partial, "cannot create") }
         }
         var closed = false
@@ -68,6 +68,7 @@ struct Download {
             close(fd)
             closed = true
             unlink(partial)
+            if saved != nil { checkpoints.remove(job.checkpointKey) }
             throw SFTPError(.failed, "sftp: \(fs.host):\(job.remotePath): the file changed during the transfer (\(size) bytes expected, \(offset) received); nothing was saved")
         }
         fchmod(fd, mode_t(source.mode & 0o777))
@@ -110,7 +111,7 @@ struct Download {
     /// Connection loss and pause keep the partial file with a checkpoint of its exact bytes;
     /// cancel and other failures remove it.
     private func stopped(_ error: SFTPError, fd: Int32, offset: UInt64, source: RemoteEntry) throws(SFTPError) -> Never {
-        let keep = error.kind == .connectionLost || (error.kind == .stopped && control.requested == .pause)
+        let keep = error.kind == .connectionLost || error.kind == .paused
         if keep {
             fsync(fd)
             let prefix = SHA256.prefix(fd: fd, count: offset, deadline: control.deadline)
@@ -131,6 +132,9 @@ struct Download {
     /// at its verified end.
     private func resumePartial(_ c: Checkpoint, source: RemoteEntry) throws(SFTPError) -> Int32 {
         let partial = job.partialPath
+        guard c.direction == "download", c.host == job.host, c.remotePath == job.remotePath else {
+            throw SFTPError(.refused, "sftp: cannot resume into \(partial): it holds a download of \(c.host):\(c.remotePath), not of \(job.host):\(job.remotePath); cancel that transfer first")
+        }
         guard source.size == c.sourceSize, source.mtime == c.sourceMtime else {
             throw SFTPError(.refused, "sftp: cannot resume \(fs.host):\(job.remotePath): it changed since the transfer paused (size \(c.sourceSize) -> \(source.size.map(String.init) ?? "?"), modified \(c.sourceMtime) -> \(source.mtime.map(String.init) ?? "?")); cancel and start again")
         }

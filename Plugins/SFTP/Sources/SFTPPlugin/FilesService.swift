@@ -26,6 +26,16 @@ enum FilesService {
     static func find(_ handle: OpaquePointer?) -> SFTPConnection? { sessions.withLock { $0.live[id(handle)] } }
     static func remove(_ handle: OpaquePointer?) -> SFTPConnection? { sessions.withLock { $0.live.removeValue(forKey: id(handle)) } }
 
+    /// Closes every session other plugins left open (at shutdown), and forgets the host.
+    static func closeAll() {
+        let open = sessions.withLock { s -> [SFTPConnection] in
+            defer { s.live = [:] }
+            return Array(s.live.values)
+        }
+        open.forEach { $0.close() }
+        pluginHost = nil
+    }
+
     static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int32, _ message: String) -> termhost_status {
         termhostWriteError(err, code, message)
         return code
@@ -34,7 +44,7 @@ enum FilesService {
     static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ e: SFTPError) -> termhost_status {
         let code: Int32 = switch e.kind {
         case .refused, .denied: Int32(TERMHOST_ERR_DENIED)
-        case .stopped: Int32(TERMHOST_ERR_CANCELLED)
+        case .stopped, .paused: Int32(TERMHOST_ERR_CANCELLED)
         case .remote where e.status == 2 || e.status == 10: Int32(TERMHOST_ERR_NOT_FOUND)
         case .remote where e.status == 3: Int32(TERMHOST_ERR_DENIED)
         case .failed: Int32(TERMHOST_ERR_INVALID_ARGUMENT)

@@ -101,6 +101,11 @@ struct RemoteFS {
         return String(decoding: buf[0..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The absolute form of a path whose last component may not exist yet.
+    func canonical(_ path: String) throws(SFTPError) -> String {
+        try realpath(path.parentPath).appendingPath(path.lastComponent)
+    }
+
     func readlink(_ path: String) throws(SFTPError) -> String {
         var buf = [CChar](repeating: 0, count: 4096)
         let n = libssh2_sftp_symlink_ex(sftp, path, UInt32(path.utf8.count), &buf, UInt32(buf.count), LIBSSH2_SFTP_READLINK)

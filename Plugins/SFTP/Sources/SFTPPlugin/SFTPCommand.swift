@@ -205,11 +205,20 @@ struct SFTPCommand {
     /// Discards a paused transfer: removes its partial file (local, or remote over SFTP) and
     /// its checkpoint; a partial that cannot be removed is named.
     func cancel(_ target: String, port: Int?) -> Int32 {
-        // HOST:PATH names an upload's target; a local path either end of a paused transfer.
+        // HOST:PATH names an upload's target (in the server's absolute form, as checkpoints
+        // are keyed); a local path either end of a paused transfer.
         let matches: [(key: String, checkpoint: Checkpoint)]
         if let remote = RemoteArgument(target, port: port) {
-            let key = Checkpoints.key(upload: remote.host, remote.path)
-            matches = checkpoints.load(key).map { [(key, $0)] } ?? []
+            do {
+                let connection = try SFTPConnection(transport: transport, destination: remote.host, scene: invocation.scene)
+                defer { connection.close() }
+                let path = try connection.run { fs, _ throws(SFTPError) in try fs.canonical(remote.path) }
+                let key = Checkpoints.key(upload: remote.host, path)
+                matches = checkpoints.load(key).map { [(key, $0)] } ?? []
+            } catch {
+                invocation.printError(error.message)
+                return error.exitStatus
+            }
         } else {
             let path = absoluteLocal(target)
             matches = checkpoints.all().filter { $0.checkpoint.localPath == path }
@@ -222,6 +231,12 @@ struct SFTPCommand {
             invocation.printError("termhost sftp: \(target) is in \(matches.count) paused transfers; name the upload's target as HOST:PATH")
             return 1
         }
+        return discard(key, c)
+    }
+
+    /// Removes a paused transfer's partial file (local, or remote over SFTP) and then its
+    /// checkpoint; a partial that cannot be removed is named and the checkpoint kept.
+    func discard(_ key: String, _ c: Checkpoint) -> Int32 {
         if c.direction == "download" {
             if unlink(c.partialPath) != 0 && errno != ENOENT {
                 invocation.printError("termhost sftp: cannot remove the partial file \(c.partialPath): \(String(cString: strerror(errno))); the transfer stays paused")

@@ -15,7 +15,9 @@ struct SFTPError: Error, CustomStringConvertible {
         case local
         /// Resume or commit refused: the source changed, the prefix differs, no atomic replace.
         case refused
-        /// The user or the host stopped the work.
+        /// The user or the host paused the work: partial files and checkpoints are kept.
+        case paused
+        /// The user cancelled the work (or a sibling segment failed): partial files go.
         case stopped
         /// Anything else: bad arguments, unsupported requests.
         case failed

@@ -33,7 +33,10 @@ final class SFTPFeature: Feature {
 
     /// Pauses every running transfer (partial files and checkpoints kept) within the host's
     /// shutdown bound, so `--resume` can continue them.
-    func shutdown() { ActiveTransfers.shared.stopAll(.pause, within: 2.5) }
+    func shutdown() {
+        ActiveTransfers.shared.stopAll(.pause, within: 2.5)
+        FilesService.closeAll()
+    }
 }
 
 let plugin = Plugin(id: "org.termhost.sftp", version: "0.1.0", features: [SFTPFeature.self])

@@ -15,14 +15,17 @@ final class TransferControl: Sendable {
     /// When a pause must be finished by (the host's shutdown bound); far away otherwise.
     var deadline: Date { stop.withLock { $0.deadline } }
     func request(_ s: Stop, deadline: Date = .distantFuture) {
-        stop.withLock { if $0.what == .none || s == .cancel { $0 = (s, deadline) } }
+        stop.withLock {
+            if $0.what == .none || s == .cancel { $0 = (s, min(deadline, $0.deadline)) }
+            else if s == $0.what { $0.deadline = min($0.deadline, deadline) }   // a shutdown's bound still applies
+        }
     }
 
     /// Throws when a stop was requested; the transfer loops call it between chunks.
     func check(_ path: String) throws(SFTPError) {
         switch requested {
         case .none: return
-        case .pause: throw SFTPError(.stopped, "sftp: \(path): paused")
+        case .pause: throw SFTPError(.paused, "sftp: \(path): paused")
         case .cancel: throw SFTPError(.stopped, "sftp: \(path): cancelled")
         }
     }

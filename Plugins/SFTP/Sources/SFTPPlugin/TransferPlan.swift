@@ -79,7 +79,10 @@ struct Planner {
         var plan = TransferPlan(direction: .upload)
         guard let st = LocalFile.stat(local) else { throw SFTPError.local(local, "cannot upload") }
         let existing = try fs.statIfExists(remote)
-        let target = existing?.isDirectory == true ? remote.appendingPath(local.lastComponent) : remote
+        let named = existing?.isDirectory == true ? remote.appendingPath(local.lastComponent) : remote
+        // Checkpoints are keyed by the remote path, so it is the server's absolute form: the
+        // shell (absolute paths) and the command line (as typed) name the same transfer.
+        let target = try fs.canonical(named)
         if FileType.of(st) == FileType.directory {
             guard recursive else { throw SFTPError(.failed, "sftp: \(local) is a directory (use -r)") }
             try walkLocal(local, target, display: local.lastComponent, &plan)

@@ -67,7 +67,11 @@ struct Upload {
         offset += moved
         // Every byte is acknowledged by the server: the count is exact without asking again.
         guard offset == size else {
-            throw SFTPError(.failed, "sftp: \(job.localPath) changed during the upload (\(size) bytes expected, \(offset) read); the remote partial \(partial) was kept")
+            libssh2_sftp_close_handle(handle)
+            handleOpen = false
+            try? fs.remove(partial)
+            if saved != nil { checkpoints.remove(job.checkpointKey) }
+            throw SFTPError(.failed, "sftp: \(job.localPath) changed during the upload (\(size) bytes expected, \(offset) read); nothing was committed")
         }
         try fs.fsetstat(handle, path: partial, mode: UInt32(st.st_mode) & 0o777, mtime: mtime)
         guard libssh2_sftp_close_handle(handle) == 0 else { handleOpen = false; throw fs.error(partial, "cannot close") }
@@ -124,7 +128,7 @@ struct Upload {
     /// Connection loss and pause keep the remote partial with a checkpoint of the acknowledged
     /// bytes; cancel and other failures remove it (naming it when that fails).
     private func stopped(_ failure: SFTPError, fd: Int32, offset: UInt64, size: UInt64, mtime: UInt64) throws(SFTPError) -> Never {
-        let keep = failure.kind == .connectionLost || (failure.kind == .stopped && control.requested == .pause)
+        let keep = failure.kind == .connectionLost || failure.kind == .paused
         if keep {
             // The local source's prefix the server acknowledged; resume truncates the remote
             // partial to what this vouches for.
@@ -145,6 +149,9 @@ struct Upload {
     /// of the acknowledged prefix) and that the server holds at least that prefix, then opens
     /// the remote partial at the checkpoint.
     private func resumePartial(_ c: Checkpoint, fd: Int32, size: UInt64, mtime: UInt64) throws(SFTPError) -> OpaquePointer {
+        guard c.direction == "upload", c.localPath == job.localPath else {
+            throw SFTPError(.refused, "sftp: cannot resume into \(fs.host):\(job.partialPath): it holds an upload of \(c.localPath), not of \(job.localPath); cancel that transfer first")
+        }
         guard size == c.sourceSize, mtime == c.sourceMtime else {
             throw SFTPError(.refused, "sftp: cannot resume \(job.localPath): it changed since the transfer paused (size \(c.sourceSize) -> \(size), modified \(c.sourceMtime) -> \(mtime)); cancel and start again")
         }
