@@ -2,7 +2,10 @@
  * (org.termhost.sftp.files/1) the way a third-party plugin would, and prints each result.
  *   sfc browse DEST DIR            list, make, rename, stat, read, remove; then a stale handle
  *   sfc get DEST REMOTE LOCAL      a download through the queue, with progress
- *   sfc cancel DEST REMOTE LOCAL   a download cancelled from its progress callback */
+ *   sfc cancel DEST REMOTE LOCAL   a download cancelled from its progress callback
+ *   sfc pair D1 R1 L1 D2 R2 L2     two recursive downloads at once, from two threads; prints the
+ *                                  most files that were moving at the same time */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <termhost/termhost.h>
@@ -74,6 +77,53 @@ static int32_t get(int out, termhost_scene_id scene, const char *dest, const cha
    return rc == TERMHOST_OK ? 0 : 1;
 }
 
+/* Files moving at once, across both transfers of `pair`: a file starts moving at its first
+ * progress call and stops at the one that reaches its total. */
+static pthread_mutex_t moving_lock = PTHREAD_MUTEX_INITIALIZER;
+static int moving, peak;
+static char started[64][256];
+static int started_count;
+
+static void count_moving(void *user, const char *path, uint64_t bytes, uint64_t total) {
+   int i, known = 0;
+   (void)user;
+   pthread_mutex_lock(&moving_lock);
+   for (i = 0; i < started_count; i++) if (strcmp(started[i], path) == 0) known = 1;
+   if (!known && started_count < 64) {
+      snprintf(started[started_count++], sizeof started[0], "%s", path);
+      if (++moving > peak) peak = moving;
+   }
+   if (bytes == total) moving--;
+   pthread_mutex_unlock(&moving_lock);
+}
+
+typedef struct { termhost_scene_id scene; const char *dest, *remote, *local; termhost_status rc; } pair_job;
+
+static void *pair_worker(void *arg) {
+   pair_job *j = arg;
+   termhost_sftp_transfer_t t;
+   termhost_error_t err;
+   memset(&t, 0, sizeof t);
+   t.struct_size = sizeof t;
+   t.destination = j->dest;
+   t.remote_path = j->remote;
+   t.local_path = j->local;
+   t.flags = TERMHOST_SFTP_RECURSIVE;
+   t.bytes_per_second = 4u << 20;   /* slow enough for the files of both transfers to overlap */
+   j->rc = F->transfer(H, j->scene, &t, count_moving, NULL, NULL, NULL, &err);
+   return NULL;
+}
+
+static int32_t pair(int out, termhost_scene_id scene, char *const *argv) {
+   pair_job jobs[2] = { { scene, argv[1], argv[2], argv[3], -1 }, { scene, argv[4], argv[5], argv[6], -1 } };
+   pthread_t threads[2];
+   int i;
+   for (i = 0; i < 2; i++) pthread_create(&threads[i], NULL, pair_worker, &jobs[i]);
+   for (i = 0; i < 2; i++) pthread_join(threads[i], NULL);
+   dprintf(out, "transfers: %d %d\npeak: %d\n", (int)jobs[0].rc, (int)jobs[1].rc, peak);
+   return jobs[0].rc == TERMHOST_OK && jobs[1].rc == TERMHOST_OK ? 0 : 1;
+}
+
 static int32_t run(const termhost_feature_t *f, const termhost_command_invocation_t *inv) {
    (void)f;
    F = H->get_service(H, TERMHOST_SFTP_FILES);
@@ -81,6 +131,7 @@ static int32_t run(const termhost_feature_t *f, const termhost_command_invocatio
    if (inv->argc == 3 && strcmp(inv->argv[0], "browse") == 0) return browse(inv->stdout_fd, inv->scene, inv->argv[1], inv->argv[2]);
    if (inv->argc == 4 && strcmp(inv->argv[0], "get") == 0) return get(inv->stdout_fd, inv->scene, inv->argv[1], inv->argv[2], inv->argv[3], 0);
    if (inv->argc == 4 && strcmp(inv->argv[0], "cancel") == 0) return get(inv->stdout_fd, inv->scene, inv->argv[1], inv->argv[2], inv->argv[3], 1);
+   if (inv->argc == 7 && strcmp(inv->argv[0], "pair") == 0) return pair(inv->stdout_fd, inv->scene, (char *const *)inv->argv);
    return 2;
 }
 

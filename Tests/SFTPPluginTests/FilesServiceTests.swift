@@ -54,4 +54,27 @@ import TestSupport
         #expect(cancelled.stdout.contains("transfer: 7 sftp: transfer stopped: 0 done, 0 paused, 1 cancelled\n"), "\(cancelled.stdout)")
         #expect(!Files.exists(local + "/again.bin") && !Files.exists(Files.partial(of: local + "/again.bin")))
     }
+
+    /// maxActive bounds the whole process: two transfers from two hosts at once, each allowed
+    /// 2 files by maxPerHost, move at most 2 files together when maxActive is 2, and more when
+    /// it is not (so the count can tell).
+    @Test func maxActiveBoundsTransfersFromSeveralHostsTogether() throws {
+        for (maxActive, expectPeak) in [(2, 2...2), (15, 3...4)] {
+            let dir = TemporaryDirectory()
+            defer { dir.remove() }
+            let h = try SSHHarness.withSFTP(dir, policy: #"{ "settings": { "org.termhost.sftp": { "maxActive": \#(maxActive), "maxPerHost": 2 } } }"#)
+            defer { h.server.stop() }
+            // "localhost" is another host name for the same server: another per-host count.
+            _ = dir.write("home/.ssh/known_hosts", h.server.knownHostsLine + "\n[localhost]:\(h.server.port) \(h.server.hostPublicKey)\n")
+            try Self.buildClient(h, dir)
+            for name in ["a", "b"] { for i in 0..<4 { Files.random(dir.sub("remote/\(name)") + "/f\(i)", bytes: 2 << 20) } }
+            let r = try h.termhost(["sfc", "pair",
+                                    h.target, dir.path + "/remote/a", dir.sub("local-a"),
+                                    "\(NSUserName())@localhost:\(h.server.port)", dir.path + "/remote/b", dir.sub("local-b")])
+            #expect(r.status == 0, "\(r.output)")
+            let peak = r.stdout.split(separator: "\n").first { $0.hasPrefix("peak: ") }.flatMap { Int($0.dropFirst(6)) } ?? -1
+            #expect(expectPeak.contains(peak), "maxActive \(maxActive): \(peak) files at once\n\(r.output)")
+            #expect(Files.tree(dir.path + "/local-b/b") == Files.tree(dir.path + "/remote/b"))
+        }
+    }
 }

@@ -163,6 +163,8 @@ import TestSupport
         #expect(other.stderr.contains("it holds a download of \(NSUserName())@127.0.0.1:\(h.server.port):\(remote)/one.bin, not of"), "\(other.stderr)")
     }
 
+    /// One batch: as many files at once as maxPerHost allows, no more (the process-wide bound,
+    /// maxActive, is FilesServiceTests' maxActiveBoundsTransfersFromSeveralHostsTogether).
     @Test func theQueueNeverRunsMoreFilesPerHostThanItsLimit() throws {
         for limit in [1, 3] {
             let dir = TemporaryDirectory()

@@ -162,7 +162,8 @@ enum FilesService {
         options.resume = r.flags & TERMHOST_SFTP_RESUME != 0
         options.conflict = [ConflictPolicy.fail, .overwrite, .skip, .keepBoth][Int(r.conflict)]
         options.scene = scene
-        let control = TransferControl()
+        let limitEnd = MemoryLayout<termhost_sftp_transfer_t>.offset(of: \termhost_sftp_transfer_t.bytes_per_second)! + 8
+        let control = TransferControl(limitBytesPerSecond: Int(r.struct_size) >= limitEnd ? r.bytes_per_second : 0)
         let name = key(caller, r.cookie)
         if r.cookie != 0 { running.withLock { $0[name] = control } }
         defer { if r.cookie != 0 { _ = running.withLock { $0.removeValue(forKey: name) } } }

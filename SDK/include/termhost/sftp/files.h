@@ -45,6 +45,8 @@ typedef struct termhost_sftp_transfer {    /* filled by the caller, read during 
    uint32_t flags;                         /* TERMHOST_SFTP_RECURSIVE | TERMHOST_SFTP_RESUME */
    uint32_t conflict;                      /* termhost_sftp_conflict_t */
    uint64_t cookie;                        /* caller's nonzero name for stop(), or 0 */
+   /* Appended (read only when struct_size covers it): */
+   uint64_t bytes_per_second;              /* bandwidth limit for the whole transfer; 0: none */
 } termhost_sftp_transfer_t;
 
 /* Progress of one file: bytes moved so far of total. path is borrowed for the call.
