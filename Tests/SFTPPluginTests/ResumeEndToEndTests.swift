@@ -12,11 +12,19 @@ import TestSupport
     /// Starts a bandwidth-limited transfer, waits until its partial file holds `bytes`, then
     /// stops it: with SIGINT (the transfer pauses) or by crashing sshd. Returns how it ended.
     static func cutShort(_ h: SSHHarness, _ verb: String, _ args: [String], partial: String, atLeast bytes: Int = 500_000,
-                         crash: Bool = false) throws -> (status: Int32, stdout: String, stderr: String) {
+                         crash: Bool = false, limit: [String] = limit, settle: useconds_t = 0) throws -> (status: Int32, stdout: String, stderr: String) {
         let run = try h.sftpInBackground(verb, limit + args)
         #expect(Files.waitForSize(partial, atLeast: bytes), "\(verb) never wrote \(bytes) bytes to \(partial)")
+        usleep(settle)
         if crash { h.server.crash() } else { run.process.interrupt() }
         return run.finish()
+    }
+
+    /// The offset of the one paused transfer, as `sftp paused --json` reports it.
+    static func pausedOffset(_ h: SSHHarness) throws -> Int {
+        let paused = try h.termhost(["sftp", "paused", "--json"])
+        return try #require((JSONSerialization.jsonObject(with: Data(paused.stdout.utf8)) as? [[String: Any]])?.first?["offset"] as? Int,
+                            "\(paused.output)")
     }
 
     @Test func sshdKilledMidDownloadThenResumedGivesTheSameSHA256() throws {
@@ -59,16 +67,12 @@ import TestSupport
         #expect(Files.sha256(dir.path + "/local/whole.bin") == Files.sha256(source))
         #expect(h.server.log.components(separatedBy: "Accepted publickey").count - 1 == 2, "one connection per segment")
 
-        // 64 Mbit/s: about ten seconds for the file, cut short after a second or so.
-        let run = try h.sftpInBackground("get", ["-l", "64000", h.remote(source), target])
-        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 48 << 20), "the second segment writes past the middle")
-        usleep(800_000)
-        run.process.interrupt()
-        let cut = run.finish()
+        // 64 Mbit/s: about ten seconds for the file, cut short once the second segment writes
+        // past the middle.
+        let cut = try Self.cutShort(h, "get", [h.remote(source), target], partial: Files.partial(of: target), atLeast: 48 << 20,
+                                    limit: ["-l", "64000"], settle: 800_000)
         #expect(cut.status == 130, "\(cut.stderr)")
-        let paused = try h.termhost(["sftp", "paused", "--json"])
-        let offset = try #require((JSONSerialization.jsonObject(with: Data(paused.stdout.utf8)) as? [[String: Any]])?.first?["offset"] as? Int,
-                                  "\(paused.output)")
+        let offset = try Self.pausedOffset(h)
         #expect(offset > 0 && offset < 40 << 20, "the checkpoint vouches for the first segment's prefix only: \(offset)")
         let resumed = try h.sftp("get", ["--resume", "--json", h.remote(source), target])
         #expect(resumed.status == 0, "\(resumed.output)")
@@ -90,15 +94,10 @@ import TestSupport
         #expect(h.server.log.components(separatedBy: "Accepted publickey").count - 1 == 2, "one connection per segment")
 
         let target = remoteDir + "/large.bin"
-        let run = try h.sftpInBackground("put", ["-l", "64000", source, h.remote(target)])
-        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 48 << 20), "the second segment writes past the middle")
-        usleep(800_000)
-        run.process.interrupt()
-        let cut = run.finish()
+        let cut = try Self.cutShort(h, "put", [source, h.remote(target)], partial: Files.partial(of: target), atLeast: 48 << 20,
+                                    limit: ["-l", "64000"], settle: 800_000)
         #expect(cut.status == 130, "\(cut.stderr)")
-        let paused = try h.termhost(["sftp", "paused", "--json"])
-        let offset = try #require((JSONSerialization.jsonObject(with: Data(paused.stdout.utf8)) as? [[String: Any]])?.first?["offset"] as? Int,
-                                  "\(paused.output)")
+        let offset = try Self.pausedOffset(h)
         #expect(offset > 0 && offset < 40 << 20, "the checkpoint vouches for the first segment's prefix only: \(offset)")
         let resumed = try h.sftp("put", ["--resume", "--json", source, h.remote(target)])
         #expect(resumed.status == 0, "\(resumed.output)")

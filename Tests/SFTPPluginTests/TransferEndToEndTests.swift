@@ -154,10 +154,8 @@ import TestSupport
         let remote = dir.sub("remote"), target = dir.sub("local") + "/x.bin"
         Files.random(remote + "/one.bin", bytes: 6 << 20)
         try FileManager.default.copyItem(atPath: remote + "/one.bin", toPath: remote + "/two.bin")
-        let run = try h.sftpInBackground("get", ["-l", "16000", h.remote(remote + "/one.bin"), target])
-        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 300_000))
-        run.process.interrupt()
-        _ = run.finish()
+        _ = try ResumeEndToEndTests.cutShort(h, "get", [h.remote(remote + "/one.bin"), target], partial: Files.partial(of: target),
+                                             atLeast: 300_000)
         let other = try h.sftp("get", ["--resume", h.remote(remote + "/two.bin"), target])
         #expect(other.status == 1)
         #expect(other.stderr.contains("it holds a download of \(NSUserName())@127.0.0.1:\(h.server.port):\(remote)/one.bin, not of"), "\(other.stderr)")

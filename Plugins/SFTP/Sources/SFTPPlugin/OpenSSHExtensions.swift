@@ -52,12 +52,23 @@ final class OpenSSHExtensions {
             throw fs.error("", "cannot start SFTP on")
         }
         channel = c
-        var hello: [UInt8] = [1]           // SSH_FXP_INIT, version 3
-        hello.appendUInt32(3)
-        try send(fs, hello, about: "")
-        let version = try receive(fs, about: "")
-        guard version.first == 2 else { throw SFTPError(.failed, "sftp: \(fs.host): the server did not answer SFTP INIT") }
-        // SSH_FXP_VERSION: version, then (name, data) string pairs.
+        // A channel that did not complete the handshake is dropped, so a later call starts over
+        // instead of talking to a half-open one.
+        do throws(SFTPError) {
+            var hello: [UInt8] = [1]           // SSH_FXP_INIT, version 3
+            hello.appendUInt32(3)
+            try send(fs, hello, about: "")
+            let version = try receive(fs, about: "")
+            guard version.first == 2 else { throw SFTPError(.failed, "sftp: \(fs.host): the server did not answer SFTP INIT") }
+            parseExtensions(version)
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    /// SSH_FXP_VERSION: version, then (name, data) string pairs.
+    private func parseExtensions(_ version: [UInt8]) {
         var at = 5
         while let name = version.string(at: &at), let data = version.string(at: &at) { extensions[name] = data }
     }
