@@ -1,7 +1,7 @@
 import Foundation
 import TermhostSDK
 
-/// `termhost forward add|edit|rm|list|show|run`.
+/// `termhost forward add|edit|rm|list|show|run|stop|retry`.
 struct ForwardCommand {
     static let usage = """
     usage: termhost forward add [--name NAME] HOST (-L|-R|-D) SPEC
@@ -11,6 +11,8 @@ struct ForwardCommand {
            termhost forward show NAME [--json]
            termhost forward run NAME...
            termhost forward run HOST (-L|-R|-D) SPEC [(-L|-R|-D) SPEC]...
+           termhost forward stop NAME...
+           termhost forward retry NAME...
     HOST is a saved host (termhost hosts list) or user@host[:port]. SPEC is ssh's:
       -L [bind_address:]port:host:hostport  listen here; the server connects to host:hostport
       -R [bind_address:]port:host:hostport  the server listens (port 0: it picks); we connect here
@@ -21,6 +23,8 @@ struct ForwardCommand {
     All rules of one host share one connection; a lost connection is retried after 1, 2, 5, 10,
     then every 30 s; authentication or host-key failures end the retries. It exits 1 when no
     rule is left running. list shows each rule's state in running 'forward run' processes.
+    stop ends a rule inside the 'forward run' that runs it (its peers keep running; the last
+    rule of a host releases the connection); retry starts a failed or stopped rule again there.
     """
 
     let c: CommandInvocation
@@ -39,8 +43,9 @@ struct ForwardCommand {
             case "list": return try list(args)
             case "show": return try show(args)
             case "run": return try runRules(args)
+            case "stop", "retry": return try control(sub, args)
             default:
-                c.printError("termhost forward: unknown subcommand '\(sub)' (add, edit, rm, list, show, run)")
+                c.printError("termhost forward: unknown subcommand '\(sub)' (add, edit, rm, list, show, run, stop, retry)")
                 return 2
             }
         } catch let e as UsageError {
@@ -226,5 +231,30 @@ struct ForwardCommand {
         // Idle: every rule failed or was stopped. (An interrupt exits from the host's shutdown.)
         let failed = manager.snapshot().filter { $0.state.hasPrefix("failed") }
         return failed.isEmpty ? 0 : 1
+    }
+
+    /// Sends stop or retry to every running `forward run` of this user (ControlSocket). A saved
+    /// rule is found by its name; an ad-hoc rule by the name `run` printed for it.
+    func control(_ verb: String, _ names: [String]) throws -> Int32 {
+        guard !names.isEmpty else { throw UsageError(message: "usage: termhost forward \(verb) NAME...") }
+        var status: Int32 = 0
+        for name in names {
+            let target = (try? rules.find(name))?.id ?? name
+            let answers = ControlSocket.request("\(verb) \(target)", in: StatusFile.directory).filter { $0.reply != "none" }
+            if answers.isEmpty {
+                c.printError("termhost forward \(verb): no running 'forward run' has a rule named '\(name)' (see 'termhost forward list')")
+                status = 1
+            }
+            for (pid, reply) in answers {
+                if reply.hasPrefix("ok ") {
+                    let text = reply.dropFirst(3)
+                    c.print(text.prefix(1).uppercased() + text.dropFirst() + " (process \(pid))")
+                } else {
+                    c.printError("termhost forward \(verb): process \(pid): \(reply.hasPrefix("error ") ? String(reply.dropFirst(6)) : reply)")
+                    status = 1
+                }
+            }
+        }
+        return status
     }
 }

@@ -18,6 +18,9 @@ final class ForwardingManager: @unchecked Sendable {
     private var expired = false
     /// While start() goes through its rules: an early failure must not look like "all ended".
     private var starting = false
+    /// The scene of the `forward run` command: new connections may prompt on its terminal.
+    private var runScene: UInt64 = 0
+    private var control: ControlSocket?
     /// Where state changes go (the `forward run` command's output); called on `queue`.
     var report: (String) -> Void = { _ in }
     /// Told whenever no rule has intent any more (all failed or stopped).
@@ -38,36 +41,91 @@ final class ForwardingManager: @unchecked Sendable {
         queue.async { [self] in
             starting = true
             defer { starting = false; checkIdle() }
+            runScene = scene
+            openControl()
             for rule in rules {
                 let runtime = RuleRuntime(rule)
                 runtimes.append(runtime)
-                say(runtime, "starting (\(rule.host) \(rule.sshArgument))")
-                if rule.kind != .remote {
-                    do {
-                        let listener = try LocalListener(reactor: reactor, host: rule.localBindHost, port: rule.bindPort) { [weak self, weak runtime] fd in
-                            guard let self, let runtime else { Glibc.close(fd); return }
-                            self.localAccepted(runtime, fd: fd)
-                        }
-                        runtime.listener = listener
-                        reactor.post { listener.start() }
-                    } catch {
-                        fail(runtime, error.message)
-                        continue
-                    }
-                }
-                let link = links[rule.host] ?? {
-                    let l = HostLink(host: rule.host, scene: scene)
-                    links[rule.host] = l
-                    return l
-                }()
-                link.rules.append(runtime)
-                if link.connection != nil { attach(runtime, to: link) } else if !link.connecting && link.retry == nil { connect(link, interactive: true) }
+                begin(runtime)
             }
+        }
+    }
+
+    /// `forward stop|retry` from another shell (ControlSocket's protocol): the reply line, or
+    /// "none" when this process runs no rule with that ID or name. [any-thread]
+    func control(_ request: String) -> String {
+        let parts = request.split(separator: " ", maxSplits: 1).map(String.init)
+        guard parts.count == 2, parts[0] == "stop" || parts[0] == "retry" else { return "error unknown request '\(request)'" }
+        let (verb, target) = (parts[0], parts[1])
+        return queue.sync { [self] in
+            // Latest runtime per rule: a retried rule's earlier runtime is gone from the list.
+            let matches = runtimes.filter { $0.rule.id == target || $0.rule.name == target }
+            guard !matches.isEmpty else { return "none" }
+            guard !shuttingDown else { return "error this process is shutting down" }
+            var done: [String] = []
+            for r in matches {
+                switch (verb, r.state.hasIntent) {
+                case ("stop", true):
+                    stop(r, reason: nil)
+                    done.append("stopped \(r.label)")
+                case ("stop", false):
+                    done.append("\(r.label) was already \(r.state.text(connections: 0))")
+                case (_, true):
+                    done.append("\(r.label) is already running (\(r.state.text(connections: r.connections.load(ordering: .relaxed))))")
+                default:
+                    // Explicit intent again, as a new run of the rule would have.
+                    let fresh = RuleRuntime(r.rule)
+                    runtimes[runtimes.firstIndex { $0 === r }!] = fresh
+                    done.append("started \(r.label) again")
+                    begin(fresh)
+                }
+            }
+            return "ok " + done.joined(separator: "; ")
+        }
+    }
+
+    /// Puts one rule to work: its listener now, its host's connection shared or opened. [queue]
+    private func begin(_ runtime: RuleRuntime) {
+        let rule = runtime.rule
+        say(runtime, "starting (\(rule.host) \(rule.sshArgument))")
+        if rule.kind != .remote {
+            do {
+                let listener = try LocalListener(reactor: reactor, host: rule.localBindHost, port: rule.bindPort) { [weak self, weak runtime] fd in
+                    guard let self, let runtime else { Glibc.close(fd); return }
+                    self.localAccepted(runtime, fd: fd)
+                }
+                runtime.listener = listener
+                reactor.post { listener.start() }
+            } catch {
+                fail(runtime, error.message)
+                return
+            }
+        }
+        let link = links[rule.host] ?? {
+            let l = HostLink(host: rule.host, scene: runScene)
+            links[rule.host] = l
+            return l
+        }()
+        link.rules.append(runtime)
+        if link.connection != nil { attach(runtime, to: link) } else if !link.connecting && link.retry == nil { connect(link, interactive: true) }
+    }
+
+    /// Lets `forward stop|retry` reach this process; without it the rules still run. [queue]
+    private func openControl() {
+        guard control == nil else { return }
+        do {
+            control = try ControlSocket(directory: StatusFile.directory) { [weak self] line in
+                self?.control(line) ?? "none"
+            }
+        } catch {
+            pluginHost.log(.warning, "forward stop and retry cannot reach this process: \(error.message)")
         }
     }
 
     /// Stops every rule; bounded: connections close in parallel, at most `bound` seconds.
     func shutdown(bound: Double) {
+        // First, and outside `queue`: a request in progress finishes (and is answered) on it.
+        queue.sync { control }?.close()
         var closing: [(Connection, Unmanaged<LossToken>?)] = []
         queue.sync {
             shuttingDown = true
@@ -174,7 +232,7 @@ final class ForwardingManager: @unchecked Sendable {
         }
         if failure?.denied == true {
             report("forward: \(link.host): recovery ended: \(message)")
-            for r in link.rules where r.state.hasIntent { fail(r, "recovery ended: \(message) (run the rule again to retry)") }
+            for r in link.rules where r.state.hasIntent { fail(r, "recovery ended: \(message) ('termhost forward retry' starts it again)") }
             return
         }
         report("forward: \(link.host): attempt \(link.attempt) failed: \(message)")
