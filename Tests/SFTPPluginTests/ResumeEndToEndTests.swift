@@ -163,6 +163,27 @@ import TestSupport
         #expect(refused.stderr.contains("are not the ones downloaded (SHA-256 differs"), "\(refused.stderr)")
     }
 
+    @Test func aTamperedRemotePartialOfAnUploadIsRefused() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("local") + "/big.bin", target = dir.sub("remote") + "/big.bin"
+        Files.random(source, bytes: Self.size)
+        let partial = Files.partial(of: target)
+        _ = try Self.cutShort(h, "put", [source, h.remote(target)], partial: partial)
+        let offset = try Self.pausedOffset(h)
+        #expect(offset > 4, "nothing acknowledged")
+        // Same length, other bytes: only reading the partial back can tell.
+        let handle = try #require(FileHandle(forWritingAtPath: partial))
+        handle.write(Data("XXXX".utf8))
+        handle.closeFile()
+        let refused = try h.sftp("put", ["--resume", source, h.remote(target)])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("cannot resume into \(NSUserName())@127.0.0.1:\(h.server.port):\(partial): its first \(offset) bytes are not the ones uploaded (SHA-256 differs)"), "\(refused.stderr)")
+        #expect(Files.exists(partial), "a refused resume keeps the partial file")
+    }
+
     @Test func cancelRemovesPartialFilesAndNamesOneItCannotRemove() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -187,3 +187,26 @@ extension RemoteFS {
         return Array(out[..<got])
     }
 }
+
+extension RemoteFS {
+    /// The SHA-256 of a remote file's first `count` bytes, read back through the SFTP channel
+    /// (SFTP v3 has no hashing request; OpenSSH's server offers none); nil when the file is
+    /// shorter. Reads in 2 MiB calls, so libssh2 keeps 8 MiB requested, as a download does.
+    func sha256(_ path: String, prefix count: UInt64) throws(SFTPError) -> String? {
+        let handle = try open(path, flags: LIBSSH2_FXF_READ, what: "cannot open")
+        defer { libssh2_sftp_close_handle(handle) }
+        let hasher = SHA256()
+        let chunk = 2 << 20
+        let buf = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buf.deallocate() }
+        var left = count
+        while left > 0 {
+            let n = libssh2_sftp_read(handle, buf.assumingMemoryBound(to: CChar.self), Int(min(UInt64(chunk), left)))
+            if n == 0 { return nil }
+            guard n > 0 else { throw error(path, "cannot read") }
+            hasher.update(buf, n)
+            left -= UInt64(n)
+        }
+        return hasher.hexDigest()
+    }
+}

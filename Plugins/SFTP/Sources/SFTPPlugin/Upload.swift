@@ -146,8 +146,8 @@ struct Upload {
     }
 
     /// Verifies that the local file is the one the checkpoint describes (size, time, SHA-256
-    /// of the acknowledged prefix) and that the server holds at least that prefix, then opens
-    /// the remote partial at the checkpoint.
+    /// of the acknowledged prefix) and that the remote partial still holds that prefix (same
+    /// SHA-256, read back), then opens the remote partial at the checkpoint.
     private func resumePartial(_ c: Checkpoint, fd: Int32, size: UInt64, mtime: UInt64) throws(SFTPError) -> OpaquePointer {
         guard c.direction == "upload", c.localPath == job.localPath else {
             throw SFTPError(.refused, "sftp: cannot resume into \(fs.host):\(job.partialPath): it holds an upload of \(c.localPath), not of \(job.localPath); cancel that transfer first")
@@ -162,6 +162,11 @@ struct Upload {
         let partial = job.partialPath
         guard let remote = try fs.statIfExists(partial), let held = remote.size, held >= c.offset else {
             throw SFTPError(.refused, "sftp: cannot resume: the remote partial \(fs.host):\(partial) is missing or shorter than the \(c.offset) acknowledged bytes; cancel and start again")
+        }
+        // The server holds what it acknowledged unless something changed it since: read it
+        // back (the local prefix was just shown to be the one that was sent).
+        guard try fs.sha256(partial, prefix: c.offset) == c.sha256 else {
+            throw SFTPError(.refused, "sftp: cannot resume into \(fs.host):\(partial): its first \(c.offset) bytes are not the ones uploaded (SHA-256 differs); cancel and start again")
         }
         // Bytes past the checkpoint were sent but never acknowledged: drop them.
         if held > c.offset { try fs.truncate(partial, to: c.offset) }
