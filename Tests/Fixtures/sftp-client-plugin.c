@@ -2,7 +2,8 @@
  * (org.termhost.sftp.files/1) the way a third-party plugin would, and prints each result.
  *   sfc browse DEST DIR            list, make, rename, stat, read, remove; then a stale handle
  *   sfc get DEST REMOTE LOCAL      a download through the queue, with progress
- *   sfc cancel DEST REMOTE LOCAL   a download cancelled from its progress callback
+ *   sfc cancel DEST REMOTE LOCAL   a download cancelled from its progress callback (which first
+ *                                  tries a second transfer with the running one's cookie)
  *   sfc pair D1 R1 L1 D2 R2 L2     two recursive downloads at once, from two threads; prints the
  *                                  most files that were moving at the same time */
 #include <pthread.h>
@@ -28,6 +29,16 @@ static void progress(void *user, const char *path, uint64_t bytes, uint64_t tota
    last_bytes = bytes;
    last_total = total;
    if (user && !stopped && bytes > 100000) {
+      /* A second transfer named like the running one is refused before it starts. */
+      termhost_sftp_transfer_t again;
+      termhost_status rc;
+      memset(&again, 0, sizeof again);
+      again.struct_size = sizeof again;
+      again.destination = "nowhere";
+      again.remote_path = again.local_path = "x";
+      again.cookie = 7;
+      rc = F->transfer(H, 0, &again, NULL, NULL, NULL, NULL, &err);
+      dprintf(*(int *)user, "same cookie: %d %s\n", (int)rc, err.message);
       stopped = 1;
       dprintf(*(int *)user, "stop: %d\n", (int)F->stop(H, 7, 0, &err));
    }

@@ -165,7 +165,17 @@ enum FilesService {
         let limitEnd = MemoryLayout<termhost_sftp_transfer_t>.offset(of: \termhost_sftp_transfer_t.bytes_per_second)! + 8
         let control = TransferControl(limitBytesPerSecond: Int(r.struct_size) >= limitEnd ? r.bytes_per_second : 0)
         let name = key(caller, r.cookie)
-        if r.cookie != 0 { running.withLock { $0[name] = control } }
+        if r.cookie != 0 {
+            // One cookie, one transfer: a second would make stop() reach the wrong one.
+            let taken = running.withLock { table -> Bool in
+                if table[name] != nil { return true }
+                table[name] = control
+                return false
+            }
+            if taken {
+                return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "transfer: cookie \(r.cookie) already names a running transfer of this plugin")
+            }
+        }
         defer { if r.cookie != 0 { _ = running.withLock { $0.removeValue(forKey: name) } } }
         let observer = CallbackObserver(progress: progress, user: user)
         let transfers = Transfers(transport: transport, checkpoints: Checkpoints(store: host.store), ask: nil)

@@ -44,7 +44,9 @@ typedef struct termhost_sftp_transfer {    /* filled by the caller, read during 
    const char *local_path;                 /* target of a download, source of an upload */
    uint32_t flags;                         /* TERMHOST_SFTP_RECURSIVE | TERMHOST_SFTP_RESUME */
    uint32_t conflict;                      /* termhost_sftp_conflict_t */
-   uint64_t cookie;                        /* caller's nonzero name for stop(), or 0 */
+   uint64_t cookie;                        /* caller's nonzero name for stop(), or 0; one
+                                              running transfer per cookie (a second one is
+                                              refused with TERMHOST_ERR_INVALID_ARGUMENT) */
    /* Appended (read only when struct_size covers it): */
    uint64_t bytes_per_second;              /* bandwidth limit for the whole transfer; 0: none */
 } termhost_sftp_transfer_t;
@@ -100,7 +102,8 @@ typedef struct termhost_sftp_files {   /* implemented by the SFTP plugin */
     * a refused resume check or atomic replace) or the connection was lost (paused files keep
     * their partial file and checkpoint: run again with TERMHOST_SFTP_RESUME);
     * TERMHOST_ERR_DENIED before anything moved, when trust, credentials or the conflict
-    * policy refused; TERMHOST_ERR_INVALID_ARGUMENT for a conflict value out of range.
+    * policy refused; TERMHOST_ERR_INVALID_ARGUMENT for a conflict value out of range or a
+    * cookie that already names a running transfer of this caller.
     * A relative local_path is taken from the host process's working directory.
     * The queue limits are the feature's settings (maxActive, maxPerHost). [any-thread; blocks] */
    termhost_status (*transfer)(const termhost_host_t *caller, termhost_scene_id scene,
