@@ -58,7 +58,10 @@ let package = Package(
 
         // Feature plugins, each a .dynamic library with its manifest beside it.
         .systemLibrary(name: "CLibSSH2", path: "Plugins/SSH/Sources/CLibSSH2"),
-        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2"], path: "Plugins/SSH/Sources/SSHPlugin",
+        // libssh2 1.10 ciphers one 16-byte block per call; this OpenSSL provider makes its
+        // AES-CTR keystream in bulk (see its header).
+        .target(name: "BatchedCTR", path: "Plugins/SSH/Sources/BatchedCTR", linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "BatchedCTR"], path: "Plugins/SSH/Sources/SSHPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
         // SFTP runs libssh2's SFTP layer on sessions the SSH plugin's transport service lends it.
         .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2"], path: "Plugins/SFTP/Sources/SFTPPlugin",
@@ -86,7 +89,7 @@ let package = Package(
         .testTarget(name: "LoaderTests", dependencies: ["TermhostLoader", "TermhostRuntime", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SDKTests", dependencies: ["TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SSHPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SSHPluginTests", dependencies: ["TestSupport", "BatchedCTR", "CCrypto"], swiftSettings: strict),
         .testTarget(name: "SFTPPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "MetricsPluginTests", dependencies: ["MetricsCore", "TestSupport"], exclude: ["Fixtures"],
                     swiftSettings: strict),

@@ -139,9 +139,10 @@ func jsonString(_ s: String) -> String {
     "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
 }
 
-let plugin = Plugin(id: "org.termhost.ssh", version: "0.1.0", features: [SSHFeature.self]) { _ in
+let plugin = Plugin(id: "org.termhost.ssh", version: "0.1.0", features: [SSHFeature.self]) { host in
     // Global and not thread-safe: once, at plugin init, before any session exists.
     libssh2_init(0)
+    BulkCipher.enable(host)
 }
 
 @_cdecl("termhost_plugin_entry")
