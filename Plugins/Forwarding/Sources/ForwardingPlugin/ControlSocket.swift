@@ -64,17 +64,8 @@ final class ControlSocket: @unchecked Sendable {
     // MARK: Client side
 
     /// Sends one request to every live `forward run` of this user; their replies by PID.
-    /// Sockets of processes that are gone are removed.
-    static func request(_ line: String, in directory: String) -> [(pid: pid_t, reply: String)] {
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        var replies: [(pid: pid_t, reply: String)] = []
-        for file in files.sorted() where file.hasPrefix("run-") && file.hasSuffix(".sock") {
-            let full = directory + "/" + file
-            guard let pid = pid_t(file.dropFirst(4).dropLast(5)), pid > 0 else { continue }
-            guard kill(pid, 0) == 0 || errno == EPERM else { unlink(full); continue }
-            if let reply = exchange(full, line) { replies.append((pid, reply)) }
-        }
-        return replies
+    static func request(_ line: String) -> [(pid: pid_t, reply: String)] {
+        StatusFile.liveRuns(suffix: ".sock").compactMap { run in exchange(run.path, line).map { (run.pid, $0) } }
     }
 
     private static func exchange(_ path: String, _ line: String) -> String? {

@@ -240,7 +240,7 @@ struct ForwardCommand {
         var status: Int32 = 0
         for name in names {
             let target = (try? rules.find(name))?.id ?? name
-            let answers = ControlSocket.request("\(verb) \(target)", in: StatusFile.directory).filter { $0.reply != "none" }
+            let answers = ControlSocket.request("\(verb) \(target)").filter { $0.reply != "none" }
             if answers.isEmpty {
                 c.printError("termhost forward \(verb): no running 'forward run' has a rule named '\(name)' (see 'termhost forward list')")
                 status = 1

@@ -58,7 +58,7 @@ final class ForwardingManager: @unchecked Sendable {
         guard parts.count == 2, parts[0] == "stop" || parts[0] == "retry" else { return "error unknown request '\(request)'" }
         let (verb, target) = (parts[0], parts[1])
         return queue.sync { [self] in
-            // Latest runtime per rule: a retried rule's earlier runtime is gone from the list.
+            // One runtime per rule and run: a retry replaces the old one in place.
             let matches = runtimes.filter { $0.rule.id == target || $0.rule.name == target }
             guard !matches.isEmpty else { return "none" }
             guard !shuttingDown else { return "error this process is shutting down" }

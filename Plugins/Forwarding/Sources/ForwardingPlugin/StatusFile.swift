@@ -28,21 +28,31 @@ struct StatusFile: Sendable {
 
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 
-    /// States by rule ID from every live `forward run` process; files of dead ones are removed.
+    /// States by rule ID from every live `forward run` process.
     static func readAll() -> [String: String] {
         var states: [String: String] = [:]
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for file in files where file.hasPrefix("run-") && file.hasSuffix(".json") {
-            let pid = pid_t(file.dropFirst(4).dropLast(5)) ?? 0
-            let full = directory + "/" + file
-            guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else {
-                try? FileManager.default.removeItem(atPath: full)
-                continue
-            }
-            guard let data = FileManager.default.contents(atPath: full),
+        for run in liveRuns(suffix: ".json") {
+            guard let data = FileManager.default.contents(atPath: run.path),
                   let entries = try? JSONDecoder().decode([Entry].self, from: data) else { continue }
             for e in entries { states[e.id] = e.state }
         }
         return states
+    }
+
+    /// The `run-<pid><suffix>` files (status or control socket) whose process is alive, sorted
+    /// by name; files of dead processes are removed on the way (they died without cleanup).
+    static func liveRuns(suffix: String) -> [(pid: pid_t, path: String)] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var runs: [(pid: pid_t, path: String)] = []
+        for file in files.sorted() where file.hasPrefix("run-") && file.hasSuffix(suffix) {
+            let path = directory + "/" + file
+            guard let pid = pid_t(file.dropFirst(4).dropLast(suffix.count)), pid > 0,
+                  kill(pid, 0) == 0 || errno == EPERM else {
+                try? FileManager.default.removeItem(atPath: path)
+                continue
+            }
+            runs.append((pid, path))
+        }
+        return runs
     }
 }
