@@ -28,6 +28,7 @@ public final class HostRuntime: @unchecked Sendable {
     public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "version", "help"]
 
     public static func start(_ options: RuntimeOptions) throws(StartupError) -> HostRuntime {
+        LibcryptoAtExit.keepUntilProcessEnds()
         let services = HostServices(paths: options.paths, policy: EffectivePolicy(),
                                     nonInteractive: options.nonInteractive, stderrLevel: options.logLevel)
         var inspection = Inspection.run(options, probe: true, brokenServices: services.brokenServices)

@@ -4,13 +4,15 @@ import TermhostSDK
 
 /// The plugin's process-scope service: runs rules, shares one connection per host, recovers
 /// lost connections, and reports every state change. All state lives on `queue`; sockets on
-/// the reactor thread; blocking transport calls on each host link's `calls` queue.
+/// the reactor thread; blocking transport calls on each host link's queue (`HostLink.call`).
 final class ForwardingManager: @unchecked Sendable {
     let transport: Transport
     let pluginHost: PluginHost
     let queue = DispatchQueue(label: "termhost.forwarding.manager")
     let reactor = Reactor()
     let workers = WorkerPool(threads: 4, name: "termhost.forwarding.connect")
+    /// Transport calls submitted and not yet returned (HostLink.call); shutdown waits for them.
+    private let inFlight = DispatchGroup()
     /// Host links by host; touched on `queue` only.
     var links: [String: HostLink] = [:]
     private var runtimes: [RuleRuntime] = []
@@ -102,7 +104,7 @@ final class ForwardingManager: @unchecked Sendable {
             }
         }
         let link = links[rule.host] ?? {
-            let l = HostLink(host: rule.host, scene: runScene)
+            let l = HostLink(host: rule.host, scene: runScene, inFlight: inFlight)
             links[rule.host] = l
             return l
         }()
@@ -138,14 +140,18 @@ final class ForwardingManager: @unchecked Sendable {
             }
             links = [:]
         }
-        let group = DispatchGroup()
+        // In parallel across hosts; the group also holds calls still running, such as the
+        // close of a connection whose last rule stopped just before: the host must not exit
+        // (and tear down libcrypto) while one is inside libssh2.
         for (c, token) in closing {
-            DispatchQueue.global().async(group: group) { [transport] in
+            DispatchQueue.global().async(group: inFlight) { [transport] in
                 transport.close(c)
                 token?.release()
             }
         }
-        _ = group.wait(timeout: .now() + bound)
+        if inFlight.wait(timeout: .now() + bound) == .timedOut {
+            pluginHost.log(.warning, "forwarding: connections still closing after \(bound) s; left to the SSH plugin")
+        }
         status.remove()
     }
 
@@ -182,7 +188,7 @@ final class ForwardingManager: @unchecked Sendable {
         let generation = link.generation + 1
         let scene = interactive ? link.scene : 0
         let token = Unmanaged.passRetained(LossToken(manager: self, link: link, generation: generation))
-        link.calls.async { [self] in
+        link.call { [self] in
             do {
                 let c = try transport.open(link.host, scene: scene)
                 do { try transport.watch(c, onLost: LossToken.onLost, user: CallbackData(raw: token.toOpaque())) } catch {
@@ -200,7 +206,7 @@ final class ForwardingManager: @unchecked Sendable {
     private func connected(_ link: HostLink, _ c: Connection, token: Unmanaged<LossToken>, generation: Int) {
         link.connecting = false
         guard !shuttingDown, !expired, !link.rules.isEmpty, links[link.host] === link else {
-            link.calls.async { [transport] in transport.close(c); token.release() }
+            link.call { [transport] in transport.close(c); token.release() }
             return
         }
         link.connection = c
@@ -256,7 +262,7 @@ final class ForwardingManager: @unchecked Sendable {
         link.token = nil
         link.setCurrent(nil)
         for r in link.rules { r.remotePort = nil }
-        link.calls.async { [transport] in
+        link.call { [transport] in
             transport.close(c)
             token?.release()
         }
@@ -285,7 +291,7 @@ final class ForwardingManager: @unchecked Sendable {
         case .remote:
             let context = CallbackData(raw: Unmanaged.passRetained(RemoteAcceptContext(manager: self, runtime: r)).toOpaque())
             let generation = link.generation
-            link.calls.async { [self] in
+            link.call { [self] in
                 do {
                     let port = try transport.listen(c, bindHost: r.rule.remoteBindHost, port: r.rule.bindPort,
                                                     onAccept: RemoteAcceptContext.onAccept, user: context)
@@ -343,7 +349,7 @@ final class ForwardingManager: @unchecked Sendable {
         if let link = links[r.rule.host] {
             link.rules.removeAll { $0 === r }
             if let c = link.connection, let port = r.remotePort {
-                link.calls.async { [transport] in transport.cancelForward(c, port: port) }
+                link.call { [transport] in transport.cancelForward(c, port: port) }
             }
             r.remotePort = nil
             if link.rules.isEmpty {

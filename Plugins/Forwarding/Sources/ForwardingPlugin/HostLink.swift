@@ -12,8 +12,12 @@ import Glibc
 final class HostLink: @unchecked Sendable {
     let host: String
     /// Blocking transport calls for this host, one at a time (the connection's executor is
-    /// serial anyway), so a burst of streams never becomes a burst of threads.
-    let calls: DispatchQueue
+    /// serial anyway), so a burst of streams never becomes a burst of threads. Submit with
+    /// `call`, never directly: shutdown waits for these calls (see `inFlight`).
+    private let calls: DispatchQueue
+    /// Every transport call of every link of the manager, so shutdown can wait (bounded) for
+    /// closes still on their way: the process must not exit while one is inside libssh2.
+    private let inFlight: DispatchGroup
     var scene: UInt64
     var rules: [RuleRuntime] = []
     var connection: Connection?
@@ -30,10 +34,16 @@ final class HostLink: @unchecked Sendable {
     private let lock = NSLock()
     private var snapshot: Connection?
 
-    init(host: String, scene: UInt64) {
+    init(host: String, scene: UInt64, inFlight: DispatchGroup) {
         self.host = host
         self.scene = scene
+        self.inFlight = inFlight
         calls = DispatchQueue(label: "termhost.forwarding.link")
+    }
+
+    /// Runs a blocking transport call for this host, after those already submitted. [any-thread]
+    func call(_ work: @escaping @Sendable () -> Void) {
+        calls.async(group: inFlight, execute: work)
     }
 
     /// The live connection for new streams, or nil while there is none. [any-thread]

@@ -15,7 +15,7 @@ extension ForwardingManager {
         }
         if r.rule.kind == .dynamic {
             _ = Socks5Handshake(fd: fd, reactor: reactor, onConnect: { [self] handshake, host, port in
-                link.calls.async { [self] in
+                link.call { [self] in
                     do {
                         let channel = try transport.openDirect(c, host: host, port: port)
                         reactor.post { [self] in
@@ -31,7 +31,7 @@ extension ForwardingManager {
             return
         }
         let target = r.rule.targetHost ?? "localhost", port = r.rule.targetPort ?? 0
-        link.calls.async { [self] in
+        link.call { [self] in
             do {
                 let channel = try transport.openDirect(c, host: target, port: port)
                 reactor.post { [self] in pump(r, local: fd, remote: channel) }

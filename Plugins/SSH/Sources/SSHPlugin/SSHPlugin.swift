@@ -65,10 +65,13 @@ final class SSHFeature: Feature {
         }
     }
 
-    /// Restores the local terminal and closes the books on sessions cut short by a signal.
+    /// Restores the local terminal, closes the books on sessions cut short by a signal, and
+    /// closes the transport connections other plugins still hold (they shut down before this
+    /// feature, which they depend on). Bounded: 1 s of the host's 3.
     func shutdown() {
         RawMode.leave()
         OpenSessions.endAll(status: 255)
+        TransportService.closeAll(bound: 1)
     }
 
     /// Takes a leading `-J a,b` off the arguments.

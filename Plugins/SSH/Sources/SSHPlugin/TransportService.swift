@@ -45,6 +45,14 @@ enum TransportHandles {
         let id = UInt64(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(handle))))
         return table.withLock { $0.live.removeValue(forKey: id) }
     }
+
+    /// Every connection still open, now no longer reachable through its handle.
+    static func removeAll() -> [TransportConnection] {
+        table.withLock { state in
+            defer { state.live = [:] }
+            return Array(state.live.values)
+        }
+    }
 }
 
 enum TransportService {
@@ -70,6 +78,30 @@ enum TransportService {
     /// TERMHOST_ERR_IO with the reason, when `watch` saw the connection die. [executor]
     static func lostStatus(_ c: TransportConnection, _ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status? {
         c.bridges.lost.map { fail(err, Int(TERMHOST_ERR_IO), $0) }
+    }
+
+    /// Closes in progress: the plugin's shutdown waits for them, so the process never exits
+    /// (and tears libcrypto down) while a close is still inside libssh2.
+    private static let closing = DispatchGroup()
+
+    static func close(_ c: TransportConnection) {
+        closing.enter()
+        defer { closing.leave() }
+        onExecutor(c) {
+            c.bridges.closeAll()
+            c.connection.teardown()
+        }
+    }
+
+    /// At the plugin's shutdown: closes what callers left open (a disconnect the server sees,
+    /// not a dropped socket) and waits, at most `bound` seconds, for every close to finish.
+    static func closeAll(bound: Double) {
+        let left = TransportHandles.removeAll()
+        if !left.isEmpty { pluginHost?.log(.info, "closing \(left.count) SSH connection(s) other plugins left open") }
+        for c in left { DispatchQueue.global().async(group: closing) { close(c) } }
+        if closing.wait(timeout: .now() + bound) == .timedOut {
+            pluginHost?.log(.warning, "SSH connections still closing after \(bound) s; exiting without them")
+        }
     }
 
     static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
@@ -104,10 +136,7 @@ enum TransportService {
             },
             close: { raw in
                 guard let c = TransportHandles.remove(raw) else { return }
-                TransportService.onExecutor(c) {
-                    c.bridges.closeAll()
-                    c.connection.teardown()
-                }
+                TransportService.close(c)
             },
             exec: { raw, command, stdinData, stdinSize, onStdout, onStderr, user, status, err in
                 guard let command else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "exec: NULL command") }
