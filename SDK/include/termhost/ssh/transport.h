@@ -45,7 +45,10 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
    termhost_status (*open)(const termhost_host_t *caller, termhost_scene_id scene, const char *destination,
                            termhost_ssh_connection_t **out, termhost_error_t *err);
 
-   /* Disconnects (bounded in time) and frees the connection. NULL is ignored. [any-thread] */
+   /* Disconnects (bounded in time) and frees the connection. NULL is ignored. Connections a
+    * caller still holds when the SSH plugin shuts down are closed by it (callers shut down
+    * first); close them yourself in your shutdown(), and wait there for closes you started
+    * on other threads. [any-thread] */
    void (*close)(termhost_ssh_connection_t *connection);
 
    /* Runs command on an exec channel. stdin_data (stdin_size bytes, may be NULL) is sent and
