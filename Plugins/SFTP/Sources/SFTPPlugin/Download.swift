@@ -47,21 +47,26 @@ struct Download {
 
         let segments = Segments(from: offset, to: size, parts: 1 + helpers.count, control: control)
         let remote = job.remotePath, display = job.display
+        let writer = PartialFileWriter(fd: fd, path: display)
         let helpers = self.helpers, primary = fs
-        let (moved, failure) = segments.run { (index, range, isLast) throws(SFTPError) -> UInt64 in
+        let (moved, segmentFailure) = segments.run { (index, range, isLast) throws(SFTPError) -> UInt64 in
             // Segment 0 on this connection and its open handle; the others on a helper each.
             guard index > 0 else {
-                return try Download.read(range, isLast: isLast, fs: primary, handle: handle, remote: remote, fd: fd,
+                return try Download.read(range, isLast: isLast, fs: primary, handle: handle, remote: remote, writer: writer,
                                          display: display, segments: segments, observer: observer)
             }
             return try helpers[index - 1].run { (fs, _) throws(SFTPError) -> UInt64 in
                 let own = try fs.open(remote, flags: LIBSSH2_FXF_READ, what: "cannot open")
                 defer { libssh2_sftp_close_handle(own) }
                 libssh2_sftp_seek64(own, range.lowerBound)
-                return try Download.read(range, isLast: isLast, fs: fs, handle: own, remote: remote, fd: fd,
+                return try Download.read(range, isLast: isLast, fs: fs, handle: own, remote: remote, writer: writer,
                                          display: display, segments: segments, observer: observer)
             }
         }
+        var failure = segmentFailure
+        // A stop that came with the last bytes' progress (written, so reported, at the end)
+        // still applies: nothing is committed yet.
+        if failure == nil { do throws(SFTPError) { try control.check(display) } catch { failure = error } }
         if let failure { try stopped(failure, fd: fd, offset: segments.prefixEnd, source: source) }
         offset += moved
         guard offset == size else {
@@ -83,13 +88,15 @@ struct Download {
         return offset
     }
 
-    /// Reads one segment into the partial file at its place. The last segment reads to the end
-    /// of the file and past it (a file that grew shows up as more bytes); the others stop at
-    /// their end. Returns the bytes written.
-    static func read(_ range: Range<UInt64>, isLast: Bool, fs: RemoteFS, handle: OpaquePointer, remote: String, fd: Int32, display: String,
-                     segments: Segments, observer: TransferObserver) throws(SFTPError) -> UInt64 {
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: TransferBuffer.read, alignment: 16)
-        defer { buffer.deallocate() }
+    /// Reads one segment into the partial file at its place, the writing done by `writer`'s
+    /// thread. The last segment reads to the end of the file and past it (a file that grew
+    /// shows up as more bytes); the others stop at their end. Returns the bytes written.
+    static func read(_ range: Range<UInt64>, isLast: Bool, fs: RemoteFS, handle: OpaquePointer, remote: String,
+                     writer: PartialFileWriter, display: String, segments: Segments, observer: TransferObserver) throws(SFTPError) -> UInt64 {
+        let start = range.lowerBound
+        let lane = writer.lane { segments.counted($0, from: start, observer: observer, display: display) }
+        // However this ends, nothing of it is left in memory: a pause checkpoints the file.
+        defer { _ = lane.drain() }
         var position = range.lowerBound
         while true {
             try segments.check(display)
@@ -98,13 +105,18 @@ struct Download {
             // libssh2 asks for 4x the buffer ahead, without knowing the file's size: near the end
             // the buffer shrinks to just past it, so a small file costs one request, not 240.
             let want = min(TransferBuffer.read, Int(clamping: isLast ? remaining + 1 : remaining))
+            let buffer = try lane.next()
             let n = libssh2_sftp_read(handle, buffer.assumingMemoryBound(to: CChar.self), max(want, 1))
-            if n == 0 { break }
-            guard n > 0 else { throw fs.error(remote, "cannot read") }
-            try LocalFile.writeAll(fd, buffer, n, at: position, path: display)
+            guard n > 0 else {
+                lane.giveBack(buffer)
+                if n == 0 { break }
+                throw fs.error(remote, "cannot read")
+            }
+            lane.submit(buffer, n, at: position)
             position += UInt64(n)
-            segments.moved(n, from: range.lowerBound, observer: observer, display: display)
+            segments.pace(n)
         }
+        if let failure = lane.drain() { throw failure }
         return position - range.lowerBound
     }
 

@@ -61,12 +61,20 @@ final class Segments: @unchecked Sendable {
 
     /// Counts bytes a segment moved (by its start), reports them and paces the whole transfer.
     func moved(_ n: Int, from start: UInt64, observer: TransferObserver, display: String) {
+        counted(n, from: start, observer: observer, display: display)
+        pace(n)
+    }
+
+    /// Counts and reports bytes a segment moved, from any thread (a download's writer).
+    func counted(_ n: Int, from start: UInt64, observer: TransferObserver, display: String) {
         lock.withLock {
             if let i = ranges.firstIndex(where: { $0.lowerBound == start }) { done[i] += UInt64(n) }
         }
         observer.progressed(display, bytes: n)
-        control.pace(n)
     }
+
+    /// Holds the calling segment to the transfer's rate limit, if any.
+    func pace(_ n: Int) { control.pace(n) }
 
     /// The end of the bytes moved without a gap from the start.
     var prefixEnd: UInt64 {

@@ -135,6 +135,7 @@ final class SessionContext {
     var lastReceive = time(nil)
     /// A saved password for keyboard-interactive's password prompt, during that call only.
     var savedPassword: String?
+    let received = ReceiveBuffer()
     init(interaction: Interaction, destination: Destination, user: String) {
         self.interaction = interaction
         self.destination = destination
@@ -142,12 +143,16 @@ final class SessionContext {
     }
 }
 
-/// libssh2's receive callback: a plain recv() that notes when bytes arrived.
+/// libssh2's receive callback: reads through the session's ReceiveBuffer and notes when bytes
+/// arrived.
 private let timedReceive: @convention(c) (libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32,
                                          UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int = { socket, buffer, length, flags, abstract in
-    let n = recv(socket, buffer, length, flags)
-    if n > 0, let raw = abstract?.pointee {
-        Unmanaged<SessionContext>.fromOpaque(raw).takeUnretainedValue().lastReceive = time(nil)
+    guard let raw = abstract?.pointee, let buffer else {
+        let n = recv(socket, buffer, length, flags)
+        return n < 0 ? -Int(errno) : n
     }
-    return n < 0 ? -Int(errno) : n
+    let context = Unmanaged<SessionContext>.fromOpaque(raw).takeUnretainedValue()
+    let n = context.received.receive(socket, into: buffer, length, flags: flags)
+    if n > 0 { context.lastReceive = time(nil) }
+    return n
 }
