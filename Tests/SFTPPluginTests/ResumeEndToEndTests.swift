@@ -53,12 +53,15 @@ import TestSupport
         #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
     }
 
+    /// Two segments whatever the machine's cores (the default is one per core but one).
+    static let twoSegments = #"{ "settings": { "org.termhost.sftp": { "segments": 2 } } }"#
+
     /// A large single file is read as two segments on two connections; an interrupt keeps only
     /// the contiguous prefix in the checkpoint, and resume completes it byte for byte.
     @Test func aLargeDownloadInSegmentsPausesAndResumesByteExact() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try SSHHarness.withSFTP(dir)
+        let h = try SSHHarness.withSFTP(dir, policy: Self.twoSegments)
         defer { h.server.stop() }
         let source = dir.sub("remote") + "/large.bin", target = dir.sub("local") + "/large.bin"
         Files.random(source, bytes: 80 << 20)
@@ -84,7 +87,7 @@ import TestSupport
     @Test func aLargeUploadInSegmentsPausesAndResumesByteExact() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try SSHHarness.withSFTP(dir)
+        let h = try SSHHarness.withSFTP(dir, policy: Self.twoSegments)
         defer { h.server.stop() }
         let source = dir.sub("local") + "/large.bin", remoteDir = dir.sub("remote")
         Files.random(source, bytes: 80 << 20)

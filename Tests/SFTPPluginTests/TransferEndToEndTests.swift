@@ -187,11 +187,26 @@ import TestSupport
     @Test func aLimitOutsideItsBoundsIsClampedAndSaidSo() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try SSHHarness.withSFTP(dir, policy: #"{ "settings": { "org.termhost.sftp": { "maxActive": 4, "maxPerHost": 80 } } }"#)
+        let h = try SSHHarness.withSFTP(dir, policy: #"{ "settings": { "org.termhost.sftp": { "maxActive": 4, "maxPerHost": 80, "segments": 9 } } }"#)
         defer { h.server.stop() }
         Files.random(dir.sub("remote") + "/f", bytes: 10)
         let get = try h.sftp("get", [h.remote(dir.path + "/remote/f"), dir.sub("back")])
         #expect(get.status == 0)
         #expect(get.stderr.contains("setting maxPerHost=80 is outside 1-4 (min(50, maxActive)); using 4"), "\(get.stderr)")
+        #expect(get.stderr.contains("setting segments=9 is outside 1-4; using 4"), "\(get.stderr)")
+    }
+
+    /// `segments` 1: a file large enough for segments moves on the one connection it started on.
+    @Test func oneSegmentKeepsALargeFileOnOneConnection() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir, policy: #"{ "settings": { "org.termhost.sftp": { "segments": 1 } } }"#)
+        defer { h.server.stop() }
+        let source = dir.sub("remote") + "/large.bin"
+        Files.random(source, bytes: 80 << 20)
+        let get = try h.sftp("get", [h.remote(source), dir.sub("back") + "/large.bin"])
+        #expect(get.status == 0, "\(get.output)")
+        #expect(Files.sha256(dir.path + "/back/large.bin") == Files.sha256(source))
+        #expect(h.server.log.components(separatedBy: "Accepted publickey").count - 1 == 1, "\(h.server.log)")
     }
 }

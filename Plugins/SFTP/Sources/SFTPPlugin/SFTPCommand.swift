@@ -22,7 +22,8 @@ struct SFTPCommand {
     Downloads go to a partial file renamed into place when complete; uploads to a remote partial
     renamed when complete. Connection loss or an interrupt pauses: the partial file is kept.
     Settings (feature org.termhost.sftp): maxActive (1-100, default 15) files at once,
-    maxPerHost (1-min(50, maxActive), default 5) per host.
+    maxPerHost (1-min(50, maxActive), default 5) per host, segments (1-4, default one per
+    core but one) connections for one large file.
     """
 
     let invocation: CommandInvocation

@@ -11,9 +11,6 @@ import Foundation
 final class Segments: @unchecked Sendable {
     /// Below this, another connection costs more than it brings.
     static let minimum: UInt64 = 32 << 20
-    /// Connections for one file: one per core (the work is crypto on the calling thread), at
-    /// least two, at most four; never more than the queue's per-host limit.
-    static let maximumParts = min(4, max(2, ProcessInfo.processInfo.activeProcessorCount))
 
     let ranges: [Range<UInt64>]
     private let control: TransferControl

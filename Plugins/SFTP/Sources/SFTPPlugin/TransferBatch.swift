@@ -114,8 +114,8 @@ final class TransferBatch: @unchecked Sendable {
     /// queue slot of its own, taken only if free now, and is opened without a terminal.
     private func segmentHelpers(for job: FileJob) -> [SFTPConnection] {
         guard plan.jobs.count == 1, plan.bytes >= 2 * Segments.minimum else { return [] }
-        // As many as Segments will use: one per 32 MiB at least, one per core at most.
-        let wanted = min(queue.maxPerHost, Segments.maximumParts, Int(plan.bytes / Segments.minimum)) - 1
+        // As many as Segments will use: one per 32 MiB at least, the `segments` setting at most.
+        let wanted = min(queue.maxPerHost, queue.segments, Int(plan.bytes / Segments.minimum)) - 1
         var helpers: [SFTPConnection] = []
         for _ in 0..<max(0, wanted) where queue.tryAcquire(host: job.host) {
             guard let c = try? SFTPConnection(transport: transport, destination: first.destination, scene: 0) else {

@@ -11,22 +11,33 @@ final class TransferQueue: @unchecked Sendable {
     static let defaultActive = 15, defaultPerHost = 5
     static let activeBounds = 1...100
     static let perHostCeiling = 50
+    /// Connections for one large file (Segments): one per core but one, which is left to the
+    /// work around the cipher (the download's writer, the kernel's network and page-cache work,
+    /// on loopback the server). Measured on 2 cores, a second connection made downloads and
+    /// uploads slower (Docs/SFTP.md, Speed).
+    static let segmentBounds = 1...4
+    static let defaultSegments = min(max(ProcessInfo.processInfo.activeProcessorCount - 1, 1), 4)
 
     private let condition = NSCondition()
-    private var limits = (active: defaultActive, perHost: defaultPerHost)
+    private var limits = (active: defaultActive, perHost: defaultPerHost, segments: defaultSegments)
     private var active = 0
     private var perHost: [String: Int] = [:]
 
     var maxActive: Int { condition.withLock { limits.active } }
     var maxPerHost: Int { condition.withLock { limits.perHost } }
+    var segments: Int { condition.withLock { limits.segments } }
 
     /// Sets the limits, clamped to 1-100 and 1-min(50, maxActive); maxPerHost nil is the
-    /// default, lowered silently when maxActive is smaller. Returns a note for each value
-    /// given that had to be clamped, naming the setting.
+    /// default, lowered silently when maxActive is smaller; segments nil is the default, and
+    /// are clamped to 1-4. Returns a note for each value given that had to be clamped, naming
+    /// the setting.
     @discardableResult
-    func setLimits(maxActive: Int?, maxPerHost: Int?) -> [String] {
+    func setLimits(maxActive: Int?, maxPerHost: Int?, segments: Int? = nil) -> [String] {
         var notes: [String] = []
         condition.withLock {
+            let parts = segments ?? TransferQueue.defaultSegments
+            limits.segments = min(max(parts, TransferQueue.segmentBounds.lowerBound), TransferQueue.segmentBounds.upperBound)
+            if limits.segments != parts { notes.append("segments=\(parts) is outside 1-4; using \(limits.segments)") }
             if let v = maxActive {
                 let clamped = min(max(v, TransferQueue.activeBounds.lowerBound), TransferQueue.activeBounds.upperBound)
                 if clamped != v { notes.append("maxActive=\(v) is outside 1-100; using \(clamped)") }
@@ -47,7 +58,8 @@ final class TransferQueue: @unchecked Sendable {
     @discardableResult
     func apply(settingsOf host: PluginHost) -> [String] {
         func number(_ key: String) -> Int? { (try? host.setting(feature: "org.termhost.sftp", key: key)).flatMap { $0.flatMap { Int($0) } } }
-        let notes = setLimits(maxActive: number("maxActive") ?? TransferQueue.defaultActive, maxPerHost: number("maxPerHost"))
+        let notes = setLimits(maxActive: number("maxActive") ?? TransferQueue.defaultActive, maxPerHost: number("maxPerHost"),
+                              segments: number("segments"))
         notes.forEach { host.log(.warning, "sftp: setting \($0)") }
         return notes
     }
