@@ -4,14 +4,17 @@
 #  1. throughput of one stream of N MiB (default 1024) through a local forward
 #  2. connection setup latency through the forward: connect + 1-byte echo (median of R runs)
 #  3. throughput of 16 parallel streams sharing N MiB
+# Throughput figures are the median of ROUNDS (default 3) alternating runs: single runs vary
+# by ±20% here.
 # Same cipher and MAC for both: the server offers only aes128-ctr and hmac-sha2-256 (libssh2
 # 1.10 has no AES-GCM or chacha20), as Benchmarks/ssh.sh does.
 # Ratios are written so that above 1.0 means Termhost is faster.
-# Usage: Benchmarks/forwarding.sh [MiB] [latency runs]
+# Usage: Benchmarks/forwarding.sh [MiB] [latency runs] [rounds]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mib=${1:-1024}
 runs=${2:-200}
+rounds=${3:-3}
 pids=()
 bench_cleanup='for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done'
 source Benchmarks/sshd-env.sh
@@ -34,8 +37,16 @@ load() { python3 Benchmarks/forward_load.py "$@"; }
 ratio() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
 rate() { python3 -c 'import sys; print("%.0f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
 
-echo "One stream of $mib MiB through -L"
-t=$(load throughput "$tport" "$mib"); o=$(load throughput "$oport" "$mib")
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# Throughput figures are the median of `rounds` alternating runs of the two forwards.
+both() {  # mode args...: sets t and o
+  local ts=() os=()
+  for _ in $(seq "$rounds"); do ts+=("$(load "$1" "$tport" "${@:2}")"); os+=("$(load "$1" "$oport" "${@:2}")"); done
+  t=$(median "${ts[@]}"); o=$(median "${os[@]}")
+}
+
+echo "One stream of $mib MiB through -L (median of $rounds)"
+both throughput "$mib"
 echo "  termhost forward  $t s  $(rate "$mib" "$t") MiB/s"
 echo "  ssh -N -L         $o s  $(rate "$mib" "$o") MiB/s"
 echo "  ratio (ssh time / termhost time): $(ratio "$o" "$t")"
@@ -48,8 +59,8 @@ echo "  ssh -N -L         $o ms"
 echo "  ratio (ssh / termhost): $(ratio "$o" "$t")"
 
 echo
-echo "16 parallel streams sharing $mib MiB through -L"
-t=$(load parallel "$tport" 16 "$mib"); o=$(load parallel "$oport" 16 "$mib")
+echo "16 parallel streams sharing $mib MiB through -L (median of $rounds)"
+both parallel 16 "$mib"
 echo "  termhost forward  $t s  $(rate "$mib" "$t") MiB/s"
 echo "  ssh -N -L         $o s  $(rate "$mib" "$o") MiB/s"
 echo "  ratio (ssh time / termhost time): $(ratio "$o" "$t")"
