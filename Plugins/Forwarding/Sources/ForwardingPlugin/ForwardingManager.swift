@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import TermhostSDK
 
 /// The plugin's process-scope service: runs rules, shares one connection per host, recovers
@@ -13,6 +14,8 @@ final class ForwardingManager: @unchecked Sendable {
     let workers = WorkerPool(threads: 4, name: "termhost.forwarding.connect")
     /// Transport calls submitted and not yet returned (HostLink.call); shutdown waits for them.
     private let inFlight = DispatchGroup()
+    /// Set first thing in shutdown, read by transport calls off `queue`.
+    private let closingDown = Atomic<Bool>(false)
     /// Host links by host; touched on `queue` only.
     var links: [String: HostLink] = [:]
     private var runtimes: [RuleRuntime] = []
@@ -126,6 +129,7 @@ final class ForwardingManager: @unchecked Sendable {
 
     /// Stops every rule; bounded: connections close in parallel, at most `bound` seconds.
     func shutdown(bound: Double) {
+        closingDown.store(true, ordering: .releasing)
         // First, and outside `queue`: a request in progress finishes (and is answered) on it.
         queue.sync { control }?.close()
         var closing: [(Connection, Unmanaged<LossToken>?)] = []
@@ -191,6 +195,12 @@ final class ForwardingManager: @unchecked Sendable {
         link.call { [self] in
             do {
                 let c = try transport.open(link.host, scene: scene)
+                // Shutdown began meanwhile: close inside this call, which shutdown waits for.
+                if closingDown.load(ordering: .acquiring) {
+                    transport.close(c)
+                    token.release()
+                    return
+                }
                 do { try transport.watch(c, onLost: LossToken.onLost, user: CallbackData(raw: token.toOpaque())) } catch {
                     transport.close(c)
                     throw error

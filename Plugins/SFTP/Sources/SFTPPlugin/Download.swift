@@ -95,26 +95,30 @@ struct Download {
                      writer: PartialFileWriter, display: String, segments: Segments, observer: TransferObserver) throws(SFTPError) -> UInt64 {
         let start = range.lowerBound
         let lane = writer.lane { segments.counted($0, from: start, observer: observer, display: display) }
-        // However this ends, nothing of it is left in memory: a pause checkpoints the file.
-        defer { _ = lane.drain() }
         var position = range.lowerBound
-        while true {
-            try segments.check(display)
-            let remaining = range.upperBound > position ? range.upperBound - position : 0
-            if !isLast && remaining == 0 { break }
-            // libssh2 asks for 4x the buffer ahead, without knowing the file's size: near the end
-            // the buffer shrinks to just past it, so a small file costs one request, not 240.
-            let want = min(TransferBuffer.read, Int(clamping: isLast ? remaining + 1 : remaining))
-            let buffer = try lane.next()
-            let n = libssh2_sftp_read(handle, buffer.assumingMemoryBound(to: CChar.self), max(want, 1))
-            guard n > 0 else {
-                lane.giveBack(buffer)
-                if n == 0 { break }
-                throw fs.error(remote, "cannot read")
+        do throws(SFTPError) {
+            while true {
+                try segments.check(display)
+                let remaining = range.upperBound > position ? range.upperBound - position : 0
+                if !isLast && remaining == 0 { break }
+                // libssh2 asks for 4x the buffer ahead, without knowing the file's size: near the
+                // end the buffer shrinks to just past it, so a small file costs one request, not 240.
+                let want = min(TransferBuffer.read, Int(clamping: isLast ? remaining + 1 : remaining))
+                let buffer = try lane.next()
+                let n = libssh2_sftp_read(handle, buffer.assumingMemoryBound(to: CChar.self), max(want, 1))
+                guard n > 0 else {
+                    lane.giveBack(buffer)
+                    if n == 0 { break }
+                    throw fs.error(remote, "cannot read")
+                }
+                lane.submit(buffer, n, at: position)
+                position += UInt64(n)
+                segments.pace(n)
             }
-            lane.submit(buffer, n, at: position)
-            position += UInt64(n)
-            segments.pace(n)
+        } catch {
+            // Nothing of it is left in memory when this returns: a pause checkpoints the file.
+            // A write that failed says more than the stop it caused (a full disk, not a pause).
+            throw lane.drain() ?? error
         }
         if let failure = lane.drain() { throw failure }
         return position - range.lowerBound

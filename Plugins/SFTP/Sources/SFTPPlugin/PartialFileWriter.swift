@@ -66,6 +66,13 @@ final class PartialFileWriter: @unchecked Sendable {
             // The buffer is this lane's, and untouched by the reader until `next()` hands it out again.
             nonisolated(unsafe) let buffer = buffer
             writer.queue.async { [self] in
+                // After a failed write, none: the bytes counted must stay a contiguous prefix,
+                // or a pause's checkpoint would vouch for the hole.
+                guard lock.withLock({ failure == nil }) else {
+                    lock.withLock { free.append(buffer) }
+                    available.signal()
+                    return
+                }
                 var outcome: SFTPError?
                 do throws(SFTPError) {
                     try LocalFile.writeAll(writer.fd, buffer, count, at: offset, path: writer.path)

@@ -338,7 +338,11 @@ final class ChannelBridges: @unchecked Sendable {
                 markLost(lostMessage(Int32(rc)))
                 return
             }
+            let wasProbing = probing
             guard probeAlive(sentinel) else { return }
+            // Its reply may have left more bytes in the receive buffer than libssh2 took:
+            // go round again rather than poll a socket they already left (ReceiveBuffer).
+            if wasProbing && !probing { progressed = true }
         }
         for l in listeners where pending == nil {
             while let channel = libssh2_channel_forward_accept(l.listener) {
@@ -363,6 +367,8 @@ final class ChannelBridges: @unchecked Sendable {
         for b in bridges where b.closing {
             if pending != nil { break }
             free(b)
+            // libssh2 reads until the close reply, not until EAGAIN: see the probe above.
+            if b.freed { progressed = true }
         }
         bridges.removeAll { $0.freed }
         guard !idle else { return }

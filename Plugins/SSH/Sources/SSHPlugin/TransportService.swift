@@ -13,6 +13,9 @@ final class TransportConnection: @unchecked Sendable {
     let connection: SSHConnection
     let executor = DispatchQueue(label: "org.termhost.ssh.session")
     let bridges: ChannelBridges
+    /// Set on the executor when close() freed the session: a call that found the handle just
+    /// before must not touch it. [executor]
+    var closed = false
     init(_ connection: SSHConnection) {
         self.connection = connection
         bridges = ChannelBridges(connection: connection, executor: executor)
@@ -82,15 +85,20 @@ enum TransportService {
 
     /// Closes in progress: the plugin's shutdown waits for them, so the process never exits
     /// (and tears libcrypto down) while a close is still inside libssh2.
-    private static let closing = DispatchGroup()
+    static let closing = DispatchGroup()
 
-    static func close(_ c: TransportConnection) {
-        closing.enter()
-        defer { closing.leave() }
+    /// Frees a connection already out of the handle table; the caller counts it in `closing`.
+    private static func close(_ c: TransportConnection) {
         onExecutor(c) {
             c.bridges.closeAll()
             c.connection.teardown()
+            c.closed = true
         }
+    }
+
+    /// The "closed" error when close() freed the session meanwhile. [executor]
+    static func closedStatus(_ c: TransportConnection, _ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status? {
+        c.closed ? closed(err) : nil
     }
 
     /// At the plugin's shutdown: closes what callers left open (a disconnect the server sees,
@@ -135,6 +143,10 @@ enum TransportService {
                 }
             },
             close: { raw in
+                // Counted before the handle leaves the table, so closeAll() either finds the
+                // connection or waits for this close.
+                TransportService.closing.enter()
+                defer { TransportService.closing.leave() }
                 guard let c = TransportHandles.remove(raw) else { return }
                 TransportService.close(c)
             },
@@ -144,6 +156,7 @@ enum TransportService {
                 let input = stdinData.map { Array(UnsafeRawBufferPointer(start: $0, count: stdinSize)) } ?? []
                 let text = String(cString: command)
                 return TransportService.onExecutor(c) { () -> termhost_status in
+                    if let s = TransportService.closedStatus(c, err) { return s }
                     do {
                         let code = try ExecChannel(connection: c.connection).run(text, input: input) { stream, data in
                             _ = (stream == 0 ? onStdout : onStderr).map { $0(user, data.baseAddress, data.count) }
@@ -159,6 +172,7 @@ enum TransportService {
                 guard let body else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "with_session: NULL body") }
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) {
+                    if let s = TransportService.closedStatus(c, err) { return s }
                     libssh2_session_set_blocking(c.connection.session, 1)
                     return body(user, UnsafeMutableRawPointer(c.connection.session), c.connection.socket, err)
                 }
@@ -187,6 +201,7 @@ enum TransportService {
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
                 let terminal = term.map { String(cString: $0) } ?? "xterm-256color"
                 return TransportService.onExecutor(c) { () -> termhost_status in
+                    if let s = TransportService.closedStatus(c, err) { return s }
                     do {
                         let channel = try c.connection.openSessionChannel()
                         guard libssh2_channel_request_pty_ex(channel, terminal, UInt32(terminal.utf8.count), nil, 0,
