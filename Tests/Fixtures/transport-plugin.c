@@ -1,5 +1,6 @@
 /* A C plugin for the tests: `termhost tp HOST` opens a connection through the SSH transport
- * service, runs a command, closes it, then uses the stale handle, and prints each result. */
+ * service, runs a command, closes it, then uses the stale handle, and prints each result;
+ * `tp tcp|shell|listen|splice HOST ...` try its channels. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -32,6 +33,57 @@ static size_t read_all(int fd, char *buf, size_t size) {
    return used;
 }
 
+/* splice_direct_tcpip's on_done: runs on the connection's executor; records and returns. */
+typedef struct { volatile int done; termhost_status status; char message[512]; } splice_result;
+
+static void on_done(void *user, termhost_status status, const char *message) {
+   splice_result *r = user;
+   r->status = status;
+   snprintf(r->message, sizeof r->message, "%s", message ? message : "(null)");
+   r->done = 1;
+}
+
+static void wait_done(splice_result *r) {
+   int i;
+   for (i = 0; i < 200 && !r->done; i++) usleep(50000);
+}
+
+/* `tp splice HOST PORT TEXT`: the far end of a socket pair stands in for an accepted client.
+ * Prints what came back, how each stream ended, and the refusals. */
+static void splices(int out, termhost_ssh_connection_t *c, const termhost_ssh_transport_t *ssh, int port, const char *text) {
+   splice_result a = { 0, -1, "" }, b = { 0, -1, "" }, e = { 0, -1, "" };
+   termhost_error_t err;
+   char buf[65536];
+   uint64_t id = 0, id2 = 0;
+   int pair[2];
+   const char *first = "[initial]";
+   socketpair(AF_UNIX, SOCK_STREAM, 0, pair);
+   /* Initial bytes first, then what the client writes; the service upper-cases the lot. */
+   dprintf(out, "splice: %d\n", (int)ssh->splice_direct_tcpip(c, "127.0.0.1", port, pair[0], first, strlen(first), on_done, &a, &id, &err));
+   (void)!write(pair[1], text, strlen(text));
+   shutdown(pair[1], SHUT_WR);
+   read_all(pair[1], buf, sizeof buf);
+   close(pair[1]);
+   wait_done(&a);
+   dprintf(out, "got: %s\ndone: %d %s\n", buf, (int)a.status, a.message);
+   /* A target nobody listens on: the open fails, and on_done says why. */
+   socketpair(AF_UNIX, SOCK_STREAM, 0, pair);
+   ssh->splice_direct_tcpip(c, "127.0.0.1", 1, pair[0], NULL, 0, on_done, &b, NULL, &err);
+   wait_done(&b);
+   dprintf(out, "refused: %d %s\n", (int)b.status, strstr(b.message, "cannot open a channel to 127.0.0.1 port 1") ? "named" : b.message);
+   dprintf(out, "client sees: %zd\n", read(pair[1], buf, sizeof buf));
+   close(pair[1]);
+   /* Ended by the caller while idle: the client reads end-of-file and on_done says OK. */
+   socketpair(AF_UNIX, SOCK_STREAM, 0, pair);
+   ssh->splice_direct_tcpip(c, "127.0.0.1", port, pair[0], NULL, 0, on_done, &e, &id2, &err);
+   ssh->end_spliced(c, id2);
+   ssh->end_spliced(c, id2);   /* twice is harmless */
+   wait_done(&e);
+   dprintf(out, "ended: %d ids differ: %d client sees: %zd\n", (int)e.status, id != id2, read(pair[1], buf, sizeof buf));
+   close(pair[1]);
+   dprintf(out, "bad: %d\n", (int)ssh->splice_direct_tcpip(c, NULL, port, -1, NULL, 0, on_done, &e, NULL, &err));
+}
+
 static int32_t channels(const termhost_command_invocation_t *inv, const termhost_ssh_transport_t *ssh) {
    termhost_ssh_connection_t *c = NULL;
    termhost_error_t err;
@@ -43,7 +95,9 @@ static int32_t channels(const termhost_command_invocation_t *inv, const termhost
       dprintf(inv->stderr_fd, "%s\n", err.message);
       return 255;
    }
-   if (strcmp(mode, "tcp") == 0 && inv->argc == 4) {
+   if (strcmp(mode, "splice") == 0 && inv->argc == 4) {
+      splices(out, c, ssh, atoi(inv->argv[2]), inv->argv[3]);
+   } else if (strcmp(mode, "tcp") == 0 && inv->argc == 4) {
       if (ssh->open_direct_tcpip(c, "127.0.0.1", atoi(inv->argv[2]), &fd, &err) != TERMHOST_OK) {
          dprintf(out, "error: %s\n", err.message);
       } else {
@@ -90,7 +144,7 @@ static int32_t run(const termhost_feature_t *f, const termhost_command_invocatio
    termhost_status rc;
    (void)f;
    if (ssh && inv->argc >= 2 && (strcmp(inv->argv[0], "tcp") == 0 || strcmp(inv->argv[0], "shell") == 0 ||
-                                 strcmp(inv->argv[0], "listen") == 0))
+                                 strcmp(inv->argv[0], "listen") == 0 || strcmp(inv->argv[0], "splice") == 0))
       return channels(inv, ssh);
    if (!ssh || inv->argc != 1) return 2;
    rc = ssh->open(H, inv->scene, inv->argv[0], &c, &err);

@@ -291,6 +291,42 @@ import TestSupport
         #expect(r.stdout == "got: THROUGH THE TUNNEL\n", "\(r.stderr)")
     }
 
+    /// splice_direct_tcpip from C: a socket the caller holds is joined to a channel (initial
+    /// bytes first), a refused open and an early end each reach on_done, bad arguments are refused.
+    @Test func aSplicedSocketReachesAServiceAndEveryEndIsReported() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        try TransportHandleEndToEndTests.buildTransportPlugin(h, dir)
+        let service = LoopbackListener()
+        defer { service.close() }
+        // Upper-cases each connection until its end-of-file; the third (ended early) gets nothing.
+        let thread = Thread {
+            while true {
+                let conn = accept(service.fd, nil, nil)
+                guard conn >= 0 else { return }
+                var data = [UInt8](), buf = [UInt8](repeating: 0, count: 4096)
+                while true { let n = read(conn, &buf, buf.count); if n <= 0 { break }; data += buf[0..<n] }
+                let reply = Array(String(decoding: data, as: UTF8.self).uppercased().utf8)
+                _ = reply.withUnsafeBytes { write(conn, $0.baseAddress, $0.count) }
+                close(conn)
+            }
+        }
+        thread.start()
+        let r = try h.termhost(["tp", "splice", h.target, String(service.port), " through the splice"])
+        #expect(r.stdout == """
+        splice: 0
+        got: [INITIAL] THROUGH THE SPLICE
+        done: 0 \("")
+        refused: 5 named
+        client sees: 0
+        ended: 0 ids differ: 1 client sees: 0
+        bad: 1
+
+        """, "\(r.output)")
+    }
+
     @Test func aShellOnAPTYRunsAndFollowsAResize() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

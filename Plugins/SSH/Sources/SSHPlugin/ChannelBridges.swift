@@ -1,4 +1,5 @@
 import CLibSSH2
+import CTermhost
 import Foundation
 import Glibc
 import Synchronization
@@ -30,6 +31,10 @@ final class ChannelBridges: @unchecked Sendable {
         var outStart = 0, outEnd = 0      // toChannel pending
         var inStart = 0, inEnd = 0        // toLocal pending
         var localEOF = false, eofSent = false, channelEOF = false, shutWR = false, closing = false, freed = false
+        /// A spliced stream (splice_direct_tcpip): fd is the caller's socket, and onDone is
+        /// told once when it is closed. 0 and nil for a bridge of our own socket pair.
+        var stream: UInt64 = 0
+        var onDone: ((Int32, String) -> Void)?
 
         init(channel: OpaquePointer, fd: Int32, callerFD: Int32, isShell: Bool) {
             self.channel = channel
@@ -59,9 +64,14 @@ final class ChannelBridges: @unchecked Sendable {
         let port: Int32
         var result: Result<Int32, SSHError>?
         let done = DispatchSemaphore(value: 0)
-        init(host: String, port: Int32) {
+        /// Set for splice_direct_tcpip: nobody waits, the channel is joined to the caller's socket.
+        let splice: Splice?
+        /// libssh2 has begun this open (it must then finish); end_spliced came meanwhile. [executor]
+        var started = false, cancelled = false
+        init(host: String, port: Int32, splice: Splice? = nil) {
             self.host = strdup(host)
             self.port = port
+            self.splice = splice
         }
         deinit { Glibc.free(host) }
 
@@ -69,6 +79,22 @@ final class ChannelBridges: @unchecked Sendable {
             result = r
             done.signal()
         }
+
+        /// The open failed (or never ran): the waiting caller gets the error; a splice's socket
+        /// is closed and its owner told.
+        func fail(_ error: SSHError) {
+            guard let splice else { return finish(.failure(error)) }
+            close(splice.fd)
+            splice.onDone(Int32(TERMHOST_ERR_IO), error.message)
+        }
+    }
+
+    /// A caller's socket to join to a direct-tcpip channel once it is open.
+    struct Splice {
+        let fd: Int32
+        let initial: [UInt8]
+        let stream: UInt64
+        let onDone: (Int32, String) -> Void
     }
 
     struct Watcher {
@@ -214,9 +240,9 @@ final class ChannelBridges: @unchecked Sendable {
         guard lost == nil else { return }
         lost = reason
         pending = nil
-        for o in opens { o.finish(.failure(SSHError(reason))) }
+        for o in opens { o.fail(SSHError(reason)) }
         opens = []
-        for b in bridges { close(b.fd) }
+        for b in bridges { ended(b, Int32(TERMHOST_ERR_IO), reason) }
         bridges = []
         listeners = []
         let told = watchers
@@ -264,7 +290,8 @@ final class ChannelBridges: @unchecked Sendable {
     /// Ends every bridge and listener (the connection is closing). [executor]
     func closeAll() {
         watchers = []
-        for o in opens { o.finish(.failure(SSHError("ssh: the connection to \(connection.destination.address) was closed"))) }
+        let closed = "ssh: the connection to \(connection.destination.address) was closed"
+        for o in opens { o.fail(SSHError(closed)) }
         opens = []
         // A lost session cannot answer: its channels go with libssh2_session_free.
         if lost == nil {
@@ -274,7 +301,7 @@ final class ChannelBridges: @unchecked Sendable {
             for b in bridges { libssh2_channel_free(b.channel) }
             if let sentinel { libssh2_channel_free(sentinel) }
         }
-        for b in bridges { close(b.fd) }
+        for b in bridges { ended(b, Int32(TERMHOST_ERR_IO), closed) }
         listeners = []
         bridges = []
         sentinel = nil
@@ -285,19 +312,66 @@ final class ChannelBridges: @unchecked Sendable {
 
     /// Queues a direct-tcpip open; the pass loop completes it. [executor]
     func enqueue(_ open: PendingOpen) {
-        if let lost { open.finish(.failure(SSHError(lost))); return }
+        if let lost { open.fail(SSHError(lost)); return }
         opens.append(open)
         schedule()
+    }
+
+    /// Ids of spliced streams, never reused on this connection. [any-thread]
+    private let streams = Atomic<UInt64>(0)
+    func newStream() -> UInt64 { streams.add(1, ordering: .relaxed).newValue }
+
+    /// end_spliced: the stream's channel and socket close (a bridge through the pass loop's
+    /// free, an open once libssh2 lets it go); its owner hears TERMHOST_OK. [executor]
+    func endSplice(_ stream: UInt64) {
+        if let b = bridges.first(where: { $0.stream == stream && !$0.freed }) {
+            b.closing = true
+        } else if let o = opens.first(where: { $0.splice?.stream == stream }) {
+            o.cancelled = true
+        }
+        schedule()
+    }
+
+    /// Closes a bridge's socket; a spliced stream's owner is told how it ended. [executor]
+    private func ended(_ b: Bridge, _ status: Int32, _ message: String) {
+        close(b.fd)
+        guard let done = b.onDone else { return }
+        b.onDone = nil
+        done(status, message)
+    }
+
+    /// Joins an open channel to a spliced socket. [executor]
+    private func join(_ channel: OpaquePointer, _ s: Splice, cancelled: Bool) {
+        _ = fcntl(s.fd, F_SETFL, fcntl(s.fd, F_GETFL) | O_NONBLOCK)
+        let b = Bridge(channel: channel, fd: s.fd, callerFD: -1, isShell: false)
+        b.stream = s.stream
+        b.onDone = s.onDone
+        s.initial.withUnsafeBytes { if !$0.isEmpty { b.toChannel.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+        b.outEnd = s.initial.count
+        // Ended while the server was still connecting: free it the ordinary way.
+        b.closing = cancelled
+        bridges.append(b)
     }
 
     /// Tries the first queued open without blocking; false while it is still in progress.
     /// [executor, non-blocking, no half-sent packet]
     private func advanceOpen() -> Bool {
         guard let open = opens.first else { return true }
+        if open.cancelled && !open.started, let s = open.splice {
+            opens.removeFirst()
+            close(s.fd)
+            s.onDone(Int32(TERMHOST_OK), "")
+            return true
+        }
+        open.started = true
         let session = connection.session
         if let channel = libssh2_channel_direct_tcpip_ex(session, open.host, open.port, "127.0.0.1", 0) {
             opens.removeFirst()
-            do { open.finish(.success(try bridge(channel, isShell: false))) } catch { open.finish(.failure(error)) }
+            if let s = open.splice {
+                join(channel, s, cancelled: open.cancelled)
+            } else {
+                do { open.finish(.success(try bridge(channel, isShell: false))) } catch { open.finish(.failure(error)) }
+            }
             return true
         }
         let rc = libssh2_session_last_errno(session)
@@ -307,7 +381,7 @@ final class ChannelBridges: @unchecked Sendable {
         }
         opens.removeFirst()
         noteFatal(Int(rc))
-        open.finish(.failure(SSHError("ssh: \(connection.destination.address) cannot open a channel to \(String(cString: open.host)) port \(open.port): \(connection.lastError())")))
+        open.fail(SSHError("ssh: \(connection.destination.address) cannot open a channel to \(String(cString: open.host)) port \(open.port): \(connection.lastError())"))
         return true
     }
 
@@ -489,7 +563,7 @@ final class ChannelBridges: @unchecked Sendable {
             }
         }
         if let fatal { markLost(fatal) }
-        for o in opens { o.finish(.failure(SSHError("ssh: \(connection.destination.address) did not answer a channel open in time"))) }
+        for o in opens { o.fail(SSHError("ssh: \(connection.destination.address) did not answer a channel open in time")) }
         opens = []
         bridges.removeAll { $0.freed }
     }
@@ -500,7 +574,7 @@ final class ChannelBridges: @unchecked Sendable {
             _ = halfSent(.free(b))
             return
         }
-        close(b.fd)
+        ended(b, Int32(TERMHOST_OK), "")
         b.freed = true
     }
 

@@ -286,6 +286,32 @@ enum TransportService {
                         return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
                     }
                 }
+            },
+            splice_direct_tcpip: { raw, host, port, fd, initial, initialSize, onDone, user, stream, err in
+                guard let host, let onDone, fd >= 0, initialSize <= 65536, initial != nil || initialSize == 0 else {
+                    if fd >= 0 { Glibc.close(fd) }
+                    return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT),
+                                                 "splice_direct_tcpip: NULL host or on_done, a negative fd, or more than 65536 initial bytes")
+                }
+                guard let c = TransportHandles.find(raw) else {
+                    Glibc.close(fd)
+                    return TransportService.closed(err)
+                }
+                let bytes = initial.map { Array(UnsafeRawBufferPointer(start: $0, count: initialSize)) } ?? []
+                let id = c.bridges.newStream()
+                let splice = ChannelBridges.Splice(fd: fd, initial: bytes, stream: id) { status, message in
+                    message.withCString { onDone(user, status, $0) }
+                }
+                let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port, splice: splice)
+                stream?.pointee = id
+                c.executor.async { c.bridges.enqueue(open) }
+                c.bridges.wake()
+                return Int32(TERMHOST_OK)
+            },
+            end_spliced: { raw, stream in
+                guard let c = TransportHandles.find(raw) else { return }
+                c.executor.async { c.bridges.endSplice(stream) }
+                c.bridges.wake()
             }))
         return t
     }()

@@ -125,6 +125,35 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
     * *fd: owned by the caller. [any-thread] */
    termhost_status (*open_exec)(termhost_ssh_connection_t *connection, const char *command, int32_t *fd,
                                 termhost_error_t *err);
+
+   /* Joins a stream socket the caller accepted (a TCP client, say) to a new direct-tcpip
+    * channel to host:port, with no socket of the SSH plugin's own in between and without
+    * waiting: the call queues the channel open and returns. For forwarders (ssh -L, -D): the
+    * bytes never pass through the caller, and the stream costs no thread hand-off.
+    * fd: the SSH plugin's from the call on, whatever the outcome; it makes fd non-blocking,
+    * moves the bytes on the connection's executor with the same flow control as a bridged
+    * socket, and closes fd when the stream ends. initial (initial_size bytes, may be NULL;
+    * copied during the call, at most 65536) goes to the channel before anything read from fd,
+    * such as bytes a SOCKS client sent right after its handshake.
+    * on_done(user, status, message) is called exactly once, on the connection's executor, after
+    * fd was closed: TERMHOST_OK when the stream ran and ended (both directions finished, or
+    * end_spliced), otherwise the reason it could not run or was cut (the server refused the
+    * channel, the connection was lost or closed); message is borrowed for the call. It must not
+    * call this service on the same connection. user: borrowed until on_done has run.
+    * *stream: an id for end_spliced(), never reused on the connection (may be NULL).
+    * Returned errors (fd closed, on_done never called): TERMHOST_ERR_NOT_FOUND for a closed
+    * connection, TERMHOST_ERR_INVALID_ARGUMENT. Everything else, a lost connection included,
+    * comes through on_done.
+    * [any-thread, non-blocking; on_done on the connection's executor] */
+   termhost_status (*splice_direct_tcpip)(termhost_ssh_connection_t *connection, const char *host, int32_t port,
+                                          int32_t fd, const void *initial, size_t initial_size,
+                                          void (*on_done)(void *user, termhost_status status, const char *message),
+                                          void *user, uint64_t *stream, termhost_error_t *err);
+
+   /* Ends a spliced stream now (a forward being stopped): its channel and fd are closed and its
+    * on_done follows with TERMHOST_OK. A stream that already ended, or an unknown id, is
+    * ignored. [any-thread, non-blocking] */
+   void (*end_spliced)(termhost_ssh_connection_t *connection, uint64_t stream);
 } termhost_ssh_transport_t;
 
 #endif /* TERMHOST_SSH_TRANSPORT_H */
