@@ -355,6 +355,8 @@ final class ForwardingManager: @unchecked Sendable {
             listener?.close()
             for pump in r.pumps.values { pump.cancel() }
             r.pumps = [:]
+            // Their on_done takes them out of `splices` and the count.
+            for (stream, c) in r.splices { self.transport.endSplice(c, stream) }
         }
         if let link = links[r.rule.host] {
             link.rules.removeAll { $0 === r }

@@ -42,7 +42,7 @@ enum RuleState: Equatable {
 }
 
 /// One rule while `forward run` runs it. State fields belong to the manager's queue; the
-/// listener and the pumps to the reactor thread; `connections` is read from anywhere.
+/// listener, the pumps and the splices to the reactor thread; `connections` is read from anywhere.
 final class RuleRuntime: @unchecked Sendable {
     let rule: ForwardRule
     var state: RuleState = .starting                 // manager queue
@@ -50,6 +50,8 @@ final class RuleRuntime: @unchecked Sendable {
     var listener: LocalListener?                     // set on the manager queue, used on the reactor
     var remotePort: Int?                             // manager queue: -R port on the current connection
     var pumps: [ObjectIdentifier: Pump] = [:]        // reactor
+    /// -L streams the SSH plugin moves itself (splice_direct_tcpip), by stream id.
+    var splices: [UInt64: Connection] = [:]           // reactor
     let connections = Atomic<Int>(0)
 
     init(_ rule: ForwardRule) { self.rule = rule }

@@ -1,8 +1,11 @@
+import CTermhost
 import Foundation
 import Glibc
 
-/// How a new stream gets going: a -L or -D client accepted here gets a direct-tcpip channel
-/// (after the SOCKS handshake for -D); a -R connection accepted by the server gets a TCP
+/// How a new stream gets going: a -L client accepted here is handed to the SSH plugin whole
+/// (splice_direct_tcpip: it opens the channel and moves the bytes itself); a -D client gets a
+/// direct-tcpip channel after the SOCKS handshake, bridged and pumped here, since its reply
+/// must wait for the open's outcome; a -R connection accepted by the server gets a TCP
 /// connection to the rule's target. Blocking steps run on the host link's queue or the
 /// worker pool; the pump itself on the reactor.
 extension ForwardingManager {
@@ -31,6 +34,37 @@ extension ForwardingManager {
             return
         }
         let target = r.rule.targetHost ?? "localhost", port = r.rule.targetPort ?? 0
+        // An SSH plugin without splice_direct_tcpip: a bridged channel, pumped here.
+        guard transport.canSplice else { return bridgeLocal(r, fd: fd, link: link, on: c, target: target, port: port) }
+        guard r.state.hasIntent else { Glibc.close(fd); return }
+        let context = Unmanaged.passRetained(SpliceContext(manager: self, runtime: r))
+        do {
+            let stream = try transport.splice(c, host: target, port: port, fd: fd, onDone: SpliceContext.onDone,
+                                              user: CallbackData(raw: context.toOpaque()))
+            // Read on this thread only, by spliceEnded's block, which runs after this one.
+            context.takeUnretainedValue().stream = stream
+            r.splices[stream] = c
+            r.connections.add(1, ordering: .relaxed)
+            queue.async { self.writeStatus() }
+        } catch {
+            context.release()   // on_done never comes after a refused call
+            pluginHost.log(.warning, "\(r.label): cannot open a channel to \(ForwardSpec.bracketed(target)):\(port): \(error.message)")
+        }
+    }
+
+    /// A spliced stream ended (on the connection's executor): out of the rule's books on the
+    /// reactor. A stream that could not run says why in the log.
+    func spliceEnded(_ s: SpliceContext, status: termhost_status, message: String) {
+        if status != Int32(TERMHOST_OK) { pluginHost.log(.warning, "\(s.runtime.label): \(message)") }
+        reactor.post { [self] in
+            s.runtime.splices[s.stream] = nil
+            s.runtime.connections.subtract(1, ordering: .relaxed)
+            queue.async { self.writeStatus() }
+        }
+    }
+
+    /// -L through a bridged channel and a pump, for an SSH plugin that cannot splice. [reactor]
+    private func bridgeLocal(_ r: RuleRuntime, fd: Int32, link: HostLink, on c: Connection, target: String, port: Int) {
         link.call { [self] in
             do {
                 let channel = try transport.openDirect(c, host: target, port: port)
@@ -74,5 +108,25 @@ extension ForwardingManager {
 
     func linkSnapshot(_ r: RuleRuntime) -> HostLink? {
         queue.sync { links[r.rule.host] }
+    }
+}
+
+/// What a spliced -L stream's on_done gets as user data: retained for the call, released by it.
+final class SpliceContext: @unchecked Sendable {
+    weak var manager: ForwardingManager?
+    let runtime: RuleRuntime
+    /// Set on the reactor right after the splice call; read there only.
+    var stream: UInt64 = 0
+
+    init(manager: ForwardingManager, runtime: RuleRuntime) {
+        self.manager = manager
+        self.runtime = runtime
+    }
+
+    /// Runs once, on the connection's executor; must not call the transport service.
+    static let onDone: Transport.DoneCallback = { user, status, message in
+        guard let user else { return }
+        let context = Unmanaged<SpliceContext>.fromOpaque(user).takeRetainedValue()
+        context.manager?.spliceEnded(context, status: status, message: message.map { String(cString: $0) } ?? "")
     }
 }

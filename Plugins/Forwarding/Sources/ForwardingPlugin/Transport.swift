@@ -13,8 +13,8 @@ struct CallbackData: @unchecked Sendable {
 }
 
 /// The SSH plugin's transport service ("org.termhost.ssh.transport/1", ssh/transport.h) as this
-/// plugin uses it. Every call blocks until the connection's executor has done the work, so
-/// callers run these off the reactor thread.
+/// plugin uses it. Every call but `splice` and `endSplice` blocks until the connection's
+/// executor has done the work, so callers run those off the reactor thread.
 struct Transport: @unchecked Sendable {
     let host: PluginHost
     let vtable: UnsafePointer<termhost_ssh_transport_t>
@@ -33,10 +33,18 @@ struct Transport: @unchecked Sendable {
         vtable = raw.assumingMemoryBound(to: termhost_ssh_transport_t.self)
     }
 
+    /// Whether the SSH plugin's table reaches an appended entry (struct_size) and fills it.
+    private func offers(_ field: PartialKeyPath<termhost_ssh_transport_t>) -> Bool {
+        let offset = MemoryLayout<termhost_ssh_transport_t>.offset(of: field) ?? Int.max
+        return Int(vtable.pointee.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+    }
+
     /// Whether the SSH plugin is new enough to report connection loss (`watch`).
-    var canWatch: Bool {
-        let offset = MemoryLayout<termhost_ssh_transport_t>.offset(of: \termhost_ssh_transport_t.watch) ?? Int.max
-        return Int(vtable.pointee.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size && vtable.pointee.watch != nil
+    var canWatch: Bool { offers(\termhost_ssh_transport_t.watch) && vtable.pointee.watch != nil }
+
+    /// Whether the SSH plugin joins accepted sockets to channels itself (`splice_direct_tcpip`).
+    var canSplice: Bool {
+        offers(\termhost_ssh_transport_t.end_spliced) && vtable.pointee.splice_direct_tcpip != nil && vtable.pointee.end_spliced != nil
     }
 
     private func run(_ body: (UnsafeMutablePointer<termhost_error_t>) -> termhost_status) throws(Failure) {
@@ -62,6 +70,21 @@ struct Transport: @unchecked Sendable {
         try run { vtable.pointee.open_direct_tcpip(connection.raw, target, Int32(port), &fd, $0) }
         return fd
     }
+
+    typealias DoneCallback = @convention(c) (UnsafeMutableRawPointer?, termhost_status, UnsafePointer<CChar>?) -> Void
+
+    /// `splice_direct_tcpip`: fd (an accepted client) is the SSH plugin's from now on, joined to
+    /// a channel to host:port once it opens; onDone runs once, on the connection's executor,
+    /// when the stream ends. Does not block. Returns the stream's id for `endSplice`.
+    func splice(_ connection: Connection, host target: String, port: Int, fd: Int32, onDone: DoneCallback,
+                user: CallbackData) throws(Failure) -> UInt64 {
+        var stream: UInt64 = 0
+        try run { vtable.pointee.splice_direct_tcpip(connection.raw, target, Int32(port), fd, nil, 0, onDone, user.raw, &stream, $0) }
+        return stream
+    }
+
+    /// `end_spliced`: the stream's channel and client socket close; its onDone follows. Does not block.
+    func endSplice(_ connection: Connection, _ stream: UInt64) { vtable.pointee.end_spliced(connection.raw, stream) }
 
     typealias AcceptCallback = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, Int32) -> Void
     typealias LostCallback = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
