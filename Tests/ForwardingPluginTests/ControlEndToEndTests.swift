@@ -19,16 +19,28 @@ import TestSupport
         let a = try #require(run.port("forward 'a': active, listening on 127.0.0.1:"), "\(run.output)")
         let b = try #require(run.port("forward 'b': active, listening on 127.0.0.1:"), "\(run.output)")
         let pid = run.process.processIdentifier
+        // A stream through a, idle once established: stopping the rule ends it too, and until
+        // then the rule counts it.
+        let idle = try #require(LoopbackListener.connect(to: a))
+        defer { close(idle) }
+        #expect(Net.echo(idle, Array("ping".utf8)))
+        #expect(waitFor { (try? h.termhost(["forward", "list"]).stdout.contains("active (1 connection)")) == true }, "the stream is not counted")
 
         let stop = try h.termhost(["forward", "stop", "a"])
         #expect(stop.status == 0, "\(stop.output)")
         #expect(stop.stdout == "Stopped forward 'a' (process \(pid))\n", "\(stop.output)")
         #expect(run.waitForLine(containing: "forward 'a': stopped") != nil, "\(run.output)")
+        var end = pollfd(fd: idle, events: Int16(POLLIN), revents: 0), byte: UInt8 = 0
+        #expect(poll(&end, 1, 5000) == 1 && recv(idle, &byte, 1, 0) <= 0, "a stream of the stopped rule is still open")
         #expect(LoopbackListener.connect(to: a).map { close($0) } == nil, "a's port still accepts")
         let data = Net.random(50_000)
         #expect(Net.roundTrip(port: b, data) == data, "b stopped carrying: \(run.output)")
-        let list = try h.termhost(["forward", "list"]).stdout
-        #expect(list.split(separator: "\n").first { $0.hasPrefix("a ") }?.hasSuffix("stopped") == true, "\(list)")
+        // The status file is written at most every 200 ms.
+        var list = ""
+        #expect(waitFor {
+            list = (try? h.termhost(["forward", "list"]).stdout) ?? ""
+            return list.split(separator: "\n").first { $0.hasPrefix("a ") }?.hasSuffix("stopped") == true
+        }, "\(list)")
 
         // Started again on the connection b kept: still one log-in.
         let retry = try h.termhost(["forward", "retry", "a"])
@@ -77,4 +89,14 @@ import TestSupport
         #expect(LoopbackListener.connect(to: port).map { close($0) } != nil)
         _ = run.interrupt()
     }
+}
+
+/// Polls `condition` every 100 ms for up to `seconds`.
+private func waitFor(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(100_000)
+    }
+    return condition()
 }
