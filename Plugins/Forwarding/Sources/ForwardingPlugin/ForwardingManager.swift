@@ -16,6 +16,7 @@ final class ForwardingManager: @unchecked Sendable {
     private let inFlight = DispatchGroup()
     /// Set first thing in shutdown, read by transport calls off `queue`.
     private let closingDown = Atomic<Bool>(false)
+    var isClosingDown: Bool { closingDown.load(ordering: .acquiring) }
     /// Host links by host; touched on `queue` only.
     var links: [String: HostLink] = [:]
     private var runtimes: [RuleRuntime] = []
@@ -355,8 +356,9 @@ final class ForwardingManager: @unchecked Sendable {
             listener?.close()
             for pump in r.pumps.values { pump.cancel() }
             r.pumps = [:]
-            // Their on_done takes them out of `splices` and the count.
+            // Their on_done takes them out of the count, quietly: they are no longer `splices`.
             for (stream, c) in r.splices { self.transport.endSplice(c, stream) }
+            r.splices = [:]
         }
         if let link = links[r.rule.host] {
             link.rules.removeAll { $0 === r }

@@ -53,12 +53,13 @@ extension ForwardingManager {
     }
 
     /// A spliced stream ended (on the connection's executor): out of the rule's books on the
-    /// reactor. A stream that could not run says why in the log.
+    /// reactor. A stream that could not run, or was cut, says why in the log, unless this
+    /// plugin ended it (a stopped rule, shutdown).
     func spliceEnded(_ s: SpliceContext, status: termhost_status, message: String) {
-        if status != Int32(TERMHOST_OK) { pluginHost.log(.warning, "\(s.runtime.label): \(message)") }
         reactor.post { [self] in
-            s.runtime.splices[s.stream] = nil
+            let live = s.runtime.splices.removeValue(forKey: s.stream) != nil
             s.runtime.connections.subtract(1, ordering: .relaxed)
+            if status != Int32(TERMHOST_OK) && live && !isClosingDown { pluginHost.log(.warning, "\(s.runtime.label): \(message)") }
             queue.async { self.writeStatus() }
         }
     }

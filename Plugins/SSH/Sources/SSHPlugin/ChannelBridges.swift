@@ -35,6 +35,8 @@ final class ChannelBridges: @unchecked Sendable {
         /// told once when it is closed. 0 and nil for a bridge of our own socket pair.
         var stream: UInt64 = 0
         var onDone: ((Int32, String) -> Void)?
+        /// end_spliced asked for this end: its owner hears TERMHOST_OK however it closes.
+        var endRequested = false
 
         init(channel: OpaquePointer, fd: Int32, callerFD: Int32, isShell: Bool) {
             self.channel = channel
@@ -85,7 +87,8 @@ final class ChannelBridges: @unchecked Sendable {
         func fail(_ error: SSHError) {
             guard let splice else { return finish(.failure(error)) }
             close(splice.fd)
-            splice.onDone(Int32(TERMHOST_ERR_IO), error.message)
+            // Ended by its owner first: what came after is not news to it.
+            splice.onDone(cancelled ? Int32(TERMHOST_OK) : Int32(TERMHOST_ERR_IO), cancelled ? "" : error.message)
         }
     }
 
@@ -242,7 +245,8 @@ final class ChannelBridges: @unchecked Sendable {
         pending = nil
         for o in opens { o.fail(SSHError(reason)) }
         opens = []
-        for b in bridges { ended(b, Int32(TERMHOST_ERR_IO), reason) }
+        // A bridge already freed closed its socket (its number may be someone else's now).
+        for b in bridges where !b.freed { ended(b, Int32(TERMHOST_ERR_IO), reason) }
         bridges = []
         listeners = []
         let told = watchers
@@ -301,7 +305,7 @@ final class ChannelBridges: @unchecked Sendable {
             for b in bridges { libssh2_channel_free(b.channel) }
             if let sentinel { libssh2_channel_free(sentinel) }
         }
-        for b in bridges { ended(b, Int32(TERMHOST_ERR_IO), closed) }
+        for b in bridges where !b.freed { ended(b, Int32(TERMHOST_ERR_IO), closed) }
         listeners = []
         bridges = []
         sentinel = nil
@@ -324,8 +328,11 @@ final class ChannelBridges: @unchecked Sendable {
     /// end_spliced: the stream's channel and socket close (a bridge through the pass loop's
     /// free, an open once libssh2 lets it go); its owner hears TERMHOST_OK. [executor]
     func endSplice(_ stream: UInt64) {
+        // 0 is no stream's id (bridges of our own socket pairs carry it).
+        guard stream != 0 else { return }
         if let b = bridges.first(where: { $0.stream == stream && !$0.freed }) {
             b.closing = true
+            b.endRequested = true
         } else if let o = opens.first(where: { $0.splice?.stream == stream }) {
             o.cancelled = true
         }
@@ -337,7 +344,7 @@ final class ChannelBridges: @unchecked Sendable {
         close(b.fd)
         guard let done = b.onDone else { return }
         b.onDone = nil
-        done(status, message)
+        done(b.endRequested ? Int32(TERMHOST_OK) : status, b.endRequested ? "" : message)
     }
 
     /// Joins an open channel to a spliced socket. [executor]
@@ -346,6 +353,7 @@ final class ChannelBridges: @unchecked Sendable {
         let b = Bridge(channel: channel, fd: s.fd, callerFD: -1, isShell: false)
         b.stream = s.stream
         b.onDone = s.onDone
+        b.endRequested = cancelled
         s.initial.withUnsafeBytes { if !$0.isEmpty { b.toChannel.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
         b.outEnd = s.initial.count
         // Ended while the server was still connecting: free it the ordinary way.
@@ -606,7 +614,9 @@ final class ChannelBridges: @unchecked Sendable {
         if b.outStart == b.outEnd && !b.localEOF {
             let n = read(b.fd, b.toChannel, Bridge.capacity)
             if n > 0 { b.outStart = 0; b.outEnd = n; moved = true }
-            else if n == 0 || (errno != EAGAIN && errno != EINTR) { b.localEOF = true; moved = true }
+            else if n == 0 { b.localEOF = true; moved = true }
+            // A reset, not an end-of-file: nothing more will come or go that way.
+            else if errno != EAGAIN && errno != EINTR { b.closing = true; return true }
         }
         // libssh2 sends at most one packet (32 KiB) a call: keep going while it takes more, so
         // one pass moves the whole chunk instead of a packet.
