@@ -184,6 +184,26 @@ import TestSupport
         }
     }
 
+    /// A local write that fails (here the file-size limit: EFBIG) fails the download with the
+    /// system's reason, commits nothing and leaves no partial file: the error of the writer
+    /// thread (PartialFileWriter) is the transfer's.
+    @Test func aLocalWriteFailureFailsTheDownloadAndKeepsNothing() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("remote") + "/big.bin", target = dir.sub("local") + "/big.bin"
+        Files.random(source, bytes: 8 << 20)
+        // At most 2 MiB per file (ulimit -f counts KiB), and SIGXFSZ ignored (an ignored signal
+        // stays ignored across exec), so the write fails with EFBIG instead of killing termhost.
+        let script = "trap '' XFSZ; ulimit -f 2048; exec \"$0\" \"$@\""
+        let r = try Shell.run("/bin/sh", ["-c", script, Paths.termhost, "sftp", "get", h.remote(source), target,
+                                          "-P", String(h.server.port)], environment: h.environment)
+        #expect(r.status == 1, "\(r.output)")
+        #expect(r.stderr.contains("sftp: cannot write \(target): File too large\n"), "\(r.stderr)")
+        #expect(!Files.exists(target) && !Files.exists(Files.partial(of: target)), "\(r.output)")
+    }
+
     @Test func aLimitOutsideItsBoundsIsClampedAndSaidSo() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

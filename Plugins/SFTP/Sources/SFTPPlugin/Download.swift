@@ -47,7 +47,8 @@ struct Download {
 
         let segments = Segments(from: offset, to: size, parts: 1 + helpers.count, control: control)
         let remote = job.remotePath, display = job.display
-        let writer = PartialFileWriter(fd: fd, path: display)
+        // Its errors name the file the user asked for (the partial beside it is ours).
+        let writer = PartialFileWriter(fd: fd, path: job.localPath)
         let helpers = self.helpers, primary = fs
         let (moved, segmentFailure) = segments.run { (index, range, isLast) throws(SFTPError) -> UInt64 in
             // Segment 0 on this connection and its open handle; the others on a helper each.
