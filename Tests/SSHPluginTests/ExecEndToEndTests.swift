@@ -268,6 +268,24 @@ import TestSupport
 
 /// The transport service's bridged channels: direct-tcpip, a shell on a PTY, a remote forward.
 @Suite struct TransportChannelsEndToEndTests {
+    /// A loopback service that answers each connection, once it reads end-of-file, with what
+    /// it read upper-cased; it serves until closed.
+    static func upperCasingService() -> LoopbackListener {
+        let service = LoopbackListener()
+        Thread {
+            while true {
+                let conn = accept(service.fd, nil, nil)
+                guard conn >= 0 else { return }
+                var data = [UInt8](), buf = [UInt8](repeating: 0, count: 4096)
+                while true { let n = read(conn, &buf, buf.count); if n <= 0 { break }; data += buf[0..<n] }
+                let reply = Array(String(decoding: data, as: UTF8.self).uppercased().utf8)
+                _ = reply.withUnsafeBytes { write(conn, $0.baseAddress, $0.count) }
+                close(conn)
+            }
+        }.start()
+        return service
+    }
+
     @Test func aDirectTCPIPChannelReachesAServiceSeenFromTheServer() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
@@ -275,18 +293,8 @@ import TestSupport
         defer { h.server.stop() }
         try TransportHandleEndToEndTests.buildTransportPlugin(h, dir)
         // An upper-casing echo service on loopback, reached through sshd.
-        let service = LoopbackListener()
+        let service = Self.upperCasingService()
         defer { service.close() }
-        let thread = Thread {
-            let conn = accept(service.fd, nil, nil)
-            guard conn >= 0 else { return }
-            var data = [UInt8](), buf = [UInt8](repeating: 0, count: 4096)
-            while true { let n = read(conn, &buf, buf.count); if n <= 0 { break }; data += buf[0..<n] }
-            let reply = Array(String(decoding: data, as: UTF8.self).uppercased().utf8)
-            _ = reply.withUnsafeBytes { write(conn, $0.baseAddress, $0.count) }
-            close(conn)
-        }
-        thread.start()
         let r = try h.termhost(["tp", "tcp", h.target, String(service.port), "through the tunnel"])
         #expect(r.stdout == "got: THROUGH THE TUNNEL\n", "\(r.stderr)")
     }
@@ -299,21 +307,9 @@ import TestSupport
         let h = try SSHHarness(dir: dir)
         defer { h.server.stop() }
         try TransportHandleEndToEndTests.buildTransportPlugin(h, dir)
-        let service = LoopbackListener()
+        // The third connection (ended early) gets nothing back.
+        let service = Self.upperCasingService()
         defer { service.close() }
-        // Upper-cases each connection until its end-of-file; the third (ended early) gets nothing.
-        let thread = Thread {
-            while true {
-                let conn = accept(service.fd, nil, nil)
-                guard conn >= 0 else { return }
-                var data = [UInt8](), buf = [UInt8](repeating: 0, count: 4096)
-                while true { let n = read(conn, &buf, buf.count); if n <= 0 { break }; data += buf[0..<n] }
-                let reply = Array(String(decoding: data, as: UTF8.self).uppercased().utf8)
-                _ = reply.withUnsafeBytes { write(conn, $0.baseAddress, $0.count) }
-                close(conn)
-            }
-        }
-        thread.start()
         let r = try h.termhost(["tp", "splice", h.target, String(service.port), " through the splice"])
         #expect(r.stdout == """
         splice: 0
