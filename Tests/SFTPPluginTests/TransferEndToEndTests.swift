@@ -229,4 +229,22 @@ import TestSupport
         #expect(Files.sha256(dir.path + "/back/large.bin") == Files.sha256(source))
         #expect(h.server.log.components(separatedBy: "Accepted publickey").count - 1 == 1, "\(h.server.log)")
     }
+
+    /// A download reads ahead what its connection's round trip needs (ReadAhead.swift): on
+    /// loopback the smallest buffer, which keeps both copies of each byte in the CPU's cache.
+    /// The debug log says what was measured and chosen, for each connection.
+    @Test func aLoopbackDownloadReadsAheadForItsRoundTripAndSaysSo() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("remote") + "/data.bin", target = dir.sub("back") + "/data.bin"
+        Files.random(source, bytes: 3 << 20)
+        let get = try h.termhost(["--log-level", "debug", "sftp", "get", h.remote(source), target, "-P", String(h.server.port)])
+        #expect(get.status == 0, "\(get.output)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        let line = get.stderr.split(separator: "\n").first { $0.contains("downloads read") }.map(String.init) ?? ""
+        #expect(line.contains(": smallest round trip 0."), "\(get.stderr)")
+        #expect(line.hasSuffix("downloads read 360 KB at a time, 1.44 MB ahead"), "\(get.stderr)")
+    }
 }

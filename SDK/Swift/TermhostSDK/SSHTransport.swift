@@ -15,6 +15,9 @@ public struct SSHTransport: @unchecked Sendable {
         vtable = raw.assumingMemoryBound(to: termhost_ssh_transport_t.self)
     }
 
+    /// The host the service was found through: for logging what a connection decided.
+    public var pluginHost: PluginHost { PluginHost(host) }
+
     /// `open`: connects and authenticates, prompting on the scene's terminal when needed
     /// (fails closed without one). The error's code is TERMHOST_ERR_DENIED for refused trust or
     /// credentials, TERMHOST_ERR_IO for network and server failures.

@@ -95,7 +95,7 @@ struct Download {
     static func read(_ range: Range<UInt64>, isLast: Bool, fs: RemoteFS, handle: OpaquePointer, remote: String,
                      writer: PartialFileWriter, display: String, segments: Segments, observer: TransferObserver) throws(SFTPError) -> UInt64 {
         let start = range.lowerBound
-        let lane = writer.lane { segments.counted($0, from: start, observer: observer, display: display) }
+        let lane = writer.lane(bufferSize: fs.readBuffer) { segments.counted($0, from: start, observer: observer, display: display) }
         var position = range.lowerBound
         do throws(SFTPError) {
             while true {
@@ -104,7 +104,7 @@ struct Download {
                 if !isLast && remaining == 0 { break }
                 // libssh2 asks for 4x the buffer ahead, without knowing the file's size: near the
                 // end the buffer shrinks to just past it, so a small file costs one request, not 240.
-                let want = min(TransferBuffer.read, Int(clamping: isLast ? remaining + 1 : remaining))
+                let want = min(fs.readBuffer, Int(clamping: isLast ? remaining + 1 : remaining))
                 let buffer = try lane.next()
                 let n = libssh2_sftp_read(handle, buffer.assumingMemoryBound(to: CChar.self), max(want, 1))
                 guard n > 0 else {

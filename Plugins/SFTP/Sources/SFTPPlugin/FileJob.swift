@@ -27,12 +27,11 @@ struct FileJob: Sendable {
     }
 }
 
-/// Buffer sizes from libssh2 1.10's SFTP internals (Docs/SFTP.md): requests carry at most
-/// 30,000 bytes, so buffers are whole multiples of that; a read keeps 4x its buffer in flight
-/// (capped at 8 MiB), an upload keeps in flight what one write call is given.
+/// The upload window, from libssh2 1.10's SFTP internals (Docs/SFTP.md): requests carry at
+/// most 30,000 bytes, and an upload keeps in flight what one write call is given. Downloads
+/// size their reads per connection (ReadAhead).
 enum TransferBuffer {
-    static let read = 60 * 30_000          // 1.8 MB: 7.2 MB read ahead
-    static let writeWindow = 70 * 30_000   // 2.1 MB in flight per upload
+    static let writeWindow = 70 * ReadAhead.request   // 2.1 MB in flight per upload
 }
 
 /// Local file helpers that report errno as SFTPError.

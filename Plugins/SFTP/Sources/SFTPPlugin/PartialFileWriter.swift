@@ -22,7 +22,10 @@ final class PartialFileWriter: @unchecked Sendable {
         self.path = path
     }
 
-    func lane(onWritten: @escaping @Sendable (Int) -> Void) -> Lane { Lane(writer: self, onWritten: onWritten) }
+    /// A lane of two buffers of `bufferSize` bytes each.
+    func lane(bufferSize: Int, onWritten: @escaping @Sendable (Int) -> Void) -> Lane {
+        Lane(writer: self, bufferSize: bufferSize, onWritten: onWritten)
+    }
 
     final class Lane: @unchecked Sendable {
         private let writer: PartialFileWriter
@@ -33,10 +36,10 @@ final class PartialFileWriter: @unchecked Sendable {
         private var free: [UnsafeMutableRawPointer]
         private var failure: SFTPError?
 
-        fileprivate init(writer: PartialFileWriter, onWritten: @escaping @Sendable (Int) -> Void) {
+        fileprivate init(writer: PartialFileWriter, bufferSize: Int, onWritten: @escaping @Sendable (Int) -> Void) {
             self.writer = writer
             self.onWritten = onWritten
-            all = (0..<2).map { _ in UnsafeMutableRawPointer.allocate(byteCount: TransferBuffer.read, alignment: 64) }
+            all = (0..<2).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 64) }
             free = all
         }
 

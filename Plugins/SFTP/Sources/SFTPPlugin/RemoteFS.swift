@@ -8,6 +8,8 @@ struct RemoteFS {
     let session: OpaquePointer
     let sftp: OpaquePointer
     let host: String
+    /// What a download asks libssh2 for per read (ReadAhead).
+    let readBuffer: Int
 
     /// The failure of the last libssh2 call: the server's SFTP status when it answered, or a
     /// lost connection when it did not.

@@ -6,8 +6,10 @@ import TermhostSDK
 /// runs inside `run`, on the connection's executor (libssh2 allows one caller per session).
 final class SFTPConnection: @unchecked Sendable {
     let destination: String
+    private let host: PluginHost
     private let connection: SSHTransport.Connection
     private var sftp: OpaquePointer?
+    private var readBuffer = ReadAhead.largest
     private let extensions = OpenSSHExtensions()
     private var closed = false
 
@@ -15,6 +17,7 @@ final class SFTPConnection: @unchecked Sendable {
     /// scene when it has a terminal) and starts SFTP.
     init(transport: SSHTransport, destination: String, scene: UInt64) throws(SFTPError) {
         self.destination = destination
+        host = transport.pluginHost
         do {
             connection = try transport.open(destination, scene: scene)
         } catch {
@@ -46,15 +49,20 @@ final class SFTPConnection: @unchecked Sendable {
         var result: T?
         var failure: SFTPError?
         do throws(PluginError) {
-            try connection.withSession { (session, _) throws(PluginError) in
+            try connection.withSession { (session, socket) throws(PluginError) in
                 do throws(SFTPError) {
                     if self.sftp == nil {
                         guard let s = libssh2_sftp_init(session) else {
                             throw SFTPError(.failed, "sftp: \(self.destination): the server refused the SFTP subsystem")
                         }
                         self.sftp = s
+                        // Measured once, on a connection not yet busy with this session's transfers.
+                        let rtt = ReadAhead.roundTripMicroseconds(socket: socket)
+                        self.readBuffer = ReadAhead.buffer(roundTripMicroseconds: rtt)
+                        self.host.log(.debug, "sftp: \(self.destination): \(ReadAhead.describe(buffer: self.readBuffer, roundTripMicroseconds: rtt))")
                     }
-                    result = try body(RemoteFS(session: session, sftp: self.sftp!, host: self.destination), self.extensions)
+                    let fs = RemoteFS(session: session, sftp: self.sftp!, host: self.destination, readBuffer: self.readBuffer)
+                    result = try body(fs, self.extensions)
                 } catch {
                     failure = error
                     throw PluginError(error.message)
