@@ -247,4 +247,28 @@ import TestSupport
         #expect(line.contains(": smallest round trip 0."), "\(get.stderr)")
         #expect(line.hasSuffix("downloads read 360 KB at a time, 1.44 MB ahead"), "\(get.stderr)")
     }
+
+    /// Through a jump host the connection's socket is the SSH plugin's local end of a
+    /// channel, with no round trip to measure: the download reads ahead the most, and still
+    /// arrives whole.
+    @Test func aDownloadThroughAJumpHostReadsAheadTheMost() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        let jump = try SSHServer(in: dir, authorizedKeys: [h.key.publicLine])
+        defer { h.server.stop(); jump.stop() }
+        _ = dir.write("home/.ssh/known_hosts", h.knownHosts + jump.knownHostsLine + "\n")
+        let me = NSUserName()
+        let add = try h.termhost(["hosts", "add", "inner", "127.0.0.1", "--port", String(h.server.port), "--user", me,
+                                  "--jump", "\(me)@127.0.0.1:\(jump.port)"])
+        #expect(add.status == 0, "\(add.output)")
+        let source = dir.sub("remote") + "/data.bin", target = dir.sub("back") + "/data.bin"
+        Files.random(source, bytes: 3 << 20)
+        let get = try h.termhost(["--log-level", "debug", "sftp", "get", "inner:" + source, target])
+        #expect(get.status == 0, "\(get.output)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(get.stderr.contains("sftp: inner: round trip unknown (not a TCP socket); downloads read 1800 KB at a time, 7.20 MB ahead"),
+                "\(get.stderr)")
+        #expect(jump.log.contains("Accepted publickey for \(me)"), "\(jump.log)")
+    }
 }
