@@ -16,9 +16,12 @@ struct Download {
     var helpers: [SFTPConnection] = []
 
     func run() throws(SFTPError) -> UInt64 {
+        var clock = Stopwatch()
         let handle = try fs.open(job.remotePath, flags: LIBSSH2_FXF_READ, what: "cannot open")
         defer { libssh2_sftp_close_handle(handle) }
+        let opening = clock.lap()
         let source = try fs.fstat(handle, path: job.remotePath)
+        let roundTrip = min(opening, clock.lap())
         guard source.isRegular || source.permissions == nil else {
             throw SFTPError(.failed, "sftp: \(fs.host):\(job.remotePath): not a regular file")
         }
@@ -46,6 +49,11 @@ struct Download {
         observer.fileStarted(job.display, size: size, offset: offset)
 
         let segments = Segments(from: offset, to: size, parts: 1 + helpers.count, control: control)
+        let buffer = ReadAhead.buffer(roundTripMicroseconds: roundTrip)
+        // Said where it matters: a file that one read does not cover.
+        if size - min(offset, size) > UInt64(buffer) {
+            fs.debug("\(job.remotePath): \(ReadAhead.describe(buffer: buffer, roundTripMicroseconds: roundTrip))")
+        }
         let remote = job.remotePath, display = job.display
         // Its errors name the file the user asked for (the partial beside it is ours).
         let writer = PartialFileWriter(fd: fd, path: job.localPath)
@@ -53,14 +61,14 @@ struct Download {
         let (moved, segmentFailure) = segments.run { (index, range, isLast) throws(SFTPError) -> UInt64 in
             // Segment 0 on this connection and its open handle; the others on a helper each.
             guard index > 0 else {
-                return try Download.read(range, isLast: isLast, fs: primary, handle: handle, remote: remote, writer: writer,
+                return try Download.read(range, isLast: isLast, fs: primary, handle: handle, remote: remote, buffer: buffer, writer: writer,
                                          display: display, segments: segments, observer: observer)
             }
             return try helpers[index - 1].run { (fs, _) throws(SFTPError) -> UInt64 in
                 let own = try fs.open(remote, flags: LIBSSH2_FXF_READ, what: "cannot open")
                 defer { libssh2_sftp_close_handle(own) }
                 libssh2_sftp_seek64(own, range.lowerBound)
-                return try Download.read(range, isLast: isLast, fs: fs, handle: own, remote: remote, writer: writer,
+                return try Download.read(range, isLast: isLast, fs: fs, handle: own, remote: remote, buffer: buffer, writer: writer,
                                          display: display, segments: segments, observer: observer)
             }
         }
@@ -92,10 +100,10 @@ struct Download {
     /// Reads one segment into the partial file at its place, the writing done by `writer`'s
     /// thread. The last segment reads to the end of the file and past it (a file that grew
     /// shows up as more bytes); the others stop at their end. Returns the bytes written.
-    static func read(_ range: Range<UInt64>, isLast: Bool, fs: RemoteFS, handle: OpaquePointer, remote: String,
+    static func read(_ range: Range<UInt64>, isLast: Bool, fs: RemoteFS, handle: OpaquePointer, remote: String, buffer bufferSize: Int,
                      writer: PartialFileWriter, display: String, segments: Segments, observer: TransferObserver) throws(SFTPError) -> UInt64 {
         let start = range.lowerBound
-        let lane = writer.lane(bufferSize: fs.readBuffer) { segments.counted($0, from: start, observer: observer, display: display) }
+        let lane = writer.lane(bufferSize: bufferSize) { segments.counted($0, from: start, observer: observer, display: display) }
         var position = range.lowerBound
         do throws(SFTPError) {
             while true {
@@ -103,8 +111,8 @@ struct Download {
                 let remaining = range.upperBound > position ? range.upperBound - position : 0
                 if !isLast && remaining == 0 { break }
                 // libssh2 asks for 4x the buffer ahead, without knowing the file's size: near the
-                // end the buffer shrinks to just past it, so a small file costs one request, not 240.
-                let want = min(fs.readBuffer, Int(clamping: isLast ? remaining + 1 : remaining))
+                // end the buffer shrinks to just past it, so a small file costs one request, not dozens.
+                let want = min(bufferSize, Int(clamping: isLast ? remaining + 1 : remaining))
                 let buffer = try lane.next()
                 let n = libssh2_sftp_read(handle, buffer.assumingMemoryBound(to: CChar.self), max(want, 1))
                 guard n > 0 else {

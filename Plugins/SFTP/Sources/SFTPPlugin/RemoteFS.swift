@@ -1,6 +1,7 @@
 import CLibSSH2
 import Foundation
 import Glibc
+import TermhostSDK
 
 /// SFTP requests on one session, through libssh2 (blocking mode). Valid only inside a
 /// `with_session` body of the connection that owns it: that is the session's executor.
@@ -8,8 +9,11 @@ struct RemoteFS {
     let session: OpaquePointer
     let sftp: OpaquePointer
     let host: String
-    /// What a download asks libssh2 for per read (ReadAhead).
-    let readBuffer: Int
+    /// For the debug log.
+    let plugin: PluginHost
+
+    /// A debug log line about this host: "sftp: HOST: message".
+    func debug(_ message: String) { plugin.log(.debug, "sftp: \(host): \(message)") }
 
     /// The failure of the last libssh2 call: the server's SFTP status when it answered, or a
     /// lost connection when it did not.
@@ -193,7 +197,7 @@ extension RemoteFS {
 extension RemoteFS {
     /// The SHA-256 of a remote file's first `count` bytes, read back through the SFTP channel
     /// (SFTP v3 has no hashing request; OpenSSH's server offers none); nil when the file is
-    /// shorter. Reads in 2 MiB calls, so libssh2 keeps 8 MiB requested, as a download does.
+    /// shorter. Reads in 2 MiB calls, so libssh2 keeps 8 MiB requested (a download far away keeps 7.2 MB).
     func sha256(_ path: String, prefix count: UInt64) throws(SFTPError) -> String? {
         let handle = try open(path, flags: LIBSSH2_FXF_READ, what: "cannot open")
         defer { libssh2_sftp_close_handle(handle) }

@@ -9,7 +9,6 @@ final class SFTPConnection: @unchecked Sendable {
     private let host: PluginHost
     private let connection: SSHTransport.Connection
     private var sftp: OpaquePointer?
-    private var readBuffer = ReadAhead.largest
     private let extensions = OpenSSHExtensions()
     private var closed = false
 
@@ -49,19 +48,15 @@ final class SFTPConnection: @unchecked Sendable {
         var result: T?
         var failure: SFTPError?
         do throws(PluginError) {
-            try connection.withSession { (session, socket) throws(PluginError) in
+            try connection.withSession { (session, _) throws(PluginError) in
                 do throws(SFTPError) {
                     if self.sftp == nil {
                         guard let s = libssh2_sftp_init(session) else {
                             throw SFTPError(.failed, "sftp: \(self.destination): the server refused the SFTP subsystem")
                         }
                         self.sftp = s
-                        // Measured once, on a connection not yet busy with this session's transfers.
-                        let rtt = ReadAhead.roundTripMicroseconds(socket: socket)
-                        self.readBuffer = ReadAhead.buffer(roundTripMicroseconds: rtt)
-                        self.host.log(.debug, "sftp: \(self.destination): \(ReadAhead.describe(buffer: self.readBuffer, roundTripMicroseconds: rtt))")
                     }
-                    let fs = RemoteFS(session: session, sftp: self.sftp!, host: self.destination, readBuffer: self.readBuffer)
+                    let fs = RemoteFS(session: session, sftp: self.sftp!, host: self.destination, plugin: self.host)
                     result = try body(fs, self.extensions)
                 } catch {
                     failure = error
