@@ -17,14 +17,23 @@ import TestSupport
         // and release, and the half-close must drain every byte before end-of-file.
         let big = Net.random(8 * 1024 * 1024 + 123)
         #expect(Net.roundTrip(port: port, big) == big, "8 MiB echo differs")
+        // All 100 streams open at once: each echoes a greeting while every one before it stays
+        // open, so 100 channels are live together.
+        var streams: [Int32] = []
+        defer { streams.forEach { close($0) } }
+        for i in 0..<100 {
+            let fd = try #require(LoopbackListener.connect(to: port), "stream \(i): cannot connect")
+            streams.append(fd)
+            #expect(Net.echo(fd, Array("stream \(i)\n".utf8)), "stream \(i) did not echo while \(i) others were open")
+        }
+        // Then all of them move their payloads at the same time, each on a thread of its own.
         final class Results: @unchecked Sendable { var ok = [Bool](repeating: false, count: 100); let lock = NSLock() }
         let results = Results()
-        DispatchQueue.concurrentPerform(iterations: 100) { i in
+        let fds = streams
+        Net.concurrently(100) { i in
             let data = Net.random(16 * 1024 + i * 997)
-            let back = Net.roundTrip(port: port, data)
-            results.lock.lock()
-            results.ok[i] = back == data
-            results.lock.unlock()
+            let back = Net.roundTrip(fds[i], data)
+            results.lock.withLock { results.ok[i] = back == data }
         }
         #expect(results.ok.filter { $0 }.count == 100, "\(run.output)")
         let stop = run.interrupt()
@@ -52,11 +61,9 @@ import TestSupport
         var expected = Net.Checksum()
         shared.data.withUnsafeBytes { expected.add($0) }
         let want = (expected.count, expected.value)
-        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+        Net.concurrently(16) { _ in
             let got = shared.data.withUnsafeBytes { Net.sink(port: port, $0) }
-            shared.lock.lock()
-            if let got, got == want { shared.ok += 1 }
-            shared.lock.unlock()
+            shared.lock.withLock { if let got, got == want { shared.ok += 1 } }
         }
         #expect(shared.ok == 16, "\(run.output)")
         _ = run.interrupt()

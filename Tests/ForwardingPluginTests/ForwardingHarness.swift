@@ -206,6 +206,22 @@ enum Net {
     static func roundTrip(port: Int, _ data: [UInt8]) -> [UInt8]? {
         guard let fd = LoopbackListener.connect(to: port) else { return nil }
         defer { close(fd) }
+        return roundTrip(fd, data)
+    }
+
+    /// Runs body(0..<count) each on a thread of its own, all at once, and waits for them all.
+    /// (DispatchQueue.concurrentPerform would run about one per core at a time.)
+    static func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let group = DispatchGroup()
+        for i in 0..<count {
+            group.enter()
+            Thread.detachNewThread { body(i); group.leave() }
+        }
+        group.wait()
+    }
+
+    /// roundTrip on a stream already connected (which stays open for the caller to close).
+    static func roundTrip(_ fd: Int32, _ data: [UInt8]) -> [UInt8] {
         var tv = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         // Write and read at once, so a large payload cannot deadlock on full buffers.
