@@ -119,10 +119,14 @@ import TestSupport
         let cut = try Self.cutShort(h, "put", [source, h.remote(target)], partial: Files.partial(of: target), atLeast: 1_000_000, crash: true)
         #expect(cut.status == 1, "\(cut.stderr)")
         #expect(!Files.exists(target) && Files.exists(Files.partial(of: target)))
+        let offset = try Self.pausedOffset(h)
+        #expect(offset > 0 && offset < Self.size, "the checkpoint holds what the server acknowledged: \(offset)")
 
         try h.server.restart()
-        let resumed = try h.sftp("put", ["--resume", source, h.remote(target)])
+        let resumed = try h.sftp("put", ["--resume", "--json", source, h.remote(target)])
         #expect(resumed.status == 0, "\(resumed.output)")
+        // It went on from the acknowledged bytes instead of starting again.
+        #expect(resumed.stdout.contains("\"offset\":\(offset)"), "\(resumed.stdout)")
         #expect(Files.sha256(target) == Files.sha256(source))
         #expect(!Files.exists(Files.partial(of: target)))
     }
