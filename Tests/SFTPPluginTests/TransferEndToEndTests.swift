@@ -71,6 +71,17 @@ import TestSupport
         #expect(Files.tree(dir.path + "/back/tree") == ["real": Files.sha256(remote + "/real")])
         #expect(get.stderr.contains("skipped symbolic link 127.0.0.1") || get.stderr.contains("skipped symbolic link \(NSUserName())@127.0.0.1"), "\(get.stderr)")
         #expect(get.stderr.contains("/tree/loop"))
+
+        // The same tree uploaded: the local links are skipped and named too.
+        let local = dir.sub("local/tree")
+        Files.random(local + "/real", bytes: 10)
+        try FileManager.default.createSymbolicLink(atPath: local + "/loop", withDestinationPath: "..")
+        try FileManager.default.createSymbolicLink(atPath: local + "/alias", withDestinationPath: "real")
+        let put = try h.sftp("put", ["-r", local, h.remote(dir.sub("up"))])
+        #expect(put.status == 0, "\(put.output)")
+        #expect(Files.tree(dir.path + "/up/tree") == ["real": Files.sha256(local + "/real")])
+        #expect(put.stderr.contains("skipped symbolic link \(local)/loop"), "\(put.stderr)")
+        #expect(put.stderr.contains("skipped symbolic link \(local)/alias"), "\(put.stderr)")
     }
 
     @Test func missingPathsAndPermissionDeniedNameThePathAndTheServersReason() throws {
