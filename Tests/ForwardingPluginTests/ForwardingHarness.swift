@@ -224,7 +224,9 @@ enum Net {
     static func roundTrip(_ fd: Int32, _ data: [UInt8]) -> [UInt8] {
         var tv = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         // Write and read at once, so a large payload cannot deadlock on full buffers.
+        let written = DispatchSemaphore(value: 0)
         let writer = Thread {
             var off = 0
             while off < data.count {
@@ -233,6 +235,7 @@ enum Net {
                 off += w
             }
             shutdown(fd, Int32(SHUT_WR))
+            written.signal()
         }
         writer.start()
         var received: [UInt8] = []
@@ -242,6 +245,8 @@ enum Net {
             if n <= 0 { break }
             received += buf[0..<n]
         }
+        // The caller may close fd next: never while the writer still uses it.
+        written.wait()
         return received
     }
 

@@ -16,18 +16,29 @@ final class SlowRelay: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             while true {
                 let client = accept(listener.fd, nil, nil)
-                guard client >= 0 else { return }   // the listener was closed
-                guard let server = LoopbackListener.connect(to: targetPort), track(client, server) else {
+                guard client >= 0 else {
+                    // stop() shut the listener down; closed here, never under a running accept().
+                    listener.close()
+                    return
+                }
+                guard let server = LoopbackListener.connect(to: targetPort) else {
                     close(client)
+                    continue
+                }
+                guard track(client, server) else {
+                    close(client)
+                    close(server)
                     continue
                 }
                 // The second pump to finish closes both sockets: never while the other uses them.
                 let finished = Counter()
                 let done: @Sendable () -> Void = { [self] in
                     guard finished.increment() == 2 else { return }
-                    lock.withLock { sockets.removeAll { $0 == client || $0 == server } }
-                    close(client)
-                    close(server)
+                    lock.withLock {
+                        sockets.removeAll { $0 == client || $0 == server }
+                        close(client)
+                        close(server)
+                    }
                 }
                 Thread.detachNewThread { SlowRelay.pump(from: client, to: server, delay: delay); done() }
                 Thread.detachNewThread { SlowRelay.pump(from: server, to: client, delay: delay); done() }
@@ -42,11 +53,14 @@ final class SlowRelay: @unchecked Sendable {
     }
 
     /// Ends the relay and every connection through it.
+    /// Under the lock: a pump closes its sockets under it too, so none is shut down after its
+    /// number went to another test's socket.
     func stop() {
-        let open = lock.withLock { stopped = true; return sockets }
-        open.forEach { shutdown($0, Int32(SHUT_RDWR)) }
-        shutdown(listener.fd, Int32(SHUT_RDWR))
-        listener.close()
+        lock.withLock {
+            stopped = true
+            sockets.forEach { shutdown($0, Int32(SHUT_RDWR)) }
+            shutdown(listener.fd, Int32(SHUT_RDWR))
+        }
     }
 
     private func track(_ a: Int32, _ b: Int32) -> Bool {
@@ -66,7 +80,7 @@ final class SlowRelay: @unchecked Sendable {
             usleep(useconds_t(delay * 1_000_000))
             var sent = 0
             while sent < n {
-                let m = chunk[sent..<n].withUnsafeBytes { write(target, $0.baseAddress, n - sent) }
+                let m = chunk[sent..<n].withUnsafeBytes { send(target, $0.baseAddress, n - sent, Int32(MSG_NOSIGNAL)) }
                 guard m > 0 else { shutdown(source, Int32(SHUT_RDWR)); return }
                 sent += m
             }

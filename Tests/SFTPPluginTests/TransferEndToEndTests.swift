@@ -255,11 +255,11 @@ import TestSupport
         #expect(get.status == 0, "\(get.output)")
         #expect(Files.sha256(target) == Files.sha256(source))
         let said = try #require(ReadAheadLine(get.stderr, path: source), "\(get.stderr)")
-        // Loopback's round trip is well under a millisecond, unless a loaded machine holds a
-        // request back; whatever it was, the buffer follows the rule for it.
-        #expect(said.milliseconds < 5, "\(said.line)")
+        // Loopback's round trip is well under a millisecond, unless a loaded machine held a
+        // request back; whatever it was, the buffer follows the rule for it. (1.15 ms is the
+        // last round trip that 360 KB covers; the log rounds to 0.01 ms.)
         #expect(said.followsTheRule, "\(said.line)")
-        if said.milliseconds <= 1.15 { #expect(said.kilobytes == 360 && said.megabytesAhead == 1.44, "\(said.line)") }
+        if said.milliseconds < 1.145 { #expect(said.kilobytes == 360 && said.megabytesAhead == 1.44, "\(said.line)") }
     }
 
     /// Behind a slow link the socket's own round trip can still be loopback's (a local tunnel):
@@ -282,8 +282,8 @@ import TestSupport
         #expect(said.kilobytes == 1800 && said.megabytesAhead == 7.2, "\(said.line)")
     }
 
-    /// SFTP through a jump host: the file arrives whole, and the round trip it reads ahead for
-    /// is the whole path's.
+    /// SFTP through a jump host: the file arrives whole, and the read-ahead follows the rule for
+    /// the round trip measured through the hop (that it is the whole path's, the slow relay shows).
     @Test func aDownloadThroughAJumpHostArrivesWhole() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -112,7 +112,7 @@ struct Download {
                 if !isLast && remaining == 0 { break }
                 // libssh2 asks for 4x the buffer ahead, without knowing the file's size: near the
                 // end the buffer shrinks to just past it, so a small file costs one request, not dozens.
-                let want = min(bufferSize, Int(clamping: isLast ? remaining + 1 : remaining))
+                let want = min(bufferSize, Int(clamping: isLast ? min(remaining, UInt64(Int.max)) + 1 : remaining))
                 let buffer = try lane.next()
                 let n = libssh2_sftp_read(handle, buffer.assumingMemoryBound(to: CChar.self), max(want, 1))
                 guard n > 0 else {

@@ -29,7 +29,7 @@ struct FileJob: Sendable {
 
 /// The upload window, from libssh2 1.10's SFTP internals (Docs/SFTP.md): requests carry at
 /// most 30,000 bytes, and an upload keeps in flight what one write call is given. Downloads
-/// size their reads per connection (ReadAhead).
+/// size their reads per file, from its round trip (ReadAhead).
 enum TransferBuffer {
     static let writeWindow = 70 * ReadAhead.request   // 2.1 MB in flight per upload
 }

@@ -69,7 +69,9 @@ struct Planner {
             }
             plan.conflicts.append(plan.jobs.count)
         }
-        plan.bytes += source.size ?? 0
+        // Saturating: a size is the server's word, and a hostile one must not trap the sum.
+        let (sum, overflow) = plan.bytes.addingReportingOverflow(source.size ?? 0)
+        plan.bytes = overflow ? .max : sum
         plan.jobs.append(job)
     }
 
