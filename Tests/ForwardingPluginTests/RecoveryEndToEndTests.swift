@@ -23,8 +23,12 @@ import TestSupport
         #expect(run.waitForLine(containing: "(-L 0)': reconnecting (attempt 1 at ") != nil, "\(run.output)")
         // While the host is down, new local connections are refused, never held.
         #expect(Net.roundTrip(port: local, [1, 2, 3]) == [])
+        // The first attempt finds the server still down, is logged, and the next waits 2 s.
+        #expect(run.waitForLine(containing: "\(h.target): attempt 1 failed: ", timeout: 5) != nil, "\(run.output)")
+        #expect(run.waitForLine(containing: "\(h.target): reconnecting in 2 s (attempt 2)") != nil, "\(run.output)")
         try h.server.restart()
-        #expect(run.waitForLine(containing: "\(h.target): reconnected (attempt ", timeout: 20) != nil, "\(run.output)")
+        // Attempt 2, due 2 s after the first failed, finds it back.
+        #expect(run.waitForLine(containing: "\(h.target): reconnected (attempt 2)", timeout: 6) != nil, "\(run.output)")
         // -R listens again on the new connection (the server picks a new port).
         #expect(run.waitForCount(of: "(-R 0)': active", 2), "\(run.output)")
         let remote = try #require(run.output.components(separatedBy: "server listening on localhost:").dropFirst().last
