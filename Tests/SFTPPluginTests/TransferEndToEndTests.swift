@@ -102,6 +102,18 @@ import TestSupport
         #expect(!Files.exists(dir.path + "/out/shadow") && !Files.exists(dir.path + "/out/.shadow.termhost-partial"))
         let ls = try h.sftp("ls", [h.remote(dir.path + "/nope")])
         #expect(ls.status == 1 && ls.stderr.contains("/nope: No such file or directory"))
+
+        // Uploads the same: a directory the user may not write to, and a local file that is not there.
+        let local = dir.sub("up") + "/data.bin"
+        Files.random(local, bytes: 100)
+        let refused = try h.sftp("put", [local, h.remote("/etc/data.bin", user: "termhost-test")])
+        #expect(refused.status == 1, "\(refused.output)")
+        #expect(refused.stderr.contains("sftp: cannot create termhost-test@127.0.0.1:\(h.server.port):/etc/.data.bin.termhost-partial: Permission denied\n"),
+                "\(refused.stderr)")
+        #expect(!Files.exists("/etc/data.bin") && !Files.exists("/etc/.data.bin.termhost-partial"))
+        let absent = try h.sftp("put", [dir.path + "/up/nope.bin", h.remote(dir.sub("remote") + "/")])
+        #expect(absent.status == 1, "\(absent.output)")
+        #expect(absent.stderr.contains("sftp: cannot upload \(dir.path)/up/nope.bin: No such file or directory"), "\(absent.stderr)")
     }
 
     @Test func conflictsFailByDefaultAndEachPolicyDoesWhatItSays() throws {
