@@ -51,6 +51,10 @@ import TestSupport
         let ok = try cli.run("fixture", "x", "y z")
         #expect(ok.status == 0 && ok.stdout == "fixture ran with 2 argument(s) [x] [y z]\n")
         #expect(try cli.run("fixture", "fail").status == 1)
+        // A plugin writing to a pipe whose reader is gone hears EPIPE; SIGPIPE never ends the host.
+        let broken = try cli.run("fixture", "broken-pipe")
+        #expect(broken.status == 0, "\(broken.output)")
+        #expect(broken.stdout.hasSuffix("write to a closed pipe: EPIPE\n"), "\(broken.stdout)")
         let unknown = try cli.run("fixtur")
         #expect(unknown.status == 2)
         #expect(unknown.stderr == "termhost: unknown command 'fixtur'. Did you mean 'fixture'?\nRun 'termhost help' for the list of commands.\n")

@@ -2,6 +2,7 @@
  * switched on with -D at build time (see Tests/TestSupport/Fixtures.swift); the defaults make
  * a well-behaved plugin with one feature and one command. Lifecycle callbacks are appended to
  * the file named by $TERMHOST_FIXTURE_LOG so tests can check order and counts. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +162,17 @@ static int32_t f_run(const termhost_feature_t *f, const termhost_command_invocat
 #ifdef HANG_IN_COMMAND
    for (;;) sleep(1);
 #endif
+   /* A write whose reader is gone: the host must survive it, and the plugin hear EPIPE. */
+   if (inv->argc > 0 && strcmp(inv->argv[0], "broken-pipe") == 0) {
+      int p[2];
+      ssize_t n;
+      if (pipe(p) != 0) return 1;
+      close(p[0]);
+      n = write(p[1], "x", 1);
+      dprintf(inv->stdout_fd, "write to a closed pipe: %s\n", n < 0 && errno == EPIPE ? "EPIPE" : "no error");
+      close(p[1]);
+      return 0;
+   }
    return inv->argc > 0 && strcmp(inv->argv[0], "fail") == 0 ? 1 : 0;
 }
 

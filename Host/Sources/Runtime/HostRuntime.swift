@@ -29,6 +29,7 @@ public final class HostRuntime: @unchecked Sendable {
 
     public static func start(_ options: RuntimeOptions) throws(StartupError) -> HostRuntime {
         LibcryptoAtExit.keepUntilProcessEnds()
+        BrokenPipeSignal.ignore()
         let services = HostServices(paths: options.paths, policy: EffectivePolicy(),
                                     nonInteractive: options.nonInteractive, stderrLevel: options.logLevel)
         var inspection = Inspection.run(options, probe: true, brokenServices: services.brokenServices)

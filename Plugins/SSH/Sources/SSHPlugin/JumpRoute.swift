@@ -107,10 +107,11 @@ final class JumpTunnel: @unchecked Sendable {
         return tunnel
     }
 
-    /// Called after the inner session closed its socket: the pump sees end-of-file, closes
-    /// the channel and stops (bounded), then the outer connection goes.
+    /// Called after the inner session closed its socket (it owns `innerSocket`, and closes it
+    /// on every path, failed handshakes included; touching that number here could reach a
+    /// descriptor opened since): the pump sees end-of-file, closes the channel and stops
+    /// (bounded), then the outer connection goes.
     func close() {
-        shutdown(innerSocket, Int32(SHUT_RDWR))
         if done.wait(timeout: .now() + 3) == .timedOut {
             shutdown(pumpSocket, Int32(SHUT_RDWR))
         }
