@@ -261,12 +261,7 @@ import TestSupport
         defer { dir.remove() }
         let h = try SSHHarness.withSFTP(dir)
         defer { h.server.stop() }
-        let source = dir.sub("remote") + "/data.bin", target = dir.sub("back") + "/data.bin"
-        Files.random(source, bytes: 3 << 20)
-        let get = try h.termhost(["--log-level", "debug", "sftp", "get", h.remote(source), target, "-P", String(h.server.port)])
-        #expect(get.status == 0, "\(get.output)")
-        #expect(Files.sha256(target) == Files.sha256(source))
-        let said = try #require(ReadAheadLine(get.stderr, path: source), "\(get.stderr)")
+        let said = try debugDownload(h, dir, remote: { h.remote($0) }, options: ["-P", String(h.server.port)])
         // Loopback's round trip is well under a millisecond, unless a loaded machine held a
         // request back; whatever it was, the buffer follows the rule for it. (1.15 ms is the
         // last round trip that 360 KB covers; the log rounds to 0.01 ms.)
@@ -284,12 +279,7 @@ import TestSupport
         defer { relay.stop(); h.server.stop() }
         let hostKey = h.server.knownHostsLine.split(separator: " ", maxSplits: 1)[1]
         _ = dir.write("home/.ssh/known_hosts", h.knownHosts + "[127.0.0.1]:\(relay.port) \(hostKey)\n")
-        let source = dir.sub("remote") + "/data.bin", target = dir.sub("back") + "/data.bin"
-        Files.random(source, bytes: 3 << 20)
-        let get = try h.termhost(["--log-level", "debug", "sftp", "get", h.remote(source), target, "-P", String(relay.port)])
-        #expect(get.status == 0, "\(get.output)")
-        #expect(Files.sha256(target) == Files.sha256(source))
-        let said = try #require(ReadAheadLine(get.stderr, path: source), "\(get.stderr)")
+        let said = try debugDownload(h, dir, remote: { h.remote($0) }, options: ["-P", String(relay.port)])
         #expect(said.milliseconds >= 8, "\(said.line)")
         #expect(said.kilobytes == 1800 && said.megabytesAhead == 7.2, "\(said.line)")
     }
@@ -307,14 +297,21 @@ import TestSupport
         let add = try h.termhost(["hosts", "add", "inner", "127.0.0.1", "--port", String(h.server.port), "--user", me,
                                   "--jump", "\(me)@127.0.0.1:\(jump.port)"])
         #expect(add.status == 0, "\(add.output)")
+        let said = try debugDownload(h, dir, remote: { "inner:" + $0 })
+        #expect(jump.log.contains("Accepted publickey for \(me)"), "\(jump.log)")
+        #expect(said.followsTheRule, "\(said.line)")
+    }
+
+    /// `termhost --log-level debug sftp get` of a new 3 MiB file reached as `remote(path)`, with
+    /// `options`: expects it whole, and returns the read-ahead line the download logged.
+    private func debugDownload(_ h: SSHHarness, _ dir: TemporaryDirectory, remote: (String) -> String,
+                               options: [String] = []) throws -> ReadAheadLine {
         let source = dir.sub("remote") + "/data.bin", target = dir.sub("back") + "/data.bin"
         Files.random(source, bytes: 3 << 20)
-        let get = try h.termhost(["--log-level", "debug", "sftp", "get", "inner:" + source, target])
+        let get = try h.termhost(["--log-level", "debug", "sftp", "get", remote(source), target] + options)
         #expect(get.status == 0, "\(get.output)")
         #expect(Files.sha256(target) == Files.sha256(source))
-        #expect(jump.log.contains("Accepted publickey for \(me)"), "\(jump.log)")
-        let said = try #require(ReadAheadLine(get.stderr, path: source), "\(get.stderr)")
-        #expect(said.followsTheRule, "\(said.line)")
+        return try #require(ReadAheadLine(get.stderr, path: source), "\(get.stderr)")
     }
 }
 
