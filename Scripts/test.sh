@@ -11,4 +11,7 @@ if grep -q "warning:" "$log"; then grep -A3 "warning:" "$log"; echo "test: the b
 # build can miss: build it too.
 if ! swift build -c release >"$log" 2>&1; then cat "$log"; exit 1; fi
 if grep -q "warning:" "$log"; then grep -A3 "warning:" "$log"; echo "test: the release build has warnings" >&2; exit 1; fi
+# A short run of every fuzz target (the parsers of untrusted input); Scripts/fuzz.sh with a
+# longer time is the real campaign. Before the tests, so the test runner's summary stays last.
+Scripts/fuzz.sh "${TERMHOST_FUZZ_SECONDS:-10}"
 swift test --skip-build
