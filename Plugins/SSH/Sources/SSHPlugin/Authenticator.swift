@@ -1,6 +1,7 @@
 import CLibSSH2
 import Foundation
 import Glibc
+import TermhostSDK
 
 /// Authenticates an SSH connection the way OpenSSH orders it: `none` first (a username-only
 /// identity may need nothing more), then public keys (the agent's, then key files), then
@@ -43,7 +44,7 @@ struct Authenticator {
             tried.append("password")
             if try password() { return }
         }
-        var message = "\(user)@\(connection.destination.address): Permission denied (\(methods.joined(separator: ",")))."
+        var message = "\(VisibleText.of(user))@\(connection.shownAddress): Permission denied (\(methods.joined(separator: ",")))."
         if rsaRefused && SSHConnection.libssh2LacksRSASHA2 {
             message += "\nAn RSA key was refused: this libssh2 (\(SSHConnection.libssh2Version)) can only sign with ssh-rsa (SHA-1), which OpenSSH 8.8 and later reject. Use an ed25519 or ECDSA key (ssh-keygen -t ed25519), or a host with libssh2 1.11 or later."
         }
@@ -95,15 +96,15 @@ struct Authenticator {
         }
         for file in keyFiles {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                interaction.host.log(.warning, "cannot read identity file \(file)")
+                interaction.host.log(.warning, "cannot read identity file \(VisibleText.of(file))")
                 continue
             }
             if libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, nil) == 0 { return .success }
             if isEncrypted(text) {
                 guard let interact = interaction.host.interact else { continue }
                 var passphrase: String
-                do { passphrase = try interact.prompt("Enter passphrase for key '\(file)': ", scene: interaction.scene, echo: false) }
-                catch { throw SSHError("\(user)@\(connection.destination.address): cannot ask for the passphrase of \(file): \(error)", kind: .refused) }
+                do { passphrase = try interact.prompt("Enter passphrase for key '\(VisibleText.of(file))': ", scene: interaction.scene, echo: false) }
+                catch { throw SSHError("\(VisibleText.of(user))@\(connection.shownAddress): cannot ask for the passphrase of \(VisibleText.of(file)): \(error)", kind: .refused) }
                 defer { passphrase = String(repeating: "\0", count: passphrase.utf8.count) }
                 if libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase) == 0 { return .success }
             }
@@ -151,8 +152,8 @@ struct Authenticator {
         guard let interact = interaction.host.interact else { return false }
         for attempt in 1...3 {
             var answer: String
-            do { answer = try interact.prompt("\(user)@\(connection.destination.address)'s password: ", scene: interaction.scene, echo: false) }
-            catch { throw SSHError("\(user)@\(connection.destination.address): cannot ask for the password: \(error)", kind: .refused) }
+            do { answer = try interact.prompt("\(VisibleText.of(user))@\(connection.shownAddress)'s password: ", scene: interaction.scene, echo: false) }
+            catch { throw SSHError("\(VisibleText.of(user))@\(connection.shownAddress): cannot ask for the password: \(error)", kind: .refused) }
             defer { answer = String(repeating: "\0", count: answer.utf8.count) }
             if libssh2_userauth_password_ex(session, user, UInt32(user.utf8.count), answer, UInt32(answer.utf8.count), nil) == 0 { return true }
             if attempt < 3 { interaction.notify("Permission denied, please try again.") }
@@ -161,8 +162,12 @@ struct Authenticator {
     }
 }
 
-/// libssh2's keyboard-interactive callback: shows the server's name and instruction verbatim and
-/// asks each prompt with its echo flag. Zero-prompt rounds and empty answers are valid.
+/// libssh2's keyboard-interactive callback: shows the server's name and instruction and asks each
+/// prompt with its echo flag. All three are the server's text, shown with VisibleText: an escape
+/// sequence in them reads as `\033[2J` instead of clearing the screen or setting the title, and a
+/// newline inside one reads as `\012`, so a prompt cannot draw a fake line (another host's
+/// passphrase question) of its own. One trailing newline (PAM ends its messages with one) is
+/// dropped first. Zero-prompt rounds and empty answers are valid.
 /// Responses are malloc'ed (libssh2 frees them); nothing typed is kept.
 private let keyboardInteractiveCallback: @convention(c) (
     UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, Int32, Int32,
@@ -173,7 +178,9 @@ private let keyboardInteractiveCallback: @convention(c) (
     let context = Unmanaged<SessionContext>.fromOpaque(raw).takeUnretainedValue()
     func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String {
         guard let p, n > 0 else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
+        var bytes = UnsafeRawBufferPointer(start: p, count: n)[...]
+        if bytes.last == UInt8(ascii: "\n") { bytes = bytes.dropLast() }
+        return VisibleText.of(bytes: bytes)
     }
     let header = [text(name, Int(nameLength)), text(instruction, Int(instructionLength))].filter { !$0.isEmpty }
     if !header.isEmpty { context.interaction.notify(header.joined(separator: "\n")) }

@@ -176,7 +176,7 @@ final class ChannelBridges: @unchecked Sendable {
             connection.keepaliveInterval = 0
             libssh2_session_set_blocking(connection.session, 1)
             guard let channel = libssh2_channel_open_ex(connection.session, "session", 7, 64 * 1024, 32 * 1024, nil, 0) else {
-                throw SSHError("ssh: \(connection.destination.address) cannot open a channel to watch the connection: \(connection.lastError())")
+                throw SSHError("ssh: \(connection.shownAddress) cannot open a channel to watch the connection: \(connection.lastError())")
             }
             sentinel = channel
         }
@@ -213,8 +213,8 @@ final class ChannelBridges: @unchecked Sendable {
                 return false
             }
         }
-        if Int(now - connection.lastReceive) > interval * probeCountMax {
-            markLost("Timeout, server \(connection.destination.address) not responding.")
+        if Int(now - connection.lastReceive) > ConnectionSettings.silenceLimit(interval: interval, count: probeCountMax) {
+            markLost("Timeout, server \(connection.shownAddress) not responding.")
             return false
         }
         return true
@@ -228,7 +228,7 @@ final class ChannelBridges: @unchecked Sendable {
         case LIBSSH2_ERROR_TIMEOUT, LIBSSH2_ERROR_SOCKET_TIMEOUT: "the server stopped answering"
         default: "protocol failure"
         }
-        return "ssh: connection to \(connection.destination.address) port \(connection.destination.port) lost: \(cause) (\(connection.lastError()))"
+        return "ssh: connection to \(connection.shownAddress) port \(connection.destination.port) lost: \(cause) (\(connection.lastError()))"
     }
 
     /// libssh2 codes that mean the session, not one channel, is finished.
@@ -294,7 +294,7 @@ final class ChannelBridges: @unchecked Sendable {
     /// Ends every bridge and listener (the connection is closing). [executor]
     func closeAll() {
         watchers = []
-        let closed = "ssh: the connection to \(connection.destination.address) was closed"
+        let closed = "ssh: the connection to \(connection.shownAddress) was closed"
         for o in opens { o.fail(SSHError(closed)) }
         opens = []
         // A lost session cannot answer: its channels go with libssh2_session_free.
@@ -389,7 +389,7 @@ final class ChannelBridges: @unchecked Sendable {
         }
         opens.removeFirst()
         noteFatal(Int(rc))
-        open.fail(SSHError("ssh: \(connection.destination.address) cannot open a channel to \(String(cString: open.host)) port \(open.port): \(connection.lastError())"))
+        open.fail(SSHError("ssh: \(connection.shownAddress) cannot open a channel to \(String(cString: open.host)) port \(open.port): \(connection.lastError())"))
         return true
     }
 
@@ -571,7 +571,7 @@ final class ChannelBridges: @unchecked Sendable {
             }
         }
         if let fatal { markLost(fatal) }
-        for o in opens { o.fail(SSHError("ssh: \(connection.destination.address) did not answer a channel open in time")) }
+        for o in opens { o.fail(SSHError("ssh: \(connection.shownAddress) did not answer a channel open in time")) }
         opens = []
         bridges.removeAll { $0.freed }
     }

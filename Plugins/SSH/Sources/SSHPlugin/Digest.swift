@@ -27,41 +27,54 @@ enum Digest {
     }
 }
 
-/// Base64 without Foundation's quirks, for SSH key blobs and fingerprints.
-enum Base64 {
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+/// HMAC-SHA1 for many short keys and messages (hashed known_hosts names: a new 20-byte salt on
+/// every line), built from two SHA-1 digests (RFC 2104) on one digest context and one SHA-1
+/// implementation fetched once. OpenSSL's one-shot HMAC() looks the algorithm up and allocates
+/// a context on every call, which dominated the cost of a large hashed known_hosts file.
+final class HMACSHA1 {
+    private let ctx = EVP_MD_CTX_new()!
+    private let md: OpaquePointer?
+    private var pad = [UInt8](repeating: 0, count: 64)
+    private var inner = [UInt8](repeating: 0, count: 20)
+    private var outer = [UInt8](repeating: 0, count: 20)
 
-    static func encode(_ bytes: [UInt8], padding: Bool = true) -> String {
-        var out: [UInt8] = []
-        var i = 0
-        while i < bytes.count {
-            let b0 = bytes[i], b1 = i + 1 < bytes.count ? bytes[i + 1] : 0, b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 3) << 4 | b1 >> 4)])
-            out.append(i + 1 < bytes.count ? alphabet[Int((b1 & 15) << 2 | b2 >> 6)] : UInt8(ascii: "="))
-            out.append(i + 2 < bytes.count ? alphabet[Int(b2 & 63)] : UInt8(ascii: "="))
-            i += 3
-        }
-        var s = String(decoding: out, as: UTF8.self)
-        if !padding { while s.hasSuffix("=") { s.removeLast() } }
-        return s
+    init() { md = EVP_MD_fetch(nil, "SHA1", nil) }
+
+    deinit {
+        EVP_MD_CTX_free(ctx)
+        if let md { EVP_MD_free(md) }
     }
 
-    static func decode(_ text: Substring) -> [UInt8]? {
-        var values: [UInt8] = []
-        for c in text.utf8 {
-            if c == UInt8(ascii: "=") { break }
-            guard let v = alphabet.firstIndex(of: c) else { return nil }
-            values.append(UInt8(v))
-        }
-        var out: [UInt8] = []
-        var i = 0
-        while i + 1 < values.count {
-            out.append(values[i] << 2 | values[i + 1] >> 4)
-            if i + 2 < values.count { out.append((values[i + 1] & 15) << 4 | values[i + 2] >> 2) }
-            if i + 3 < values.count { out.append((values[i + 2] & 3) << 6 | values[i + 3]) }
-            i += 4
-        }
+    /// Whether HMAC-SHA1(key, data) is `expected`.
+    func matches(key: [UInt8], data: [UInt8], expected: [UInt8]) -> Bool {
+        guard expected.count == 20, let md else { return false }
+        // Keys longer than the block are first hashed (never the case for known_hosts salts).
+        let k = key.count > 64 ? Digest.sha1(key) : key
+        for i in 0..<64 { pad[i] = (i < k.count ? k[i] : 0) ^ 0x36 }
+        var length: UInt32 = 0
+        EVP_DigestInit_ex(ctx, md, nil)
+        EVP_DigestUpdate(ctx, pad, 64)
+        EVP_DigestUpdate(ctx, data, data.count)
+        EVP_DigestFinal_ex(ctx, &inner, &length)
+        for i in 0..<64 { pad[i] ^= 0x36 ^ 0x5c }
+        EVP_DigestInit_ex(ctx, md, nil)
+        EVP_DigestUpdate(ctx, pad, 64)
+        EVP_DigestUpdate(ctx, inner, 20)
+        EVP_DigestFinal_ex(ctx, &outer, &length)
+        return outer == expected
+    }
+}
+
+extension Digest {
+    /// SHA-1 of `bytes` (for an HMAC key longer than SHA-1's block).
+    static func sha1(_ bytes: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 20)
+        var length: UInt32 = 0
+        let ctx = EVP_MD_CTX_new()!
+        defer { EVP_MD_CTX_free(ctx) }
+        EVP_DigestInit_ex(ctx, EVP_sha1(), nil)
+        EVP_DigestUpdate(ctx, bytes, bytes.count)
+        EVP_DigestFinal_ex(ctx, &out, &length)
         return out
     }
 }

@@ -1,5 +1,6 @@
 import CLibSSH2
 import Glibc
+import TermhostSDK
 
 /// Runs one remote command on an exec channel, stdout and stderr kept apart; returns its exit
 /// status.
@@ -31,7 +32,7 @@ extension SSHConnection {
     /// A "session" channel with OpenSSH's window (2 MiB) and packet size (32 KiB).
     func openSessionChannel() throws(SSHError) -> OpaquePointer {
         guard let channel = libssh2_channel_open_ex(session, "session", 7, 2 * 1024 * 1024, 32768, nil, 0) else {
-            throw SSHError("ssh: cannot open a channel to \(destination.address): \(lastError())")
+            throw SSHError("ssh: cannot open a channel to \(shownAddress): \(lastError())")
         }
         return channel
     }
@@ -96,7 +97,7 @@ struct ChannelPump {
                     let n = libssh2_channel_read_ex(channel, stream, buffer.assumingMemoryBound(to: CChar.self), capacity)
                     if n > 0 { output(stream, UnsafeRawBufferPointer(start: buffer, count: n)); progressed = true; continue }
                     if n == Int(LIBSSH2_ERROR_EAGAIN) || n == 0 { break }
-                    throw SSHError("Connection to \(connection.destination.address) closed: \(connection.lastError())")
+                    throw SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
                 }
             }
             if libssh2_channel_eof(channel) != 0 { break }
@@ -105,7 +106,7 @@ struct ChannelPump {
                 let n = libssh2_channel_write_ex(channel, 0, (pending + pendingStart).assumingMemoryBound(to: CChar.self), pendingEnd - pendingStart)
                 if n > 0 { pendingStart += n; progressed = true }
                 else if n != Int(LIBSSH2_ERROR_EAGAIN) {
-                    throw SSHError("Connection to \(connection.destination.address) closed: \(connection.lastError())")
+                    throw SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
                 }
             } else if stdin < 0 && stdinOpen {
                 // Input from memory: the next chunk goes into the same pending buffer.
@@ -138,7 +139,7 @@ struct ChannelPump {
             let rc = poll(&fds, nfds_t(fds.count), progressed ? 0 : 100)
             if rc < 0 && errno != EINTR { throw SSHError("ssh: poll: \(String(cString: strerror(errno)))") }
             if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 && fds[0].revents & Int16(POLLIN) == 0 {
-                throw SSHError("Connection to \(connection.destination.address) closed by remote host.")
+                throw SSHError("Connection to \(connection.shownAddress) closed by remote host.")
             }
             if watchStdin, fds.count > 1, fds[1].revents != 0 {
                 let n = read(stdin, pending, capacity)
@@ -167,14 +168,18 @@ struct ChannelPump {
         var signalLength = 0
         libssh2_channel_get_exit_signal(channel, &signal, &signalLength, nil, nil, nil, nil)
         if let signal {
-            let name = String(cString: signal)
+            // The server names the signal: shown, not obeyed.
+            let name = VisibleText.of(String(cString: signal))
             free(signal)
             "termhost: remote command killed by signal \(name)\n".utf8CString.withUnsafeBytes {
                 output(1, UnsafeRawBufferPointer(rebasing: $0.dropLast()))
             }
             return 255
         }
-        return libssh2_channel_get_exit_status(channel)
+        // The server's number: SSH carries 32 bits, a process exit status 8. A value outside
+        // 0...255 would wrap (256 reads as success), so it becomes 255 (failure), as for a signal.
+        let status = libssh2_channel_get_exit_status(channel)
+        return (0...255).contains(status) ? status : 255
     }
 
     private func waitSocket() {

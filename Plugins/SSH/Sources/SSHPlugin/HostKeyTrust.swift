@@ -1,6 +1,7 @@
 import CLibSSH2
 import Foundation
 import Glibc
+import TermhostSDK
 
 /// Checks the server's host key inside the connection attempt, against OpenSSH's files, as
 /// OpenSSH does: known -> go on; revoked or changed -> refuse with OpenSSH's warning; unknown ->
@@ -24,7 +25,9 @@ enum HostKeyTrust {
         }
         let key = Array(UnsafeRawBufferPointer(start: raw, count: length))
         let keyType = KnownHosts.keyTypeName(in: key) ?? "unknown"
-        let known = KnownHosts(files: [userKnownHosts, systemKnownHosts, termhostKnownHosts])
+        // Read and parsed once per connection attempt; a file that exists but cannot be read
+        // whole ends the attempt here (fail closed).
+        let known = try KnownHosts(files: [userKnownHosts, systemKnownHosts, termhostKnownHosts])
         for warning in known.warnings { interaction.host.log(.warning, warning) }
         let fingerprint = KnownHosts.fingerprint(key)
         let label = displayName(keyType)
@@ -36,7 +39,7 @@ enum HostKeyTrust {
             @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
             @       WARNING: REVOKED HOST KEY DETECTED!               @
             @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
-            The \(label) host key for \(c.hostLabel) is marked as revoked in \(file):\(line).
+            The \(label) host key for \(c.hostLabel) is marked as revoked in \(VisibleText.of(file)):\(line).
             This could mean that a stolen key is being used to impersonate this host.
             \(label) key fingerprint is \(fingerprint).
             Host key verification failed.
@@ -52,8 +55,8 @@ enum HostKeyTrust {
             The fingerprint for the \(label) key sent by the remote host is
             \(fingerprint).
             Please contact your system administrator.
-            Add correct host key in \(file) to get rid of this message.
-            Offending \(label) key in \(file):\(line)
+            Add correct host key in \(VisibleText.of(file)) to get rid of this message.
+            Offending \(label) key in \(VisibleText.of(file)):\(line)
             Host key for \(c.hostLabel) has changed and termhost refuses to connect: \
             it never offers to accept a changed key.
             Host key verification failed.
@@ -67,7 +70,7 @@ enum HostKeyTrust {
             interact.notify(text, scene: interaction.scene)
             let choice: Int
             do {
-                choice = try interact.choose("Trust this host key?", from: ["accept once", "accept and save to \(userKnownHosts)", "reject"],
+                choice = try interact.choose("Trust this host key?", from: ["accept once", "accept and save to \(VisibleText.of(userKnownHosts))", "reject"],
                                              scene: interaction.scene)
             } catch {
                 throw SSHError("\(text)\nHost key verification failed: \(error)", kind: .refused)
@@ -76,8 +79,14 @@ enum HostKeyTrust {
             case 0:
                 return
             case 1:
-                try save(host: c.destination.address, port: c.destination.port, keyType: keyType, key: key)
-                interaction.notify("Warning: Permanently added '\(c.hostLabel)' (\(label)) to the list of known hosts.")
+                // As OpenSSH: the user accepted the key, so a failed save warns and the connection
+                // goes on.
+                do throws(SSHError) {
+                    try save(host: c.destination.address, port: c.destination.port, keyType: keyType, key: key)
+                    interaction.notify("Warning: Permanently added '\(c.hostLabel)' (\(label)) to the list of known hosts.")
+                } catch {
+                    interaction.notify("Failed to add the host to the list of known hosts (\(VisibleText.of(userKnownHosts))): \(error.message)")
+                }
             default:
                 throw SSHError("Host key verification failed: rejected by the user.", kind: .refused)
             }
@@ -85,16 +94,52 @@ enum HostKeyTrust {
     }
 
     /// Appends a hashed entry to the user's known_hosts (creating ~/.ssh 0700 and the file 0600).
+    ///
+    /// Appended in place, not rewritten and renamed: the file keeps its mode, owner, hard links
+    /// and anything else set on it, and OpenSSH appends the same way. Safe appending:
+    /// - a symbolic link in the file's place is not followed (O_NOFOLLOW): someone able to plant
+    ///   one could otherwise make us write a line into a file of their choosing;
+    /// - only a regular file is written (not a FIFO or a device);
+    /// - an exclusive lock serializes two termhost processes saving at once;
+    /// - a file whose last line has no newline gets one first, so the new line is not glued to it;
+    /// - the line goes out in one write; if it cannot be written whole, the file is cut back to
+    ///   its old length, so a failed save leaves no half line.
     static func save(host: String, port: Int, keyType: String, key: [UInt8]) throws(SSHError) {
-        let dir = (userKnownHosts as NSString).deletingLastPathComponent
+        let path = userKnownHosts
+        let dir = (path as NSString).deletingLastPathComponent
         mkdir(dir, 0o700)
-        let fd = open(userKnownHosts, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SSHError("cannot add the host key to \(userKnownHosts): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let line = Array((KnownHosts.hashedLine(host: host, port: port, keyType: keyType, key: key) + "\n").utf8)
-        guard line.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == line.count else {
-            throw SSHError("cannot add the host key to \(userKnownHosts): \(String(cString: strerror(errno)))")
+        func failure(_ reason: String) -> SSHError { SSHError("cannot add the host key to \(VisibleText.of(path)): \(reason)") }
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw failure(errno == ELOOP ? "it is a symbolic link, which termhost does not write through"
+                                         : String(cString: strerror(errno)))
         }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure(String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw failure("it is not a regular file") }
+        guard flock(fd, LOCK_EX) == 0 else { throw failure(String(cString: strerror(errno))) }
+        // The size again under the lock: another process may have appended meanwhile.
+        guard fstat(fd, &info) == 0 else { throw failure(String(cString: strerror(errno))) }
+        let oldSize = info.st_size
+        var line = Array((KnownHosts.hashedLine(host: host, port: port, keyType: keyType, key: key) + "\n").utf8)
+        if oldSize > 0 {
+            var last: UInt8 = 0
+            guard pread(fd, &last, 1, oldSize - 1) == 1 else { throw failure(String(cString: strerror(errno))) }
+            if last != UInt8(ascii: "\n") { line.insert(UInt8(ascii: "\n"), at: 0) }
+        }
+        var written = 0
+        while written < line.count {
+            let n = line.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                let reason = String(cString: strerror(errno))
+                _ = ftruncate(fd, oldSize)
+                throw failure(reason)
+            }
+            written += n
+        }
+        _ = fsync(fd)
     }
 
     /// "ssh-ed25519" -> "ED25519", as OpenSSH names key types in messages.

@@ -17,18 +17,18 @@ enum JumpRoute {
         func expand(_ names: [String]) throws(SSHError) {
             for name in names {
                 let resolved: Destination?
-                do { resolved = try vault.resolve(name) } catch { throw SSHError("ssh: jump host '\(name)': \(error)") }
-                guard let hop = resolved else { throw SSHError("ssh: jump host '\(name)' is neither a saved host nor user@host[:port]") }
+                do { resolved = try vault.resolve(name) } catch { throw SSHError("ssh: jump host '\(VisibleText.of(name))': \(error)") }
+                guard let hop = resolved else { throw SSHError("ssh: jump host '\(VisibleText.of(name))' is neither a saved host nor user@host[:port]") }
                 let k = key(hop)
                 if visiting.contains(k) || route.contains(where: { key($0) == k }) {
-                    throw SSHError("ssh: jump route cycle: \((visiting + [k]).joined(separator: " -> ")); nothing was connected")
+                    throw SSHError("ssh: jump route cycle: \(VisibleText.of((visiting + [k]).joined(separator: " -> "))); nothing was connected")
                 }
                 visiting.append(k)
                 try expand(hop.jump ?? [])
                 visiting.removeLast()
                 route.append(hop)
                 if route.count > maximumHops {
-                    throw SSHError("ssh: the jump route to \(target.name) has more than \(maximumHops) hosts; nothing was connected")
+                    throw SSHError("ssh: the jump route to \(VisibleText.of(target.name)) has more than \(maximumHops) hosts; nothing was connected")
                 }
             }
         }
@@ -44,13 +44,13 @@ enum JumpRoute {
         for next in hops + [target] {
             guard let outer = current else {
                 current = try SSHConnection(to: next, interaction: interaction,
-                                            timeoutSeconds: SSHConnection.connectTimeout(interaction.host))
+                                            timeoutSeconds: try SSHConnection.connectTimeout(interaction.host))
                 continue
             }
             let tunnel = try JumpTunnel.open(through: outer, to: next)
             do {
                 let inner = try SSHConnection(to: next, interaction: interaction, over: tunnel.innerSocket,
-                                              timeoutSeconds: SSHConnection.connectTimeout(interaction.host))
+                                              timeoutSeconds: try SSHConnection.connectTimeout(interaction.host))
                 inner.upstream = tunnel
                 current = inner
             } catch {
@@ -82,7 +82,7 @@ final class JumpTunnel: @unchecked Sendable {
             let reason = outer.lastError()
             outer.teardown()
             let hint = reason.contains("prohibited") ? " (the jump host does not allow TCP forwarding: AllowTcpForwarding)" : ""
-            throw SSHError("ssh: jump host \(outer.destination.address) cannot reach \(next.address) port \(next.port): \(reason)\(hint)")
+            throw SSHError("ssh: jump host \(outer.shownAddress) cannot reach \(VisibleText.of(next.address)) port \(next.port): \(reason)\(hint)")
         }
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {

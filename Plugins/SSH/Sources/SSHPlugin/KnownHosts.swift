@@ -1,69 +1,113 @@
-/// OpenSSH `known_hosts`, parsed by us: libssh2 1.10's reader stops at the first line it does
+import Foundation
+import Glibc
+import TermhostSDK
+
+/// OpenSSH `known_hosts` files, read by us: libssh2 1.10's reader stops at the first line it does
 /// not understand (`@cert-authority`, `@revoked`), which would silently drop every key after it.
+///
+/// Each file is read whole, as bytes, once per connection attempt, and parsed by
+/// KnownHostsParser. A line that cannot be used is skipped with a warning naming file:line and
+/// the rest of the file still applies (as OpenSSH does). A file that exists but cannot be read
+/// whole (permission denied, a directory, an I/O error, over `maximumFileSize`) fails the
+/// connection: a revoked or changed key in it must not turn into an "accept once" question.
 ///
 /// Supported: plain host patterns (with `*`, `?` and `!` negation), `[host]:port`, hashed
 /// `|1|salt|hash` entries, and the `@revoked` marker (a revoked key is refused for every host).
 /// `@cert-authority` lines are read and kept, but host certificates are not verified
 /// (libssh2 1.10 cannot present them), so they never make a plain key trusted.
-/// A malformed line is skipped with a warning naming the file and line.
 struct KnownHosts {
     struct Entry: Equatable {
-        enum Marker: Equatable { case none, certAuthority, revoked }
-        let marker: Marker
-        let patterns: String
-        let keyType: String
-        let key: [UInt8]
+        let entry: KnownHostsEntry
         let file: String
-        let line: Int
+        var line: Int { entry.line }
+        var marker: KnownHostsEntry.Marker { entry.marker }
+        var keyType: String { entry.keyType }
+        var key: [UInt8] { entry.key }
     }
+
+    /// Larger files are refused, not read: 64 MiB is about 700,000 hashed ed25519 lines, far
+    /// beyond any real file, and keeps a hostile or runaway file from costing the memory and time
+    /// of every connection.
+    static let maximumFileSize = 64 << 20
 
     private(set) var entries: [Entry] = []
     private(set) var warnings: [String] = []
 
     init() {}
 
-    /// Reads files in order; a missing file is fine (nothing known yet).
-    init(files: [String]) {
+    /// Reads files in order; a missing file is fine (nothing known yet); a file that exists but
+    /// cannot be read whole throws (the connection must fail closed).
+    init(files: [String]) throws(SSHError) {
         for file in files {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
-            parse(text, file: file)
+            guard let bytes = try KnownHosts.read(file) else { continue }
+            parse(bytes, file: file)
         }
     }
 
-    mutating func parse(_ text: String, file: String) {
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            var fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-            var marker = Entry.Marker.none
-            if let first = fields.first, first.hasPrefix("@") {
-                switch first {
-                case "@revoked": marker = .revoked
-                case "@cert-authority": marker = .certAuthority
-                default:
-                    warnings.append("\(file):\(index + 1): unknown marker \(first); line skipped")
-                    continue
-                }
-                fields.removeFirst()
-            }
-            guard fields.count >= 3, let key = Base64.decode(Substring(fields[2])), !key.isEmpty else {
-                warnings.append("\(file):\(index + 1): malformed known_hosts line; skipped")
-                continue
-            }
-            guard KnownHosts.keyTypeName(in: key) == fields[1] else {
-                warnings.append("\(file):\(index + 1): key type \(fields[1]) does not match the key data; line skipped")
-                continue
-            }
-            entries.append(Entry(marker: marker, patterns: fields[0], keyType: fields[1], key: key, file: file, line: index + 1))
+    mutating func parse(_ bytes: [UInt8], file: String) {
+        let (parsed, problems) = KnownHostsParser.parse(bytes)
+        entries.reserveCapacity(entries.count + parsed.count)
+        for e in parsed { entries.append(Entry(entry: e, file: file)) }
+        for p in problems { warnings.append("\(VisibleText.of(file)):\(p.line): \(p.reason)") }
+    }
+
+    mutating func parse(_ text: String, file: String) { parse(Array(text.utf8), file: file) }
+
+    /// The whole file, nil when it does not exist. Opened without blocking (a FIFO planted in its
+    /// place must not hang the connection) and checked to be a regular file of at most
+    /// `maximumFileSize` bytes.
+    static func read(_ path: String) throws(SSHError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw unreadable(path, String(cString: strerror(errno)))
         }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw unreadable(path, String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw unreadable(path, info.st_mode & S_IFMT == S_IFDIR ? "it is a directory" : "it is not a regular file")
+        }
+        guard Int(info.st_size) <= maximumFileSize else { throw tooLarge(path, Int(info.st_size)) }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
+        var used = 0
+        while true {
+            if used == bytes.count {
+                // The file grew while being read.
+                guard bytes.count <= maximumFileSize else { throw tooLarge(path, bytes.count) }
+                bytes.append(contentsOf: [UInt8](repeating: 0, count: min(bytes.count, maximumFileSize + 1 - bytes.count) + 1))
+            }
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + used, $0.count - used) }
+            if n == 0 { break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw unreadable(path, String(cString: strerror(errno)))
+            }
+            used += n
+        }
+        guard used <= maximumFileSize else { throw tooLarge(path, used) }
+        bytes.removeSubrange(used...)
+        return bytes
+    }
+
+    static func unreadable(_ path: String, _ reason: String) -> SSHError {
+        SSHError("""
+        ssh: cannot read the known hosts file \(VisibleText.of(path)): \(reason).
+        Host key verification failed: termhost does not connect while a known hosts file it checks cannot be read \
+        (a revoked or changed key in it would go unnoticed).
+        """, kind: .refused)
+    }
+
+    static func tooLarge(_ path: String, _ size: Int) -> SSHError {
+        SSHError("""
+        ssh: the known hosts file \(VisibleText.of(path)) is \(size) bytes, more than termhost reads (64 MiB, \(maximumFileSize) bytes).
+        Host key verification failed: remove stale entries (ssh-keygen -R HOST -f FILE) to bring it under the limit.
+        """, kind: .refused)
     }
 
     /// The name encoded at the start of an SSH public key blob ("ssh-ed25519").
     static func keyTypeName(in blob: [UInt8]) -> String? {
-        guard blob.count >= 4 else { return nil }
-        let n = Int(blob[0]) << 24 | Int(blob[1]) << 16 | Int(blob[2]) << 8 | Int(blob[3])
-        guard n > 0, n < 64, blob.count >= 4 + n else { return nil }
-        return String(decoding: blob[4..<(4 + n)], as: UTF8.self)
+        KnownHostsParser.keyTypeBytes(in: blob).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The name a host is looked up by: "host" on port 22, "[host]:port" otherwise.
@@ -80,56 +124,50 @@ struct KnownHosts {
         case revoked(file: String, line: Int)
     }
 
+    /// One pass per question, cheapest test first: the key (or key type) is compared before the
+    /// host, so a hashed line costs an HMAC only when its key could matter.
     func check(host: String, port: Int, keyType: String, key: [UInt8]) -> Verdict {
         if let r = entries.first(where: { $0.marker == .revoked && $0.key == key }) { return .revoked(file: r.file, line: r.line) }
-        let names = [KnownHosts.lookupName(host: host, port: port)]
-        let forHost = entries.filter { $0.marker == .none && KnownHosts.matches($0.patterns, names) }
-        if let k = forHost.first(where: { $0.key == key }) { return .known(file: k.file, line: k.line) }
-        if let c = forHost.first(where: { $0.keyType == keyType }) { return .changed(file: c.file, line: c.line) }
-        return .unknown(otherTypes: Array(Set(forHost.map(\.keyType))).sorted())
+        let name = Array(KnownHosts.lookupName(host: host, port: port).utf8).map(KnownHostsParser.lowercased)
+        let hasher = HMACSHA1()
+        func forHost(_ e: Entry) -> Bool {
+            switch e.entry.hosts {
+            case .patterns(let p): KnownHostsParser.matches(patterns: p, name: name)
+            case .hashed(let salt, let hash): hasher.matches(key: salt, data: name, expected: hash)
+            }
+        }
+        if let k = entries.first(where: { $0.marker == .none && $0.key == key && forHost($0) }) { return .known(file: k.file, line: k.line) }
+        if let c = entries.first(where: { $0.marker == .none && $0.keyType == keyType && forHost($0) }) {
+            return .changed(file: c.file, line: c.line)
+        }
+        var others = Set<String>()
+        for e in entries where e.marker == .none && !others.contains(e.keyType) && forHost(e) { others.insert(e.keyType) }
+        return .unknown(otherTypes: others.sorted())
     }
 
-    /// A comma-separated pattern list matches when some positive pattern matches and no
-    /// negated one does; hashed entries compare HMAC-SHA1(salt, name).
+    /// A comma-separated pattern list (ssh_config's Host lines, known_hosts host fields) against
+    /// names: some positive pattern matches and no negated one does; hashed fields compare
+    /// HMAC-SHA1(salt, name).
     static func matches(_ patterns: String, _ names: [String]) -> Bool {
+        let lowered = names.map { Array($0.utf8).map(KnownHostsParser.lowercased) }
         if patterns.hasPrefix("|1|") {
             let parts = patterns.split(separator: "|", omittingEmptySubsequences: false)
             guard parts.count == 4, let salt = Base64.decode(parts[2]), let hash = Base64.decode(parts[3]) else { return false }
-            return names.contains { Digest.hmacSHA1(key: salt, data: Array($0.utf8)) == hash }
+            let hasher = HMACSHA1()
+            return lowered.contains { hasher.matches(key: salt, data: $0, expected: hash) }
         }
-        var positive = false
-        for pattern in patterns.split(separator: ",") {
-            let negated = pattern.hasPrefix("!")
-            let glob = negated ? pattern.dropFirst() : pattern
-            if names.contains(where: { KnownHosts.glob(Array(glob.lowercased().utf8), Array($0.lowercased().utf8)) }) {
-                if negated { return false }
-                positive = true
-            }
-        }
-        return positive
-    }
-
-    static func glob(_ p: [UInt8], _ s: [UInt8]) -> Bool {
-        var pi = 0, si = 0, star = -1, mark = 0
-        while si < s.count {
-            if pi < p.count && (p[pi] == UInt8(ascii: "?") || p[pi] == s[si]) { pi += 1; si += 1 }
-            else if pi < p.count && p[pi] == UInt8(ascii: "*") { star = pi; mark = si; pi += 1 }
-            else if star >= 0 { pi = star + 1; mark += 1; si = mark }
-            else { return false }
-        }
-        while pi < p.count && p[pi] == UInt8(ascii: "*") { pi += 1 }
-        return pi == p.count
+        let p = Array(patterns.utf8).map(KnownHostsParser.lowercased)
+        return lowered.contains { KnownHostsParser.matches(patterns: p, name: $0) }
     }
 
     /// A hashed line for a newly trusted key, as `ssh-keygen -H` writes them.
     static func hashedLine(host: String, port: Int, keyType: String, key: [UInt8]) -> String {
         let salt = Digest.random(20)
-        let hash = Digest.hmacSHA1(key: salt, data: Array(lookupName(host: host, port: port).utf8))
+        let name = Array(lookupName(host: host, port: port).utf8).map(KnownHostsParser.lowercased)
+        let hash = Digest.hmacSHA1(key: salt, data: name)
         return "|1|\(Base64.encode(salt))|\(Base64.encode(hash)) \(keyType) \(Base64.encode(key))"
     }
 
     /// OpenSSH's fingerprint format: "SHA256:" and unpadded base64 of the key blob's SHA-256.
     static func fingerprint(_ key: [UInt8]) -> String { "SHA256:" + Base64.encode(Digest.sha256(key), padding: false) }
 }
-
-import Foundation

@@ -33,7 +33,15 @@ final class SSHConnection {
     init(to destination: Destination, interaction: Interaction, over tunnelSocket: Int32? = nil,
          timeoutSeconds: Int = 15) throws(SSHError) {
         self.destination = destination
+        // Callers pass a checked setting; clamped again because it becomes milliseconds.
+        let timeoutSeconds = min(max(timeoutSeconds, ConnectionSettings.connectTimeoutSeconds.lowerBound),
+                                 ConnectionSettings.connectTimeoutSeconds.upperBound)
         user = destination.user ?? SSHConnection.localUser()
+        // Checked before anything is connected: a bad number must not cost a password prompt.
+        // (A tunnel's socket is ours to close on every path, this one included.)
+        let interval: Int, count: Int
+        do throws(SSHError) { (interval, count) = try SSHConnection.keepalive(destination, interaction.host) }
+        catch { if let tunnelSocket { close(tunnelSocket) }; throw error }
         if let tunnelSocket {
             self.socket = tunnelSocket
         } else {
@@ -48,22 +56,35 @@ final class SSHConnection {
         self.session = session
         libssh2_session_callback_set(session, LIBSSH2_CALLBACK_RECV, unsafeBitCast(timedReceive, to: UnsafeMutableRawPointer.self))
         libssh2_session_set_blocking(session, 1)
-        libssh2_session_set_timeout(session, Int(timeoutSeconds) * 1000)
+        libssh2_session_set_timeout(session, timeoutSeconds * 1000)
         do throws(SSHError) {
             guard libssh2_session_handshake(session, libssh2_socket_t(socket)) == 0 else {
                 let timedOut = libssh2_session_last_errno(session) == LIBSSH2_ERROR_TIMEOUT
-                throw SSHError("ssh: handshake with \(destination.address) port \(destination.port) failed: " +
+                throw SSHError("ssh: handshake with \(VisibleText.of(destination.address)) port \(destination.port) failed: " +
                                (timedOut ? "no answer within \(timeoutSeconds) s (connectTimeout)" : lastError()))
             }
             try HostKeyTrust.verify(self, interaction: interaction)
             try Authenticator(connection: self, interaction: interaction).authenticate()
-            keepaliveInterval = destination.keepaliveInterval ?? SSHConnection.setting(interaction.host, "keepaliveInterval") ?? 30
-            keepaliveCountMax = max(destination.keepaliveCountMax ?? SSHConnection.setting(interaction.host, "keepaliveCountMax") ?? 3, 1)
+            keepaliveInterval = interval
+            keepaliveCountMax = count
             if keepaliveInterval > 0 { libssh2_keepalive_config(session, 1, UInt32(keepaliveInterval)) }
         } catch {
             teardown()
             throw error
         }
+    }
+
+    /// ServerAliveInterval and ServerAliveCountMax: the saved host's own, else the feature's
+    /// settings, else 30 s and 3; each range-checked.
+    static func keepalive(_ destination: Destination, _ host: PluginHost) throws(SSHError) -> (interval: Int, count: Int) {
+        let seconds = ConnectionSettings.keepaliveSeconds, counts = ConnectionSettings.keepaliveCounts
+        let savedInterval = try ConnectionSettings.saved(destination.keepaliveInterval, "keepaliveInterval", host: destination.name,
+                                                         in: seconds, unit: "seconds")
+        let savedCount = try ConnectionSettings.saved(destination.keepaliveCountMax, "keepaliveCountMax", host: destination.name,
+                                                      in: counts, unit: "probes")
+        let settingInterval = try ConnectionSettings.number(host, "keepaliveInterval", in: seconds, unit: "seconds")
+        let settingCount = try ConnectionSettings.number(host, "keepaliveCountMax", in: counts, unit: "probes")
+        return (savedInterval ?? settingInterval ?? 30, savedCount ?? settingCount ?? 3)
     }
 
     deinit { teardown() }
@@ -89,19 +110,15 @@ final class SSHConnection {
         var message: UnsafeMutablePointer<CChar>?
         var length: Int32 = 0
         libssh2_session_last_error(session, &message, &length, 0)
-        return message.map { String(cString: $0) } ?? "unknown error"
+        // It can quote the server (a disconnect reason, a refused request): shown, not obeyed.
+        return message.map { VisibleText.of(String(cString: $0)) } ?? "unknown error"
     }
 
     var lastReceive: time_t { context.takeUnretainedValue().lastReceive }
     var sessionContext: SessionContext { context.takeUnretainedValue() }
 
-    /// The connectTimeout setting in seconds, at least 1 (default 15).
-    static func connectTimeout(_ host: PluginHost) -> Int { max(setting(host, "connectTimeout") ?? 15, 1) }
-
-    /// A number from the SSH feature's settings (policy or user config), if set.
-    static func setting(_ host: PluginHost, _ key: String) -> Int? {
-        (try? host.setting(feature: "org.termhost.ssh", key: key)).flatMap { $0.flatMap { Int($0) } }
-    }
+    /// The connectTimeout setting in seconds (default 15), range-checked.
+    static func connectTimeout(_ host: PluginHost) throws(SSHError) -> Int { try ConnectionSettings.connectTimeout(host) }
 
     /// Sends a keepalive when one is due and `mayWrite` (no other write pending: libssh2 1.10
     /// sends it from a stack buffer and ignores EAGAIN), and fails when the server has been
@@ -110,12 +127,16 @@ final class SSHConnection {
         guard keepaliveInterval > 0 else { return }
         var next: Int32 = 0
         if mayWrite { libssh2_keepalive_send(session, &next) }
-        if Int(time(nil) - lastReceive) > keepaliveInterval * keepaliveCountMax {
-            throw SSHError("Timeout, server \(destination.address) not responding.")
+        if Int(time(nil) - lastReceive) > ConnectionSettings.silenceLimit(interval: keepaliveInterval, count: keepaliveCountMax) {
+            throw SSHError("Timeout, server \(shownAddress) not responding.")
         }
     }
 
-    var hostLabel: String { KnownHosts.lookupName(host: destination.address, port: destination.port) }
+    /// The host as messages show it ("[host]:port" off port 22), control characters visible: a
+    /// name from a config file or the command line must not write escapes to the terminal.
+    var hostLabel: String { VisibleText.of(KnownHosts.lookupName(host: destination.address, port: destination.port)) }
+    /// The address as messages show it, control characters visible.
+    var shownAddress: String { VisibleText.of(destination.address) }
 
     static func localUser() -> String {
         if let pw = getpwuid(getuid()), let name = pw.pointee.pw_name { return String(cString: name) }

@@ -69,7 +69,7 @@ struct TerminalSession {
         }
         if escapes.disconnected {
             RawMode.leave()
-            writeAll(stderr, "\nConnection to \(connection.destination.address) closed.\n")
+            writeAll(stderr, "\nConnection to \(connection.shownAddress) closed.\n")
         }
         return status
     }

@@ -1,0 +1,43 @@
+import TermhostSDK
+
+/// The SSH feature's numeric settings (policy or user configuration, keys of org.termhost.ssh)
+/// and a saved host's keepalive numbers, range-checked before they reach libssh2 or a timer.
+///
+/// Why: these numbers become a `UInt32` for libssh2, milliseconds for poll() (an `Int32`) and a
+/// product (interval x count); out of range, Swift traps and the whole termhost process dies
+/// (`connectTimeout: 3000000` did, with SIGILL). Refused with a message naming the setting and
+/// its range, as OpenSSH refuses a bad ssh_config value.
+enum ConnectionSettings {
+    static let feature = "org.termhost.ssh"
+    /// ConnectTimeout: at least a second, at most an hour.
+    static let connectTimeoutSeconds = 1...3600
+    /// ServerAliveInterval: up to a day; 0 turns keepalives off.
+    static let keepaliveSeconds = 0...86400
+    /// ServerAliveCountMax: unanswered keepalives before giving up.
+    static let keepaliveCounts = 1...1000
+
+    /// The connectTimeout setting in seconds (default 15).
+    static func connectTimeout(_ host: PluginHost) throws(SSHError) -> Int {
+        try number(host, "connectTimeout", in: connectTimeoutSeconds, unit: "seconds") ?? 15
+    }
+
+    /// A whole number setting, nil when not set.
+    static func number(_ host: PluginHost, _ key: String, in range: ClosedRange<Int>, unit: String) throws(SSHError) -> Int? {
+        guard let text = (try? host.setting(feature: feature, key: key)) ?? nil else { return nil }
+        do { return try BoundedNumber.integer(text, name: "\(key) (setting of \(feature))", in: range, unit: unit) }
+        catch { throw SSHError("ssh: \(error.description)") }
+    }
+
+    /// A saved host's own value, checked again here: it may have been saved before the rules.
+    static func saved(_ value: Int?, _ key: String, host: String, in range: ClosedRange<Int>, unit: String) throws(SSHError) -> Int? {
+        guard let value else { return nil }
+        do { return try BoundedNumber.check(value, name: "\(key) of host '\(VisibleText.of(host))'", in: range, unit: unit) }
+        catch { throw SSHError("ssh: \(error.description)") }
+    }
+
+    /// interval x count in seconds, saturating (never traps, whatever the inputs).
+    static func silenceLimit(interval: Int, count: Int) -> Int {
+        let (product, overflow) = interval.multipliedReportingOverflow(by: count)
+        return overflow ? Int.max : product
+    }
+}
