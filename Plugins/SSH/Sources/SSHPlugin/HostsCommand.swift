@@ -23,61 +23,56 @@ enum HostsCommand {
             switch sub {
             case "add", "edit":
                 let adding = sub == "add"
+                let command = "termhost hosts \(sub)"
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
                 var record: HostRecord
                 if adding {
                     guard let address = args.popFirst() else { c.printError(usage); return 2 }
-                    if try vault.host(name) != nil {
+                    if let why = HostRules.name(name) { c.printError("\(command): NAME '\(VisibleText.of(name))': \(why)"); return 2 }
+                    if let why = HostRules.address(address) { c.printError("\(command): ADDRESS '\(VisibleText.of(address))': \(why)"); return 2 }
+                    if try vault.hostExists(name) {
                         c.printError("termhost hosts add: a host named '\(name)' exists; change it with 'termhost hosts edit \(name) ...' or remove it first")
                         return 1
                     }
                     record = HostRecord(name: name, address: address, port: 22, user: nil, identityFile: nil, tags: nil, jump: nil)
                 } else {
-                    guard let saved = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(name)'"); return 1 }
+                    guard let saved = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(VisibleText.of(name))'"); return 1 }
                     record = saved
                 }
                 while let option = args.popFirst() {
-                    guard let value = args.popFirst() else { c.printError("termhost hosts \(sub): \(option) needs a value"); return 2 }
-                    switch option {
-                    case "--port":
-                        guard let port = Int(value), (1...65535).contains(port) else { c.printError("termhost hosts \(sub): invalid port '\(value)'"); return 2 }
-                        record.port = port
-                    case "--user": record.user = value
-                    case "--identity": record.identityFile = value
-                    case "--tag": record.tags = (record.tags ?? []) + [value]
-                    case "--jump":   // an empty value clears the route
-                        let hops = value.split(separator: ",").map(String.init)
-                        record.jump = hops.isEmpty ? nil : hops
-                    case "--address": record.address = value
-                    case "--use-identity":
-                        guard try vault.identity(value) != nil else { c.printError("termhost hosts: no saved identity '\(value)' (termhost identities list)"); return 1 }
+                    guard let value = args.popFirst() else { c.printError("\(command): \(option) needs a value"); return 2 }
+                    if option == "--use-identity" {
+                        guard try vault.identity(value) != nil else { c.printError("termhost hosts: no saved identity '\(VisibleText.of(value))' (termhost identities list)"); return 1 }
                         record.identity = value
-                    case "--keepalive", "--keepalive-count":
-                        guard let n = Int(value), n >= 0 else { c.printError("termhost hosts \(sub): \(option) needs a number of \(option == "--keepalive" ? "seconds" : "probes")"); return 2 }
-                        if option == "--keepalive" { record.keepaliveInterval = n } else { record.keepaliveCountMax = max(n, 1) }
-                    default: c.printError("termhost hosts \(sub): unknown option '\(option)'\n\(usage)"); return 2
+                        continue
+                    }
+                    guard let known = HostOption(rawValue: option) else {
+                        c.printError("\(command): unknown option '\(VisibleText.of(option))'\n\(usage)")
+                        return 2
+                    }
+                    if let refusal = known.apply(value, to: &record) {
+                        c.printError("\(command): \(refusal)")
+                        return 2
                     }
                 }
-                guard !name.contains("@"), !name.contains(":"), !name.isEmpty else {
-                    c.printError("termhost hosts add: a host name may not contain '@' or ':' (those mean an ad-hoc destination)")
-                    return 2
-                }
                 try vault.save(record)
-                c.print("Saved host '\(name)' (\(record.user.map { "\($0)@" } ?? "")\(record.address):\(record.port)).")
+                c.print("Saved host '\(name)' (\(shown(record))).")
             case "list":
                 let hosts = try vault.all()
                 if c.jsonOutput { c.print(json(hosts)); return 0 }
                 if hosts.isEmpty { c.print("No saved hosts. Add one with 'termhost hosts add NAME ADDRESS'."); return 0 }
-                let width = hosts.map(\.name.count).max() ?? 0
+                let width = hosts.map { VisibleText.of($0.name).count }.max() ?? 0
                 for h in hosts {
-                    var line = h.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(h.user.map { "\($0)@" } ?? "")\(h.address):\(h.port)"
-                    if let jump = h.jump { line += "  via \(jump.joined(separator: ","))" }
-                    if let tags = h.tags, !tags.isEmpty { line += "  [\(tags.joined(separator: ", "))]" }
+                    // Saved before values were checked on input, a name may still hold control
+                    // characters: shown, never obeyed.
+                    var line = VisibleText.of(h.name).padding(toLength: width, withPad: " ", startingAt: 0) + "  \(shown(h))"
+                    if let jump = h.jump { line += "  via \(VisibleText.of(jump.joined(separator: ",")))" }
+                    if let tags = h.tags, !tags.isEmpty { line += "  [\(VisibleText.of(tags.joined(separator: ", ")))]" }
                     c.print(line)
                 }
             case "show":
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
-                guard let h = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(name)'"); return 1 }
+                guard let h = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(VisibleText.of(name))'"); return 1 }
                 c.print(json(h))
             case "history":
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
@@ -98,9 +93,10 @@ enum HostsCommand {
                 return importConfig(c, vault: vault, args: Array(args))
             case "rm":
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
-                guard try vault.host(name) != nil else { c.printError("termhost hosts: no saved host '\(name)'"); return 1 }
+                // Existence only: a host whose value cannot be read must still be removable.
+                guard try vault.hostExists(name) else { c.printError("termhost hosts: no saved host '\(VisibleText.of(name))'"); return 1 }
                 try vault.remove(name)
-                c.print("Removed host '\(name)'.")
+                c.print("Removed host '\(VisibleText.of(name))'.")
             default:
                 c.printError("termhost hosts: unknown subcommand '\(sub)'\n\(usage)")
                 return 2
@@ -113,27 +109,43 @@ enum HostsCommand {
     }
 
     /// Shows what would be imported and what would not, then asks (or takes --yes). Without a
-    /// terminal and without --yes nothing is imported (fail closed).
+    /// terminal and without --yes nothing is imported (fail closed). Linear in the number of
+    /// hosts: the saved names come in one query, and the hosts are saved in one transaction.
     static func importConfig(_ c: CommandInvocation, vault: Vault, args: [String]) -> Int32 {
         let yes = args.contains("--yes"), replace = args.contains("--replace")
         let file = args.first { !$0.hasPrefix("--") } ?? homeDirectory + "/.ssh/config"
         let config = SSHConfigImport(file: file)
-        var records = config.records
+        if let refused = config.parsed.refused {
+            c.printError("termhost hosts import: \(refused); nothing imported")
+            return 1
+        }
+        let found = config.records
+        var records = found
         if !replace {
-            let existing = records.filter { (try? vault.host($0.name)) != nil }.map(\.name)
-            for name in existing { c.printError("warning: '\(name)' is already saved; kept as it is (use --replace to overwrite)") }
-            records.removeAll { existing.contains($0.name) }
+            let saved: Set<String>
+            do { saved = try vault.hostNames() } catch {
+                c.printError("termhost hosts import: \(error)")
+                return 1
+            }
+            for r in records where saved.contains(r.name) { c.printError("warning: '\(r.name)' is already saved; kept as it is (use --replace to overwrite)") }
+            records.removeAll { saved.contains($0.name) }
         }
-        c.print("From \(file):")
+        var preview = "From \(VisibleText.of(file)):\n"
         for r in records {
-            var line = "  \(r.name): \(r.user.map { "\($0)@" } ?? "")\(r.address):\(r.port)"
-            if let key = r.identityFile { line += " identity \(key)" }
-            if let jump = r.jump { line += " via \(jump.joined(separator: ","))" }
-            c.print(line)
+            preview += "  \(r.name): \(shown(r))"
+            if let key = r.identityFile { preview += " identity \(VisibleText.of(key))" }
+            if let jump = r.jump { preview += " via \(VisibleText.of(jump.joined(separator: ",")))" }
+            preview += "\n"
         }
-        if records.isEmpty { c.print(config.records.isEmpty ? "  (no concrete hosts)" : "  (every host in it is already saved)") }
-        for note in config.notes { c.printError("warning: \(note)") }
-        guard !records.isEmpty else { return 0 }
+        if records.isEmpty { preview += found.isEmpty ? "  (no concrete hosts)\n" : "  (every host in it is already saved)\n" }
+        c.print(String(preview.dropLast()))
+        for note in config.parsed.warnings { c.printError("warning: \(note)") }
+        for note in config.parsed.skipped { c.printError("warning: \(note)") }
+        let skipped = config.parsed.skipped.isEmpty ? "" : "; \(config.parsed.skipped.count) refused (see the warnings)"
+        guard !records.isEmpty else {
+            if !skipped.isEmpty { c.print("Imported 0 host(s)\(skipped).") }
+            return 0
+        }
         if !yes {
             guard let interact = vault.interact else { return 1 }
             do {
@@ -147,13 +159,19 @@ enum HostsCommand {
             }
         }
         do {
-            for r in records { try vault.save(r) }
+            try vault.save(records)
         } catch {
-            c.printError("termhost hosts import: \(error)")
+            c.printError("termhost hosts import: nothing imported: \(error)")
             return 1
         }
-        c.print("Imported \(records.count) host(s).")
+        c.print("Imported \(records.count) host(s)\(skipped).")
         return 0
+    }
+
+    /// `user@address:port`, shown with control characters made visible (records saved by
+    /// older versions were not checked).
+    static func shown(_ r: HostRecord) -> String {
+        VisibleText.of("\(r.user.map { "\($0)@" } ?? "")\(r.address):\(r.port)")
     }
 
     static func json<T: Encodable>(_ value: T) -> String {

@@ -21,6 +21,25 @@ struct Vault {
         try store.put("hosts", record.name, [UInt8](data))
     }
 
+    /// Many hosts in one transaction (an import): one commit instead of one per host, and
+    /// either all of them are saved or none.
+    func save(_ records: [HostRecord]) throws(PluginError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        do {
+            try store.transaction {
+                for record in records { try store.put("hosts", record.name, [UInt8]((try? encoder.encode(record)) ?? Data())) }
+            }
+        } catch let error as PluginError { throw error } catch { throw PluginError("\(error)") }
+    }
+
+    /// Whether a host of that name is saved, readable or not (so `rm` can remove one that
+    /// cannot be read).
+    func hostExists(_ name: String) throws(PluginError) -> Bool { try store.get("hosts", name) != nil }
+
+    /// The names of every saved host, in one query (an import checks thousands at once).
+    func hostNames() throws(PluginError) -> Set<String> { Set(try store.list("hosts").map(\.key)) }
+
     func remove(_ name: String) throws(PluginError) { try store.remove("hosts", name) }
 
     func all() throws(PluginError) -> [HostRecord] {
@@ -30,6 +49,13 @@ struct Vault {
     /// A saved host by name (with its identity applied), else an ad-hoc `user@host:port`.
     func resolve(_ text: String) throws(PluginError) -> Destination? {
         guard let saved = try host(text) else { return Destination.parse(text) }
+        // Saved before the rules were checked on input (or edited in the store by hand): a
+        // port out of range or a name that reads as an option never reaches a connection.
+        if let why = HostRules.check(name: saved.name, address: saved.address, port: saved.port, user: saved.user,
+                                     identityFile: saved.identityFile, jump: saved.jump,
+                                     keepaliveInterval: saved.keepaliveInterval, keepaliveCountMax: saved.keepaliveCountMax) {
+            throw PluginError("the saved host '\(VisibleText.of(saved.name))' is refused: \(why); change it with 'termhost hosts edit' or remove it")
+        }
         var d = saved.destination
         if let name = saved.identity {
             guard let identity = try identity(name) else {

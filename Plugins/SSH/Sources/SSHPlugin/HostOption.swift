@@ -1,0 +1,43 @@
+import TermhostSDK
+
+/// The value options of `termhost hosts add|edit`: each value is checked (HostRules, numbers
+/// through BoundedNumber) before it changes the record, and a refusal names the option, the
+/// value and the rule, e.g. `--port must be a whole number from 1 to 65535, not '99999'`.
+enum HostOption: String {
+    case port = "--port", user = "--user", identity = "--identity", tag = "--tag", jump = "--jump",
+         address = "--address", keepalive = "--keepalive", keepaliveCount = "--keepalive-count"
+
+    /// Sets the value on the record, or says why it is refused (and leaves the record alone).
+    func apply(_ value: String, to record: inout HostRecord) -> String? {
+        do {
+            switch self {
+            case .port: record.port = try HostRules.port(value, name: rawValue)
+            case .keepalive:
+                record.keepaliveInterval = try BoundedNumber.integer(value, name: rawValue, in: HostRules.keepaliveSeconds, unit: "seconds")
+            case .keepaliveCount:
+                record.keepaliveCountMax = try BoundedNumber.integer(value, name: rawValue, in: HostRules.keepaliveCounts, unit: "probes")
+            case .user:
+                if let why = HostRules.user(value) { return refused(value, why) }
+                record.user = value
+            case .identity:
+                if let why = HostRules.path(value) { return refused(value, why) }
+                record.identityFile = value
+            case .tag:
+                if let why = HostRules.tag(value) { return refused(value, why) }
+                record.tags = (record.tags ?? []) + [value]
+            case .address:
+                if let why = HostRules.address(value) { return refused(value, why) }
+                record.address = value
+            case .jump:   // an empty value clears the route
+                let hops = value.isEmpty ? [] : value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                if let why = HostRules.jump(hops) { return refused(value, why) }
+                record.jump = hops.isEmpty ? nil : hops
+            }
+        } catch {
+            return error.description
+        }
+        return nil
+    }
+
+    private func refused(_ value: String, _ why: String) -> String { "\(rawValue) '\(VisibleText.of(value))': \(why)" }
+}

@@ -1,0 +1,113 @@
+#if canImport(TermhostSDK)
+import TermhostSDK   // VisibleText, BoundedNumber; the fuzz target compiles their files in instead
+#endif
+
+/// What a saved host (or identity) may hold, checked where the values enter: `hosts add|edit`,
+/// `identities add|edit` and `hosts import`. Each check returns the rule that was broken, in
+/// words, or nil; callers put the argument or file:line in front.
+///
+/// Why these rules: a name is typed back on command lines (`termhost ssh NAME`), where `@` and
+/// `:` already mean an ad-hoc `user@host:port` and `,` separates jump hosts; a value that
+/// begins with `-` reads as an option wherever it is handed on (option injection, as in
+/// OpenSSH's CVE-2017-1000117 class); control characters would rewrite the terminal when the
+/// value is listed; and a limit on length keeps every line of `hosts list` a line. Addresses
+/// and users also refuse the shell's quoting and control characters, as OpenSSH 9.6 does for
+/// its command line, because a server-side or ProxyCommand-style use would hand them to a shell.
+///
+/// This file needs only the standard library (and VisibleText and BoundedNumber), so the
+/// ssh_config fuzz target compiles it as it is.
+enum HostRules {
+    /// Bytes in a name, address, user or jump hop; a DNS name has at most 253.
+    static let maxLength = 255
+    /// Bytes in an identity file's path (Linux PATH_MAX).
+    static let maxPathLength = 4096
+    /// Jump hosts in one route (as `termhost exec -J`).
+    static let maxJumpHops = 8
+    static let ports = 1...65535
+    /// ServerAliveInterval: up to a day; 0 turns keepalives off.
+    static let keepaliveSeconds = 0...86400
+    /// ServerAliveCountMax: unanswered keepalives before giving up.
+    static let keepaliveCounts = 1...1000
+
+    /// A saved host's (or identity's) name.
+    static func name(_ s: String) -> String? {
+        if let common = common(s, what: "a name") { return common }
+        if s.contains(where: { $0 == "@" || $0 == ":" }) { return "a name may not contain '@' or ':' (those mean an ad-hoc destination user@host:port)" }
+        if s.contains(",") { return "a name may not contain ',' (it separates jump hosts)" }
+        return nil
+    }
+
+    /// A host's address (HostName): a DNS name or an IP address (IPv6 with ':' and a `%zone`).
+    static func address(_ s: String) -> String? {
+        if let common = common(s, what: "an address") { return common }
+        if s.contains("@") { return "an address may not contain '@' (give the user separately)" }
+        if let bad = s.unicodeScalars.first(where: { shellMeta.contains($0) }) {
+            return "an address may not contain '\(bad)' (quotes and shell characters are refused)"
+        }
+        return nil
+    }
+
+    /// A remote user name.
+    static func user(_ s: String) -> String? {
+        if let common = common(s, what: "a user name") { return common }
+        if let bad = s.unicodeScalars.first(where: { shellMeta.contains($0) }) {
+            return "a user name may not contain '\(bad)' (quotes and shell characters are refused)"
+        }
+        return nil
+    }
+
+    /// One hop of a jump route: a saved host's name or `[user@]host[:port]`.
+    static func jumpHop(_ s: String) -> String? { common(s, what: "a jump host") }
+
+    /// A jump route: at most `maxJumpHops` hops, each valid.
+    static func jump(_ hops: [String]) -> String? {
+        if hops.count > maxJumpHops { return "a jump route may have at most \(maxJumpHops) hosts, not \(hops.count)" }
+        for hop in hops { if let why = jumpHop(hop) { return why } }
+        return nil
+    }
+
+    /// An identity file's path (stored as written; `~/` is expanded when connecting).
+    static func path(_ s: String) -> String? {
+        if s.isEmpty { return "a key file's path may not be empty" }
+        if s.utf8.count > maxPathLength { return "a key file's path may be at most \(maxPathLength) bytes long, not \(s.utf8.count)" }
+        if !VisibleText.isPlain(s) { return "a key file's path may not contain control characters ('\(VisibleText.of(s))')" }
+        return nil
+    }
+
+    /// A tag shown by `hosts list`.
+    static func tag(_ s: String) -> String? { common(s, what: "a tag") }
+
+    static func port(_ text: String, name: String) throws(NumberOutOfRange) -> Int {
+        try BoundedNumber.integer(text, name: name, in: ports)
+    }
+
+    /// The rules a stored or imported record must meet, first broken one first (for records
+    /// read back from the store, which older versions saved unchecked, and for the fuzz target).
+    static func check(name: String, address: String, port: Int, user: String?, identityFile: String?,
+                      jump: [String]?, keepaliveInterval: Int? = nil, keepaliveCountMax: Int? = nil) -> String? {
+        if let why = HostRules.name(name) { return "name: \(why)" }
+        if let why = HostRules.address(address) { return "address: \(why)" }
+        do {
+            _ = try BoundedNumber.check(port, name: "port", in: ports)
+            if let k = keepaliveInterval { _ = try BoundedNumber.check(k, name: "keepalive", in: keepaliveSeconds, unit: "seconds") }
+            if let k = keepaliveCountMax { _ = try BoundedNumber.check(k, name: "keepalive count", in: keepaliveCounts, unit: "probes") }
+        } catch { return error.description }
+        if let u = user, let why = HostRules.user(u) { return "user: \(why)" }
+        if let f = identityFile, let why = HostRules.path(f) { return "identity file: \(why)" }
+        if let j = jump, let why = HostRules.jump(j) { return "jump: \(why)" }
+        return nil
+    }
+
+    /// Characters a shell would act on, refused in addresses and users.
+    static let shellMeta: Set<Unicode.Scalar> = ["'", "\"", "`", "$", "\\", ";", "&", "<", ">", "|", "(", ")", "{", "}"]
+
+    /// Not empty, not too long, no control characters, no white space, no leading '-'.
+    private static func common(_ s: String, what: String) -> String? {
+        if s.isEmpty { return "\(what) may not be empty" }
+        if s.utf8.count > maxLength { return "\(what) may be at most \(maxLength) bytes long, not \(s.utf8.count)" }
+        if !VisibleText.isPlain(s) { return "\(what) may not contain control characters ('\(VisibleText.of(s))')" }
+        if s.unicodeScalars.contains(where: { $0.properties.isWhitespace }) { return "\(what) may not contain spaces" }
+        if s.hasPrefix("-") { return "\(what) may not begin with '-' (it would read as an option)" }
+        return nil
+    }
+}

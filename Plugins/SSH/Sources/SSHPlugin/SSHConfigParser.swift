@@ -1,0 +1,427 @@
+#if canImport(TermhostSDK)
+import TermhostSDK   // VisibleText, BoundedNumber; the fuzz target compiles their files in instead
+#endif
+
+/// OpenSSH client configuration (`~/.ssh/config`) read as bytes into the hosts it names, for
+/// `termhost hosts import`. Understood: Host, HostName (with %h), User, Port, IdentityFile,
+/// ProxyJump, Include. Everything else is reported, never executed: ProxyCommand, LocalCommand
+/// and `Match exec` run programs, and an import must not.
+///
+/// Design:
+/// - Bytes, not Characters: Swift reads "\r\n" as ONE Character, so splitting text on "\n"
+///   kept a CRLF file as one line and made hosts of its keywords. Lines end at LF; trailing
+///   white space, CR included, goes, as in OpenSSH's readconf.
+/// - Every malformed line (no keyword, no value, an unterminated quote, not UTF-8, too long)
+///   is a warning naming file:line, and the rest of the file is still read.
+/// - A value that breaks a rule (HostRules, ports via BoundedNumber) stays attached to its
+///   line: each host that would take it is skipped with file:line and the rule, others import.
+/// - Linear: a host's settings come from the blocks naming it (a dictionary from name to
+///   blocks) and from the blocks with patterns, whose number is capped (`maxPatternBlocks`);
+///   never from a scan of every block for every host.
+/// - Bounded: at most `maxInputBytes` read in all (Includes counted in), lines of at most
+///   `maxLineBytes`, Include nested at most `maxIncludeDepth` deep and never into a file that
+///   is already being read, at most `maxFiles` files, at most `maxHosts` hosts.
+///
+/// Files come through `Files`, so this needs only the standard library: the fuzz target feeds
+/// it bytes, the plugin the file system (SSHConfigImport).
+struct SSHConfigParser {
+    static let maxInputBytes = 16 << 20
+    static let maxLineBytes = 16 << 10
+    static let maxIncludeDepth = 16
+    static let maxPatternBlocks = 256
+    static let maxHosts = 100_000
+    static let maxFiles = 1000
+
+    enum Loaded {
+        case bytes([UInt8])
+        /// Larger than the limit asked for (its size in bytes, or limit + 1 when not known).
+        case tooLarge(Int)
+        /// Why it cannot be read: "cannot be read (Permission denied)".
+        case failed(String)
+    }
+
+    /// How files are found: `expand` turns an Include argument into paths (globs, `~`, relative
+    /// to ~/.ssh); `load` reads one file, at most `limit` bytes.
+    struct Files {
+        var expand: (String) -> [String]
+        var load: (_ path: String, _ limit: Int) -> Loaded
+    }
+
+    /// One host to save, with its effective settings (OpenSSH's rule: the first value wins).
+    struct Host: Equatable {
+        var name: String
+        var address: String
+        var port: Int
+        var user: String?
+        var identityFile: String?
+        var jump: [String]?
+        /// file:line of the Host line that first named it.
+        var at: String
+    }
+
+    private(set) var hosts: [Host] = []
+    /// Lines not imported: file:line and why.
+    private(set) var warnings: [String] = []
+    /// Hosts not imported: file:line of the value at fault, the host, and the rule.
+    private(set) var skipped: [String] = []
+    /// Set when the file itself is over the limit: nothing is imported.
+    private(set) var refused: String? = nil
+
+    enum Key: CaseIterable { case hostName, user, port, identityFile, proxyJump }
+
+    private struct Setting {
+        var value: String
+        var at: String
+        var problem: String?
+    }
+
+    private struct Pattern {
+        var bytes: [UInt8]   // lower-cased
+        var negated: Bool
+    }
+
+    private struct Block {
+        var patterns: [Pattern]
+        var settings: [Key: Setting] = [:]
+        /// A pattern with * or ?: looked at for every host. Otherwise reached through `index`.
+        var wildcard: Bool
+
+        func matches(_ name: [UInt8]) -> Bool {
+            var positive = false
+            for p in patterns where SSHConfigParser.glob(p.bytes, name) {
+                if p.negated { return false }
+                positive = true
+            }
+            return positive
+        }
+    }
+
+    private var blocks: [Block] = []
+    private var current = 0
+    /// Blocks without wildcards by the (lower-cased) names they list, ascending.
+    private var index: [[UInt8]: [Int]] = [:]
+    /// Blocks with wildcards, ascending.
+    private var wildcardBlocks: [Int] = []
+    private var names: [(name: String, at: String)] = []
+    private var seen = Set<String>()
+    private var consumed = 0
+    private var warnedHostLimit = false
+    private var filesRead = 0
+    private let files: Files
+
+    init(file: String, files: Files) {
+        self.files = files
+        // Lines before the first Host apply to every host.
+        blocks.append(Block(patterns: [Pattern(bytes: [UInt8(ascii: "*")], negated: false)], wildcard: true))
+        wildcardBlocks.append(0)
+        read(file, depth: 0, reading: [file], from: nil)
+        if refused == nil { resolve() }
+    }
+
+    // MARK: - Reading
+
+    private mutating func read(_ file: String, depth: Int, reading: [String], from include: String?) {
+        let shown = VisibleText.of(file)
+        filesRead += 1
+        guard filesRead <= SSHConfigParser.maxFiles else {
+            warnings.append("\(include.map { "\($0): " } ?? "")\(shown): more than \(SSHConfigParser.maxFiles) files read through Include; skipped")
+            return
+        }
+        let limit = SSHConfigParser.maxInputBytes - consumed
+        let bytes: [UInt8]
+        switch files.load(file, limit) {
+        case .bytes(let b) where b.count <= limit: bytes = b
+        case .bytes(let b): return tooLarge(shown, size: b.count, include: include)
+        case .tooLarge(let size): return tooLarge(shown, size: size, include: include)
+        case .failed(let why):
+            warnings.append("\(include.map { "\($0): " } ?? "")\(shown): \(why); skipped")
+            return
+        }
+        consumed += bytes.count
+        var lineNumber = 0
+        var start = 0
+        while start < bytes.count {
+            lineNumber += 1
+            var end = start
+            while end < bytes.count && bytes[end] != 0x0a { end += 1 }
+            line(bytes[start..<end], at: "\(shown):\(lineNumber)", file: file, depth: depth, reading: reading)
+            start = end + 1
+        }
+    }
+
+    private mutating func tooLarge(_ shown: String, size: Int, include: String?) {
+        let limit = "an import reads at most \(SSHConfigParser.maxInputBytes >> 20) MiB (\(SSHConfigParser.maxInputBytes) bytes)"
+        if let include {
+            warnings.append("\(include): \(shown): skipped: it would take the import past the limit (\(limit), Includes counted in)")
+        } else {
+            refused = "\(shown) is larger than the limit (\(size) bytes; \(limit))"
+        }
+    }
+
+    private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0d || b == 0x0c || b == 0x0b }
+
+    private mutating func line(_ raw: ArraySlice<UInt8>, at: String, file: String, depth: Int, reading: [String]) {
+        var s = raw.startIndex, e = raw.endIndex
+        while s < e && SSHConfigParser.isSpace(raw[s]) { s += 1 }
+        while e > s && SSHConfigParser.isSpace(raw[e - 1]) { e -= 1 }
+        let text = raw[s..<e]
+        if text.isEmpty || text.first == UInt8(ascii: "#") { return }
+        if text.count > SSHConfigParser.maxLineBytes {
+            warnings.append("\(at): the line is \(text.count) bytes long, more than the \(SSHConfigParser.maxLineBytes) read; skipped")
+            return
+        }
+        guard String(validating: text, as: UTF8.self) != nil else {
+            warnings.append("\(at): not UTF-8 text ('\(VisibleText.of(bytes: text.prefix(60)))'); skipped")
+            return
+        }
+        // The keyword ends at white space or '='; one '=' may stand between it and the values.
+        var i = text.startIndex
+        while i < text.endIndex && !SSHConfigParser.isSpace(text[i]) && text[i] != UInt8(ascii: "=") { i += 1 }
+        let keywordBytes = text[text.startIndex..<i]
+        while i < text.endIndex && SSHConfigParser.isSpace(text[i]) { i += 1 }
+        if i < text.endIndex && text[i] == UInt8(ascii: "=") { i += 1 }
+        guard !keywordBytes.isEmpty else {
+            warnings.append("\(at): no keyword before '=' ('\(VisibleText.of(bytes: text.prefix(60)))'); skipped")
+            return
+        }
+        let keyword = String(decoding: keywordBytes, as: UTF8.self)
+        let shownKeyword = VisibleText.of(keyword)
+        let args: [String]
+        switch SSHConfigParser.arguments(text[i...]) {
+        case .success(let a): args = a
+        case .failure(let why):
+            warnings.append("\(at): \(shownKeyword): \(why.message); skipped")
+            return
+        }
+        switch keyword.lowercased() {
+        case "host": host(args, at: at)
+        case "match":
+            let exec = args.contains { $0.lowercased() == "exec" }
+            warnings.append("\(at): Match blocks are not imported (\(exec ? "Match exec would run a program" : "conditions cannot be evaluated offline")); its lines are skipped")
+            blocks.append(Block(patterns: [], wildcard: false))   // matches nothing
+            current = blocks.count - 1
+        case "include": include(args, at: at, depth: depth, reading: reading)
+        case "hostname": setting(.hostName, keyword: shownKeyword, args, at: at)
+        case "user": setting(.user, keyword: shownKeyword, args, at: at)
+        case "port": setting(.port, keyword: shownKeyword, args, at: at)
+        case "identityfile": setting(.identityFile, keyword: shownKeyword, args, at: at)
+        case "proxyjump": setting(.proxyJump, keyword: shownKeyword, args, at: at)
+        case "proxycommand", "localcommand", "permitlocalcommand":
+            warnings.append("\(at): \(shownKeyword) is never executed by termhost; not imported")
+        default:
+            warnings.append("\(at): \(shownKeyword) is not supported; not imported")
+        }
+    }
+
+    private mutating func host(_ args: [String], at: String) {
+        guard !args.isEmpty else {
+            warnings.append("\(at): Host needs at least one pattern; the lines up to the next Host or Match apply to no host")
+            blocks.append(Block(patterns: [], wildcard: false))
+            current = blocks.count - 1
+            return
+        }
+        var patterns: [Pattern] = []
+        for arg in args {
+            let negated = arg.hasPrefix("!")
+            patterns.append(Pattern(bytes: Array((negated ? String(arg.dropFirst()) : arg).lowercased().utf8), negated: negated))
+        }
+        let wildcard = patterns.contains { !$0.negated && $0.bytes.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") } }
+        addBlock(Block(patterns: wildcard || patterns.contains(where: { !$0.negated }) ? patterns : [], wildcard: wildcard), at: at)
+        for arg in args where !arg.hasPrefix("!") && !arg.contains("*") && !arg.contains("?") {
+            addName(arg, at: at)
+        }
+    }
+
+    /// Appends a block and files it under its names, or with the wildcard blocks (capped: each
+    /// is looked at for every host).
+    private mutating func addBlock(_ block: Block, at: String) {
+        var block = block
+        if block.wildcard && wildcardBlocks.count >= SSHConfigParser.maxPatternBlocks {
+            warnings.append("\(at): more than \(SSHConfigParser.maxPatternBlocks) Host blocks with * or ?; this one's lines are skipped")
+            block = Block(patterns: [], wildcard: false)
+        }
+        blocks.append(block)
+        current = blocks.count - 1
+        if block.wildcard {
+            wildcardBlocks.append(current)
+        } else {
+            for p in block.patterns where !p.negated && index[p.bytes]?.last != current {
+                index[p.bytes, default: []].append(current)
+            }
+        }
+    }
+
+    private mutating func addName(_ name: String, at: String) {
+        guard !seen.contains(name) else { return }
+        if let why = HostRules.name(name) {
+            seen.insert(name)
+            skipped.append("\(at): host '\(VisibleText.of(name))' not imported: \(why)")
+            return
+        }
+        guard names.count < SSHConfigParser.maxHosts else {
+            if !warnedHostLimit {
+                warnings.append("\(at): more than \(SSHConfigParser.maxHosts) hosts; '\(name)' and the hosts after it are not imported")
+                warnedHostLimit = true
+            }
+            return
+        }
+        seen.insert(name)
+        names.append((name, at))
+    }
+
+    private mutating func include(_ args: [String], at: String, depth: Int, reading: [String]) {
+        guard !args.isEmpty else { warnings.append("\(at): Include needs a file; skipped"); return }
+        guard depth + 1 < SSHConfigParser.maxIncludeDepth else {
+            warnings.append("\(at): Include nested more than \(SSHConfigParser.maxIncludeDepth) deep; skipped")
+            return
+        }
+        let enclosing = blocks[current]
+        let before = blocks.count
+        for arg in args {
+            for path in files.expand(arg) {
+                if reading.contains(path) {
+                    warnings.append("\(at): Include of \(VisibleText.of(path)) makes a loop (it is being read); skipped")
+                    continue
+                }
+                read(path, depth: depth + 1, reading: reading + [path], from: at)
+            }
+        }
+        // OpenSSH goes on under the enclosing Host after an Include, whatever Host lines the
+        // included files had.
+        if blocks.count != before { addBlock(Block(patterns: enclosing.patterns, wildcard: enclosing.wildcard), at: at) }
+    }
+
+    private mutating func setting(_ key: Key, keyword: String, _ args: [String], at: String) {
+        guard let value = args.first else {
+            warnings.append("\(at): \(keyword) needs a value; skipped")
+            return
+        }
+        guard blocks[current].settings[key] == nil, !blocks[current].patterns.isEmpty else { return }
+        var problem: String? = nil
+        if args.count > 1 {
+            problem = "\(keyword) takes one value, not \(args.count)"
+        } else {
+            switch key {
+            case .hostName:
+                if let bad = SSHConfigParser.unknownToken(value) { problem = "HostName may use only %h and %%, not '\(VisibleText.of(bad))'" }
+            case .user: problem = HostRules.user(value).map { "User: \($0)" }
+            case .port:
+                do { _ = try HostRules.port(value, name: "Port") } catch { problem = error.description }
+            case .identityFile: problem = HostRules.path(value).map { "IdentityFile: \($0)" }
+            case .proxyJump:
+                if value.lowercased() != "none" {
+                    problem = HostRules.jump(value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)).map { "ProxyJump: \($0)" }
+                }
+            }
+        }
+        blocks[current].settings[key] = Setting(value: value, at: at, problem: problem)
+    }
+
+    /// The first `%x` other than `%h` and `%%`, or nil.
+    private static func unknownToken(_ s: String) -> String? {
+        var it = s.unicodeScalars.makeIterator()
+        while let c = it.next() {
+            guard c == "%" else { continue }
+            guard let n = it.next() else { return "%" }
+            if n != "h" && n != "%" { return "%" + String(n) }
+        }
+        return nil
+    }
+
+    struct ArgumentError: Error { let message: String }
+
+    /// The values after the keyword: separated by white space, with "double" or 'single'
+    /// quotes around values that hold spaces, a backslash before a quote or backslash taking it
+    /// as it is, and an unquoted `#` starting a comment.
+    static func arguments(_ text: ArraySlice<UInt8>) -> Result<[String], ArgumentError> {
+        var args: [String] = []
+        var i = text.startIndex
+        while true {
+            while i < text.endIndex && isSpace(text[i]) { i += 1 }
+            if i == text.endIndex || text[i] == UInt8(ascii: "#") { break }
+            var token: [UInt8] = []
+            var quote: UInt8? = nil
+            while i < text.endIndex {
+                let b = text[i]
+                if quote == nil && isSpace(b) { break }
+                if b == UInt8(ascii: "\\"), i + 1 < text.endIndex,
+                   [UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "'")].contains(text[i + 1]) {
+                    token.append(text[i + 1])
+                    i += 2
+                    continue
+                }
+                if b == UInt8(ascii: "\"") || b == UInt8(ascii: "'") {
+                    if quote == nil { quote = b; i += 1; continue }
+                    if quote == b { quote = nil; i += 1; continue }
+                }
+                token.append(b)
+                i += 1
+            }
+            if let q = quote { return .failure(ArgumentError(message: "an unterminated quote (\(q == UInt8(ascii: "\"") ? "\"" : "'"))")) }
+            args.append(String(decoding: token, as: UTF8.self))
+        }
+        return .success(args)
+    }
+
+    // MARK: - Resolving
+
+    private mutating func resolve() {
+        hosts.reserveCapacity(names.count)
+        for (name, at) in names {
+            let lower = Array(name.lowercased().utf8)
+            var found: [Key: Setting] = [:]
+            // Ascending merge of the blocks naming this host and the wildcard blocks.
+            let named = index[lower] ?? []
+            var a = 0, w = 0
+            while found.count < Key.allCases.count && (a < named.count || w < wildcardBlocks.count) {
+                let b: Int
+                if w == wildcardBlocks.count || (a < named.count && named[a] < wildcardBlocks[w]) { b = named[a]; a += 1 } else { b = wildcardBlocks[w]; w += 1 }
+                let block = blocks[b]
+                guard !block.settings.isEmpty, block.matches(lower) else { continue }
+                for (key, s) in block.settings where found[key] == nil { found[key] = s }
+            }
+            if let bad = Key.allCases.compactMap({ found[$0] }).first(where: { $0.problem != nil }) {
+                skipped.append("\(bad.at): host '\(name)' not imported: \(bad.problem!)")
+                continue
+            }
+            let address = found[.hostName].map { SSHConfigParser.expandHost($0.value, name: name) } ?? name
+            if let why = HostRules.address(address) {
+                skipped.append("\(found[.hostName]?.at ?? at): host '\(name)' not imported: HostName: \(why)")
+                continue
+            }
+            let jump = found[.proxyJump].flatMap { $0.value.lowercased() == "none" ? nil : $0.value.split(separator: ",").map(String.init) }
+            hosts.append(Host(name: name, address: address, port: found[.port].flatMap { Int($0.value) } ?? 22,
+                              user: found[.user]?.value, identityFile: found[.identityFile]?.value, jump: jump, at: at))
+        }
+    }
+
+    private static func expandHost(_ s: String, name: String) -> String {
+        guard s.contains("%") else { return s }
+        var out = ""
+        var it = s.unicodeScalars.makeIterator()
+        while let c = it.next() {
+            if c == "%", let n = it.next() { out += n == "h" ? name : String(n) } else { out.unicodeScalars.append(c) }
+        }
+        return out
+    }
+
+    /// OpenSSH's pattern: `*` any run of bytes, `?` one byte, anything else itself. Iterative,
+    /// going back only to the last `*`, so a hostile pattern costs at most pattern × name steps.
+    static func glob(_ pattern: [UInt8], _ name: [UInt8]) -> Bool {
+        var p = 0, n = 0
+        var star = -1, resume = 0
+        while n < name.count {
+            if p < pattern.count && (pattern[p] == UInt8(ascii: "?") || pattern[p] == name[n]) && pattern[p] != UInt8(ascii: "*") {
+                p += 1; n += 1
+            } else if p < pattern.count && pattern[p] == UInt8(ascii: "*") {
+                star = p; resume = n; p += 1
+            } else if star >= 0 {
+                p = star + 1; resume += 1; n = resume
+            } else {
+                return false
+            }
+        }
+        while p < pattern.count && pattern[p] == UInt8(ascii: "*") { p += 1 }
+        return p == pattern.count
+    }
+}
