@@ -60,7 +60,7 @@ public struct DeploymentPolicy: Sendable, Equatable, Codable {
     }
 
     public static func load(from path: String) throws(RegistryError) -> DeploymentPolicy {
-        var policy = try JSONDocument.load(DeploymentPolicy.self, from: path)
+        var policy = try JSONDocument.load(DeploymentPolicy.self, from: path, cap: BoundedFile.policyCap)
         policy.source = "operator policy \(path)"
         for (field, keys) in [("settings", Array(policy.settings.keys)), ("userOverridable", Array(policy.userOverridable.keys))] {
             for key in keys.sorted() where !FeatureID.isValid(key) {
@@ -105,7 +105,7 @@ public struct UserConfig: Sendable, Equatable, Codable {
     }
 
     public static func load(from path: String) throws(RegistryError) -> UserConfig {
-        var config = try JSONDocument.load(UserConfig.self, from: path)
+        var config = try JSONDocument.load(UserConfig.self, from: path, cap: BoundedFile.policyCap)
         config.source = "user config \(path)"
         return config
     }

@@ -52,6 +52,19 @@ public struct FeatureRegistry: Sendable {
                     }
                 }
             }
+            // One provider per service: a second enabled feature providing it is a conflict,
+            // named, not a silent choice of whichever the lookup finds first. The feature that
+            // starts first (order key, then ID) keeps it.
+            var providers: [String: FeatureID] = [:]
+            let starting = registrations.values.map(\.descriptor).filter { state[$0.id] == .enabled }
+                .sorted { ($0.order, $0.id) < ($1.order, $1.id) }
+            for d in starting {
+                for service in d.providesServices {
+                    if let first = providers[service] { drop(d.id, .serviceConflict(service, feature: d.id, providedBy: first)) }
+                    else { providers[service] = d.id }
+                }
+            }
+            if changed { continue }
             let offered = hostServices.union(registrations.values
                 .filter { state[$0.descriptor.id] == .enabled }
                 .flatMap(\.descriptor.providesServices))

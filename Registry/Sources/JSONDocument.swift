@@ -4,12 +4,9 @@ import Foundation
 /// names the file and, for syntax errors, the line and column (Foundation reports only a
 /// character offset, which is converted here).
 public enum JSONDocument {
-    public static func load<T: Decodable>(_ type: T.Type, from path: String) throws(RegistryError) -> T {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw .unreadableFile(file: path, reason: JSONDocument.reason(error))
-        }
-        return try decode(type, from: data, file: path)
+    /// Reads at most `cap` bytes of a regular file (see `BoundedFile`) and decodes them.
+    public static func load<T: Decodable>(_ type: T.Type, from path: String, cap: Int) throws(RegistryError) -> T {
+        try decode(type, from: BoundedFile.read(path, cap: cap), file: path)
     }
 
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data, file: String) throws(RegistryError) -> T {

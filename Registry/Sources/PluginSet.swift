@@ -1,3 +1,5 @@
+import Foundation
+
 /// A distributor's curated plugin set (`plugin-set.json` beside the plugins it names): the set's
 /// name and version, and for each plugin its ID, version and the sha256 of its library. The
 /// loader refuses a listed plugin whose version or hash differs, and `--safe-mode` loads only
@@ -33,7 +35,12 @@ public struct PluginSet: Sendable, Equatable, Codable {
     public func entry(for pluginID: String) -> Entry? { plugins.first { $0.id == pluginID } }
 
     public static func load(from path: String) throws(RegistryError) -> PluginSet {
-        var set = try JSONDocument.load(PluginSet.self, from: path)
+        try decode(BoundedFile.read(path, cap: BoundedFile.pluginSetCap), file: path)
+    }
+
+    /// Validates plugin set bytes already read; `path` names them in errors.
+    public static func decode(_ data: Data, file path: String) throws(RegistryError) -> PluginSet {
+        var set = try JSONDocument.decode(PluginSet.self, from: data, file: path)
         set.plugins = set.plugins.map { Entry(id: $0.id, version: $0.version, sha256: $0.sha256) }
         var seen = Set<String>()
         for (i, p) in set.plugins.enumerated() {

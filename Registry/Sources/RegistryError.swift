@@ -19,6 +19,11 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
     case malformedJSON(file: String, line: Int, column: Int, detail: String)
     case invalidDocument(file: String, field: String, detail: String)
     case unreadableFile(file: String, reason: String)
+    case notRegularFile(file: String, kind: String)
+    case fileTooLarge(file: String, size: Int64, cap: Int)
+    case featureOutsideNamespace(FeatureID, plugin: String, owner: String?)
+    case serviceOutsideNamespace(String, plugin: String)
+    case serviceConflict(String, feature: FeatureID, providedBy: FeatureID)
 
     public var description: String {
         switch self {
@@ -58,6 +63,18 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(file): \(field.isEmpty ? "" : "field '\(field)': ")\(detail)"
         case .unreadableFile(let file, let reason):
             "cannot read \(file): \(reason)"
+        case .notRegularFile(let file, let kind):
+            "\(file) is \(kind), not a regular file; refused"
+        case .fileTooLarge(let file, let size, let cap):
+            "\(file) is \(size) bytes, more than the \(BoundedFile.size(cap)) such a file may hold; refused"
+        case .featureOutsideNamespace(let id, let plugin, let owner):
+            "plugin '\(plugin)' declares feature '\(id)', which is outside its ID namespace"
+                + (owner.map { " and belongs to plugin '\($0)'" } ?? "")
+                + "; a plugin's feature IDs are its own ID or start with its ID and a dot ('\(plugin).…')"
+        case .serviceOutsideNamespace(let service, let plugin):
+            "plugin '\(plugin)' provides service '\(service)', which is outside its ID namespace; a plugin's service IDs start with its ID ('\(plugin).name/1') and the host's own (termhost.*) are reserved"
+        case .serviceConflict(let service, let feature, let providedBy):
+            "feature '\(feature)' provides service '\(service)', which feature '\(providedBy)' already provides; '\(providedBy)' keeps it and '\(feature)' was not started"
         }
     }
 }

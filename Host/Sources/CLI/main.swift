@@ -3,6 +3,7 @@
 // this invocation's scene after the plugins are loaded.
 import Foundation
 import Glibc
+import TermhostLoader
 import TermhostRegistry
 import TermhostRuntime
 import TermhostServices
@@ -12,6 +13,12 @@ func runCLI() -> Int32 {
     var args: [String]
     do { (global, args) = try GlobalOptions.parse(Array(CommandLine.arguments.dropFirst())) } catch {
         Output.err("termhost: \(error)\nRun 'termhost help' for usage.")
+        return ExitCode.usage
+    }
+    // A setting from the environment out of its range is an error, never a guess: a probe
+    // timeout of 0 would quarantine every plugin, NaN would stop the deadline arithmetic.
+    if let problem = ProbeRunner.environmentProblem() {
+        Output.err("termhost: \(problem)")
         return ExitCode.usage
     }
     // `termhost help X` is `termhost X --help`.

@@ -53,7 +53,10 @@ public struct ELFFile: Sendable {
     }
 
     public init(fd: Int32) throws(Failure) {
+        // Offsets and sizes come from the file: a 64-bit field read into Int can be negative,
+        // and a negative count or index would trap, so each is checked before use.
         func read(_ offset: Int, _ count: Int) throws(Failure) -> [UInt8] {
+            guard offset >= 0, count >= 0 else { throw .truncated("offset \(offset), size \(count)") }
             var buf = [UInt8](repeating: 0, count: count)
             let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
             guard n == count else { throw .truncated("short read at offset \(offset)") }
@@ -82,11 +85,11 @@ public struct ELFFile: Sendable {
                            size: u64(table, at + 0x20), link: u32(table, at + 0x28))
         }
         func contents(_ s: Section) throws(Failure) -> [UInt8] {
-            guard s.size < 64 << 20 else { throw .truncated("section of \(s.size) bytes") }
+            guard s.size >= 0, s.size < 64 << 20 else { throw .truncated("section of \(s.size) bytes") }
             return s.type == 8 /* SHT_NOBITS */ ? [] : try read(s.offset, s.size)
         }
         func string(_ table: [UInt8], _ at: Int) -> String {
-            guard at < table.count else { return "" }
+            guard at >= 0, at < table.count else { return "" }
             return String(decoding: table[at...].prefix { $0 != 0 }, as: UTF8.self)
         }
         let names = try contents(sections[shstrndx])

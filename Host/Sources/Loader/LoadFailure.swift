@@ -26,6 +26,12 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
     case probeUnavailable(String)
     case initFailed(String)
     case disabledByRegistry(String)
+    /// Others could have written the file or a directory above it (see `SafePath`).
+    case unsafePermissions(String)
+    case forkedInProbe(stage: String)
+    case probeLeftProcesses(stage: String)
+    /// Its feature ID belongs to another plugin's namespace.
+    case featureClaimed(String)
 
     public var description: String {
         switch self {
@@ -75,6 +81,14 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
             "error during initialization: \(message)"
         case .disabledByRegistry(let reason):
             reason
+        case .unsafePermissions(let reason):
+            reason
+        case .forkedInProbe(let stage):
+            "refused: the plugin forked a copy of the process in \(stage), and the copy went on running the host's code (every command would run twice)"
+        case .probeLeftProcesses(let stage):
+            "refused: the probe finished (last stage: \(stage)) but left processes behind that still hold its report pipe; a plugin must not start background processes when it is loaded or initialised"
+        case .featureClaimed(let detail):
+            detail
         }
     }
 
@@ -82,7 +96,8 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
     /// library changes.
     public var isQuarantine: Bool {
         switch self {
-        case .crashedInProbe, .probeTimedOut, .probeFailed, .noEntryPoint, .cannotOpen, .entryMismatch, .abiDeclaredWrong, .initFailed:
+        case .crashedInProbe, .probeTimedOut, .probeFailed, .noEntryPoint, .cannotOpen, .entryMismatch, .abiDeclaredWrong, .initFailed,
+             .forkedInProbe, .probeLeftProcesses:
             true
         default:
             false
@@ -95,7 +110,9 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
         return names[signal] ?? "signal \(signal)"
     }
 
+    /// Whole seconds without ".0". Guarded: the value may come from a cache file on disk, and
+    /// Int(_:) traps on NaN, infinities and anything beyond Int's range.
     static func format(_ seconds: Double) -> String {
-        seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)
+        seconds.isFinite && abs(seconds) < 1e15 && seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)
     }
 }

@@ -40,7 +40,7 @@ public struct PluginCatalog: Sendable {
             if entry.origin == .distribution || entry.origin == .system {
                 let setPath = entry.directory + "/plugin-set.json"
                 if fm.fileExists(atPath: setPath) {
-                    do { catalog.pluginSets.append((setPath, try PluginSet.load(from: setPath))) }
+                    do { catalog.pluginSets.append((setPath, try loadPluginSet(setPath))) }
                     catch {
                         brokenSet = error.description
                         catalog.problems.append("plugin set unusable, so the plugins beside it are refused: \(error.description)")
@@ -77,15 +77,41 @@ public struct PluginCatalog: Sendable {
             return record
         }
         let manifestPath = dir + "/manifest.json"
-        guard FileManager.default.fileExists(atPath: manifestPath) else {
-            record.failure = .badManifest("no manifest.json in the plugin directory")
+        // O_NONBLOCK: a FIFO in its place must not block every command; BoundedFile refuses
+        // anything but a regular file of at most 1 MiB. The permission check reads the same
+        // descriptor that is then read.
+        let fd = open(manifestPath, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            record.failure = errno == ENOENT ? .badManifest("no manifest.json in the plugin directory")
+                : .badManifest(RegistryError.unreadableFile(file: manifestPath, reason: String(cString: strerror(errno))).description)
             return record
         }
-        do { record.manifest = try PluginManifest.load(from: manifestPath) } catch {
+        defer { close(fd) }
+        let bytes: Data
+        do { bytes = try BoundedFile.read(fd: fd, file: manifestPath, cap: BoundedFile.manifestCap) } catch {
+            record.failure = .badManifest(error.description)
+            return record
+        }
+        if let unsafe = SafePath.problem(fd: fd, path: manifestPath) {
+            record.failure = .unsafePermissions(unsafe)
+            return record
+        }
+        record.manifestSHA256 = SHA256.hex([UInt8](bytes))
+        do { record.manifest = try PluginManifest.decode(bytes, file: manifestPath) } catch {
             record.failure = .badManifest(error.description)
         }
-        if let bytes = FileManager.default.contents(atPath: manifestPath) { record.manifestSHA256 = SHA256.hex([UInt8](bytes)) }
         return record
+    }
+
+    /// Reads a plugin set through one descriptor, refused like a plugin file when others could
+    /// have written it (a plugin set decides what loads in safe mode).
+    static func loadPluginSet(_ path: String) throws(RegistryError) -> PluginSet {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw .unreadableFile(file: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        let bytes = try BoundedFile.read(fd: fd, file: path, cap: BoundedFile.pluginSetCap)
+        if let unsafe = SafePath.problem(fd: fd, path: path) { throw .invalidDocument(file: path, field: "", detail: unsafe) }
+        return try PluginSet.decode(bytes, file: path)
     }
 
     /// Safe mode first sets aside everything outside the distribution and system directories,
@@ -107,6 +133,26 @@ public struct PluginCatalog: Sendable {
             firstByID[id] = records[i].directory
             if safeMode && pin(for: id) == nil {
                 records[i].failure = .notInPluginSet
+            }
+        }
+        refuseClaimedFeatures()
+    }
+
+    /// A feature ID belongs to the plugin whose ID is its longest namespace prefix (see
+    /// `Namespace`). A manifest can only name IDs inside its own namespace (checked when it is
+    /// read), but namespaces nest: plugin `org.termhost` may not declare `org.termhost.ssh`
+    /// when plugin `org.termhost.ssh` is installed. The claimant is refused, naming both.
+    mutating func refuseClaimedFeatures() {
+        let ids = records.compactMap { $0.failure == nil ? $0.manifest?.id : nil }
+        for i in records.indices {
+            guard records[i].failure == nil, let m = records[i].manifest else { continue }
+            for f in m.features {
+                if let owner = Namespace.owner(of: f.id.rawValue, among: ids), owner != m.id {
+                    let dir = records.first { $0.manifest?.id == owner }?.directory ?? "?"
+                    records[i].failure = .featureClaimed(RegistryError.featureOutsideNamespace(f.id, plugin: m.id, owner: owner).description
+                                                         + "; refused, and '\(owner)' (\(dir)) keeps it")
+                    break
+                }
             }
         }
     }

@@ -1,4 +1,7 @@
-import TermhostRegistry
+import Foundation
+#if canImport(TermhostRegistry)
+import TermhostRegistry   // (absent when a fuzz target compiles this file with the Registry's sources)
+#endif
 
 /// `manifest.json` in a plugin directory: everything the host needs to list, order, enable and
 /// check a plugin without running any of its code.
@@ -44,16 +47,22 @@ public struct PluginManifest: Sendable, Equatable, Codable {
         return (major, minor)
     }
 
-    /// Reads and validates a manifest file; errors name the file and the field or position.
+    /// Reads (at most `BoundedFile.manifestCap` bytes of a regular file) and validates a
+    /// manifest file; errors name the file and the field or position.
     public static func load(from path: String) throws(RegistryError) -> PluginManifest {
-        let m = try JSONDocument.load(PluginManifest.self, from: path)
+        try decode(BoundedFile.read(path, cap: BoundedFile.manifestCap), file: path)
+    }
+
+    /// Validates manifest bytes already read; `file` names them in errors.
+    public static func decode(_ data: Data, file path: String) throws(RegistryError) -> PluginManifest {
+        let m = try JSONDocument.decode(PluginManifest.self, from: data, file: path)
         guard FeatureID.isValid(m.id) else {
             throw .invalidDocument(file: path, field: "id", detail: RegistryError.invalidID(m.id).description)
         }
         guard m.abiVersion != nil else {
             throw .invalidDocument(file: path, field: "abi", detail: "expected \"MAJOR.MINOR\" such as \"1.0\", found \"\(m.abi)\"")
         }
-        guard !m.library.isEmpty, !m.library.contains("/") else {
+        guard !m.library.isEmpty, !m.library.contains("/"), m.library != ".", m.library != ".." else {
             throw .invalidDocument(file: path, field: "library", detail: "expected a file name inside the plugin directory")
         }
         if let hash = m.sha256, hash.count != 64 || !hash.allSatisfy(\.isHexDigit) {
@@ -61,6 +70,21 @@ public struct PluginManifest: Sendable, Equatable, Codable {
         }
         guard !m.features.isEmpty else {
             throw .invalidDocument(file: path, field: "features", detail: "a plugin must declare at least one feature")
+        }
+        var seen = Set<FeatureID>()
+        for (i, f) in m.features.enumerated() {
+            guard Namespace.contains(m.id, f.id.rawValue) else {
+                throw .invalidDocument(file: path, field: "features[\(i)].id",
+                                       detail: RegistryError.featureOutsideNamespace(f.id, plugin: m.id, owner: nil).description)
+            }
+            guard seen.insert(f.id).inserted else {
+                throw .invalidDocument(file: path, field: "features[\(i)].id", detail: "feature '\(f.id)' is declared twice")
+            }
+            for (j, service) in (f.providesServices ?? []).enumerated()
+            where !Namespace.contains(m.id, Namespace.serviceName(service)) || Namespace.isHostService(service) {
+                throw .invalidDocument(file: path, field: "features[\(i)].providesServices[\(j)]",
+                                       detail: RegistryError.serviceOutsideNamespace(service, plugin: m.id).description)
+            }
         }
         return m
     }

@@ -39,7 +39,9 @@ public enum Preflight {
             record.failure = failure
             return nil
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO for reading waits for a writer, which would block every
+        // command; with it the open returns and the fstat below refuses what is not a file.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             record.failure = .libraryMissing(path: path, reason: String(cString: strerror(errno)))
             return nil
@@ -64,7 +66,10 @@ public enum Preflight {
                             catalog: PluginCatalog, host: HostIdentity) -> LoadFailure? {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return .libraryMissing(path: path, reason: String(cString: strerror(errno))) }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return .notLoadable(path: path, reason: "not a regular file") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            return .notLoadable(path: path, reason: "it is \(BoundedFile.kind(of: st.st_mode)), not a regular file")
+        }
+        if let unsafe = SafePath.problem(fd: fd, path: path) { return .unsafePermissions(unsafe) }
         record.size = Int64(st.st_size)
         record.mtimeNanoseconds = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
 

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import TermhostRegistry
 
 /// Design: a library is in one of three states in this cache: unknown (no entry for its path),
 /// stale (size, mtime or sha256 of the library, or the sha256 of its manifest, differ from the
@@ -26,13 +28,26 @@ public struct ProbeCache: Sendable {
     public let path: String?
     public private(set) var entries: [String: Entry]
     private var dirty = false
+    /// Why the file on disk was set aside (too large, not a regular file), for `doctor`.
+    public private(set) var problem: String?
+
+    /// Far more than any real cache holds (about 1 KiB per plugin); a larger file is not read.
+    public static let cap = 8 << 20
 
     /// An in-memory cache (tests, `plugins check`).
     public static func temporary() -> ProbeCache { ProbeCache(path: nil, entries: [:]) }
 
+    /// Reads the cache (never following a symbolic link, at most `cap` bytes). A missing or
+    /// corrupt file is an empty cache; one that cannot be used at all is too, and says why.
     public static func load(path: String) -> ProbeCache {
-        guard let data = FileManager.default.contents(atPath: path),
-              let entries = try? JSONDecoder().decode([String: Entry].self, from: data) else {
+        let data: Data
+        do { data = try BoundedFile.read(path, cap: cap, followSymlinks: false) } catch {
+            var cache = ProbeCache(path: path, entries: [:])
+            if case .unreadableFile(_, let reason) = error, reason == String(cString: strerror(ENOENT)) { return cache }
+            cache.problem = "probe cache set aside, every plugin is probed again: \(error.description)"
+            return cache
+        }
+        guard let entries = try? JSONDecoder().decode([String: Entry].self, from: data) else {
             return ProbeCache(path: path, entries: [:])
         }
         return ProbeCache(path: path, entries: entries)
@@ -44,10 +59,14 @@ public struct ProbeCache: Sendable {
     }
 
     /// The cached outcome when the entry for this library is current, else nil.
-    public func current(for record: PluginRecord) -> Entry? {
+    /// A timeout says as much about the host's setting as about the plugin: a quarantine for
+    /// a timeout is current only under the same timeout (a longer one tries the plugin again;
+    /// `TERMHOST_PROBE_TIMEOUT=0.1` once cached cannot keep every plugin out afterwards).
+    public func current(for record: PluginRecord, timeout: Double? = nil) -> Entry? {
         guard let lib = record.libraryPath, let e = entries[lib], e.size == record.size,
               e.mtimeNanoseconds == record.mtimeNanoseconds, e.sha256 == record.sha256,
               e.manifestSHA256 == record.manifestSHA256 else { return nil }
+        if case .quarantined(.probeTimedOut(let seconds, _)) = e.outcome, let timeout, seconds != timeout { return nil }
         return e
     }
 
@@ -62,17 +81,30 @@ public struct ProbeCache: Sendable {
         dirty = true
     }
 
-    /// Writes the cache if it changed (atomically, via a temporary file and rename).
+    /// Writes the cache if it changed: a new file created with mode 0600 (O_EXCL, so never
+    /// through a planted symbolic link), in a 0700 directory, renamed into place.
     public mutating func save() {
         guard dirty, let path else { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        guard let data = try? encoder.encode(entries) else { return }
+        guard let data = try? encoder.encode(entries), data.count <= ProbeCache.cap else { return }
         let dir = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        if FileManager.default.createFile(atPath: path + ".tmp", contents: data) {
-            rename(path + ".tmp", path)
-            dirty = false
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+        let tmp = path + ".tmp"
+        unlink(tmp)
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let bytes = [UInt8](data)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            written += n
         }
+        close(fd)
+        guard written == bytes.count, rename(tmp, path) == 0 else { unlink(tmp); return }
+        dirty = false
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import CTermhost
 import TermhostRegistry
 
@@ -18,6 +19,16 @@ public enum ProbeChild {
             say("failure \(json)")
             return 3
         }
+        // A constructor or init() that forks returns twice: the copy would go on running this
+        // code, and in the host every command would then run twice. After each step of plugin
+        // code the process checks it is still the one that started; a copy says so and ends
+        // at once (_exit: none of the parent's atexit handlers or buffers are its to run).
+        let me = getpid()
+        func stillMe(_ stage: String) {
+            guard getpid() != me else { return }
+            say("forked \(stage)")
+            _exit(0)
+        }
         let manifest: PluginManifest
         do { manifest = try PluginManifest.load(from: manifestPath) } catch { return fail(.badManifest(error.description)) }
 
@@ -25,6 +36,7 @@ public enum ProbeChild {
         let loadStart = Date()
         let entry: PluginEntry
         do { entry = try PluginEntry.load(fd: fd, displayPath: displayPath) } catch { return fail(error) }
+        stillMe("dlopen (the library's constructors)")
         let loadMilliseconds = Date().timeIntervalSince(loadStart) * 1000
 
         say("stage the entry struct returned by \(TERMHOST_ENTRY_SYMBOL)()")
@@ -41,7 +53,8 @@ public enum ProbeChild {
 
         say("stage init()")
         let initStart = Date()
-        do { try entry.initialize(makeHost(manifest.id)) } catch { return fail(error) }
+        do { try entry.initialize(makeHost(manifest.id)) } catch { stillMe("init()"); return fail(error) }
+        stillMe("init()")
         let initMilliseconds = Date().timeIntervalSince(initStart) * 1000
 
         say("stage get_factory(\"\(TERMHOST_FEATURE_FACTORY_ID)\")")
@@ -51,10 +64,12 @@ public enum ProbeChild {
             do {
                 features = try PluginEntry.descriptors(of: factory, source: manifest.id).map(PluginManifest.Feature.init)
             } catch { return fail(error) }
+            stillMe("the feature factory's descriptors")
         }
 
         say("stage deinit()")
         entry.deinitialize()
+        stillMe("deinit()")
 
         let result = ProbeReport(pluginID: entry.pluginID, pluginVersion: entry.pluginVersion,
                                  abi: [abi.major, abi.minor, abi.patch], features: features,

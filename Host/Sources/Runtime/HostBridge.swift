@@ -1,3 +1,4 @@
+import Synchronization
 import CTermhost
 import TermhostSDK
 import Foundation
@@ -198,6 +199,21 @@ public enum HostBridge {
 
     // MARK: secrets
 
+    /// A secrets file that cannot be used (too open, garbage, a symbolic link) is reported by
+    /// the host itself, once per process and problem, naming the file: a plugin may turn the
+    /// error into something vaguer ("Permission denied (publickey)" after a key it could not
+    /// read), and the user must still learn which file to fix.
+    static func secretsFailure(_ ctx: PluginContext, _ err: UnsafeMutablePointer<termhost_error_t>?, _ error: any Error) -> termhost_status {
+        let message = (error as? StoreError)?.message ?? "\(error)"
+        if reportedSecretsProblems.withLock({ $0.insert(message).inserted }) {
+            ctx.services.log.log(.error, "host", message)
+        }
+        return storeFailure(err, error)
+    }
+
+    static let reportedSecretsProblems = Mutex<Set<String>>([])
+
+
     nonisolated(unsafe) static let secretsTable: UnsafeMutablePointer<termhost_host_secrets_t> = {
         let t = UnsafeMutablePointer<termhost_host_secrets_t>.allocate(capacity: 1)
         t.initialize(to: termhost_host_secrets_t(
@@ -212,7 +228,7 @@ public enum HostBridge {
                     for (i, b) in id.enumerated() { outID[i] = CChar(bitPattern: b) }
                     outID[id.count] = 0
                     return termhost_status(TERMHOST_OK)
-                } catch { return HostBridge.storeFailure(err, error) }
+                } catch { return HostBridge.secretsFailure(ctx, err, error) }
             },
             get: { host, id, sink, user, err in
                 guard let host, let id, let sink else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: NULL argument") }
@@ -224,7 +240,7 @@ public enum HostBridge {
                     bytes.withUnsafeBytes { sink(user, $0.baseAddress, $0.count) }
                     for i in bytes.indices { bytes[i] = 0 }
                     return termhost_status(TERMHOST_OK)
-                } catch { return HostBridge.storeFailure(err, error) }
+                } catch { return HostBridge.secretsFailure(ctx, err, error) }
             },
             remove: { host, id, err in
                 guard let host, let id else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: NULL argument") }
@@ -233,7 +249,7 @@ public enum HostBridge {
                     return try ctx.services.secrets.remove(namespace: ctx.pluginID, id: String(cString: id))
                         ? termhost_status(TERMHOST_OK)
                         : HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(String(cString: id))'")
-                } catch { return HostBridge.storeFailure(err, error) }
+                } catch { return HostBridge.secretsFailure(ctx, err, error) }
             }))
         return t
     }()

@@ -83,7 +83,15 @@ public final class HostRuntime: @unchecked Sendable {
                 loaded.append((inspection.catalog.records[i], entry))
                 guard let factory = entry.featureFactory else { continue }
                 let source = inspection.catalog.records[i].label
+                let declared = Set(record.manifest!.features.map(\.id))
                 for d in try PluginEntry.descriptors(of: factory, source: source) {
+                    // The probe found the factory's features equal to the manifest's, which
+                    // stay inside the plugin's namespace; a factory that answers differently
+                    // now is refused the same way rather than trusted.
+                    guard declared.contains(d.id) else {
+                        registryProblems.append(.featureOutsideNamespace(d.id, plugin: pluginID, owner: nil))
+                        continue
+                    }
                     do { try registry.register(d, factory: PluginFeatureFactory(factory: factory, pluginID: pluginID)) }
                     catch { registryProblems.append(error) }
                 }

@@ -29,7 +29,7 @@ public struct Inspection: Sendable {
         var fds: [String: Int32] = [:]
         for i in catalog.records.indices where catalog.records[i].failure == nil {
             guard let fd = Preflight.check(&catalog.records[i], catalog: catalog, host: options.host) else { continue }
-            if let cached = cache.current(for: catalog.records[i]) {
+            if let cached = cache.current(for: catalog.records[i], timeout: options.probe.boundedTimeout) {
                 catalog.records[i].probe = "cached"
                 catalog.records[i].probeMilliseconds = cached.probeMilliseconds
                 apply(cached.outcome, to: &catalog.records[i])
@@ -47,6 +47,7 @@ public struct Inspection: Sendable {
             if catalog.records[i].failure == nil { fds[catalog.records[i].directory] = fd } else { close(fd) }
         }
         if probe { cache.save() }
+        if let problem = cache.problem { catalog.problems.append(problem) }
 
         var errors: [RegistryError] = []
         var policy = DeploymentPolicy()

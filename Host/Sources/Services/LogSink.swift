@@ -28,7 +28,9 @@ public final class LogSink: @unchecked Sendable {
             let dir = (filePath as NSString).deletingLastPathComponent
             try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                      attributes: [.posixPermissions: 0o700])
-            fileFD = open(filePath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            // O_NOFOLLOW: a symbolic link planted at the log's name must not make the host
+            // append to (or create) whatever file it points to.
+            fileFD = open(filePath, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         }
     }
 

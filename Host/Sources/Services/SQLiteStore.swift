@@ -40,7 +40,9 @@ public final class SQLiteStore: @unchecked Sendable {
             }
         }
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        // NOFOLLOW: the store is never opened through a symbolic link (one planted at its name
+        // would make SQLite create or write the file it points to).
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
@@ -82,7 +84,7 @@ public final class SQLiteStore: @unchecked Sendable {
         }
         var handle: OpaquePointer?
         defer { sqlite3_close(handle) }
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let handle else {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, nil) == SQLITE_OK, let handle else {
             return "cannot open the store \(path): \(handle.map { String(cString: sqlite3_errmsg($0)) } ?? "unknown error")"
         }
         sqlite3_busy_timeout(handle, 200)

@@ -1,6 +1,7 @@
 import CCrypto
 import Foundation
 import Glibc
+import TermhostRegistry
 
 /// Secrets kept apart from the store: one JSON file, mode 0600 in a 0700 directory
 /// (`$XDG_DATA_HOME/termhost/secrets.json`), namespaced per plugin, values base64-encoded.
@@ -49,48 +50,92 @@ public final class SecretsFile: @unchecked Sendable {
 
     /// Runs body holding this process's lock and an flock(2) on `<path>.lock`, so that two
     /// termhost processes never lose each other's writes. The file is read afresh each time.
+    /// The lock file is opened with O_NOFOLLOW: a planted (or dangling) symbolic link there
+    /// would otherwise make O_CREAT create or truncate whatever file it points to.
     private func exclusive<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try lock.withLock { () throws(StoreError) -> T in
             guard let path else { return try body() }
-            let dir = (path as NSString).deletingLastPathComponent
-            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                     attributes: [.posixPermissions: 0o700])
-            let fd = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw StoreError(.io, "cannot lock secrets \(path): \(String(cString: strerror(errno)))") }
+            try makeDirectory()
+            let lockPath = path + ".lock"
+            let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                if errno == ELOOP {
+                    throw StoreError(.invalid, "'\(lockPath)' is a symbolic link; refused (the lock file is never followed): remove it")
+                }
+                throw StoreError(.io, "cannot lock secrets '\(path)': \(lockPath): \(String(cString: strerror(errno)))")
+            }
             defer { close(fd) }
+            var st = stat()
+            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+                throw StoreError(.invalid, "'\(lockPath)' is not a regular file; refused: remove it")
+            }
             while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
             return try body()
         }
     }
 
+    /// Creates the file's directory with mode 0700 (never loosening an existing one).
+    private func makeDirectory() throws(StoreError) {
+        guard let path else { return }
+        let dir = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw StoreError(.io, "cannot create the secrets directory '\(dir)': \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Secrets files larger than this are refused (a secret is a key or a password: even
+    /// thousands of them fit in far less).
+    public static let cap = 16 << 20
+
+    /// Reads the file through one descriptor (no symbolic link, no FIFO, at most `cap` bytes)
+    /// and refuses it, saying what is wrong with which file, when it is readable or writable by
+    /// anyone but its owner (as OpenSSH refuses a private key), owned by another user, or not
+    /// the JSON this class writes. A bad file is never rewritten: put() and remove() fail
+    /// too, so nothing stored in it is lost.
     private func load() throws(StoreError) -> [String: [String: String]] {
         guard let path else { return memory }
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: return [:]
+            case ELOOP: throw StoreError(.invalid, "secrets '\(path)' is a symbolic link; refused (secrets are read from a regular file only)")
+            default: throw StoreError(.io, "cannot read secrets '\(path)': \(String(cString: strerror(errno)))")
+            }
+        }
+        defer { close(fd) }
         var st = stat()
-        if stat(path, &st) != 0 {
-            guard errno == ENOENT else { throw StoreError(.io, "cannot read secrets \(path): \(String(cString: strerror(errno)))") }
-            return [:]
+        guard fstat(fd, &st) == 0 else { throw StoreError(.io, "cannot read secrets '\(path)': \(String(cString: strerror(errno)))") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            throw StoreError(.invalid, "secrets '\(path)' is not a regular file; refused")
         }
         if st.st_mode & 0o077 != 0 {
-            throw StoreError(.invalid, "permissions \(String(st.st_mode & 0o777, radix: 8)) for \(path) are too open; secrets must be readable by their owner only (chmod 600 \(path))")
+            let mode = String(st.st_mode & 0o777, radix: 8)
+            throw StoreError(.invalid, "Permissions 0\(mode) for '\(path)' are too open. Secrets must be readable by their owner only; they are not used until you run: chmod 600 '\(path)'")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw StoreError(.io, "cannot read secrets \(path): \(String(cString: strerror(errno)))")
+        if st.st_uid != geteuid() {
+            throw StoreError(.invalid, "secrets '\(path)' is owned by uid \(st.st_uid), not by you (uid \(geteuid())); refused")
         }
-        guard let decoded = try? JSONDecoder().decode([String: [String: String]].self, from: data) else {
-            throw StoreError(.invalid, "secrets \(path) is not valid JSON; it was left untouched")
+        let data: Data
+        do { data = try BoundedFile.read(fd: fd, file: path, cap: SecretsFile.cap) } catch {
+            throw StoreError(.invalid, "secrets: \(error.description)")
         }
-        return decoded
+        do {
+            return try JSONDocument.decode([String: [String: String]].self, from: data, file: path)
+        } catch {
+            throw StoreError(.invalid, "secrets \(error.description); the file was left untouched and no secret is read from or written to it until it is fixed")
+        }
     }
 
     /// Writes a new file with mode 0600 from the start, fsyncs it and renames it into place.
     private func save(_ all: [String: [String: String]]) throws(StoreError) {
         guard let path else { memory = all; return }
-        let dir = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
+        try makeDirectory()
         let tmp = path + ".tmp"
         unlink(tmp)
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError(.io, "cannot write secrets \(tmp): \(String(cString: strerror(errno)))") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
