@@ -11,13 +11,13 @@ public struct SSHHarness {
     public var extraEnvironment: [String: String] = [:]
 
     public init(dir: TemporaryDirectory, keyType: String = "ed25519", passphrase: String = "", trustServer: Bool = true,
-         authorize: Bool = true, serverConfig: String = "") throws {
+         authorize: Bool = true, serverConfig: String = "", sshdProgram: String = "/usr/sbin/sshd") throws {
         self.dir = dir
         home = dir.sub("home")
         plugins = dir.sub("plugins")
         try Fixtures.sshPlugin(in: plugins)
         key = try UserKey(in: home + "/.ssh", name: keyType == "ed25519" ? "id_ed25519" : "id_\(keyType)", type: keyType, passphrase: passphrase)
-        server = try SSHServer(in: dir, authorizedKeys: authorize ? [key.publicLine] : [], extraConfig: serverConfig)
+        server = try SSHServer(in: dir, authorizedKeys: authorize ? [key.publicLine] : [], extraConfig: serverConfig, program: sshdProgram)
         if trustServer { _ = dir.write("home/.ssh/known_hosts", server.knownHostsLine + "\n") }
     }
 

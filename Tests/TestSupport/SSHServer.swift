@@ -7,9 +7,13 @@ public final class SSHServer {
     public let port: Int
     public let hostPublicKey: String   // "ssh-ed25519 AAAA..."
     public private(set) var pid: pid_t = 0
+    /// The sshd binary, or a symbolic link to it: sshd names its PAM service after the name it
+    /// was started by, so a link lets a test use a PAM configuration of its own.
+    public let program: String
 
     public init(in dir: TemporaryDirectory, authorizedKeys: [String], hostKeyType: String = "ed25519",
-                extraConfig: String = "") throws {
+                extraConfig: String = "", program: String = "/usr/sbin/sshd") throws {
+        self.program = program
         directory = dir.sub("sshd-\(Int.random(in: 0..<1_000_000))")
         let hostKey = directory + "/host_key"
         try Shell.run("/usr/bin/ssh-keygen", ["-q", "-t", hostKeyType, "-N", "", "-f", hostKey])
@@ -51,10 +55,10 @@ public final class SSHServer {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, directory + "/sshd.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, directory + "/sshd.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        let args: [String] = ["/usr/sbin/sshd", "-D", "-e", "-f", directory + "/sshd_config"]
+        let args: [String] = [program, "-D", "-e", "-f", directory + "/sshd_config"]
         let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        guard posix_spawn(&pid, "/usr/sbin/sshd", &actions, nil, argv, environ) == 0 else {
+        guard posix_spawn(&pid, program, &actions, nil, argv, environ) == 0 else {
             throw Shell.Failure(description: "cannot start sshd")
         }
         let deadline = Date().addingTimeInterval(10)

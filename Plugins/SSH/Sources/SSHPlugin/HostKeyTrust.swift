@@ -109,7 +109,8 @@ enum HostKeyTrust {
         let dir = (path as NSString).deletingLastPathComponent
         mkdir(dir, 0o700)
         func failure(_ reason: String) -> SSHError { SSHError("cannot add the host key to \(VisibleText.of(path)): \(reason)") }
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0o600)
+        // Read and write: the last byte is read back to see whether the file ends with a newline.
+        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw failure(errno == ELOOP ? "it is a symbolic link, which termhost does not write through"
                                          : String(cString: strerror(errno)))

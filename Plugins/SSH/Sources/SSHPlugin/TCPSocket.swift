@@ -1,4 +1,5 @@
 import Glibc
+import TermhostSDK
 
 /// A connected TCP socket to host:port with a connect timeout, TCP_NODELAY set (libssh2 never
 /// sets it, and interactive latency needs it).
@@ -10,7 +11,7 @@ enum TCPSocket {
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
         guard rc == 0, let list else {
-            throw SSHError("ssh: Could not resolve hostname \(host): \(String(cString: gai_strerror(rc)))")
+            throw SSHError("ssh: Could not resolve hostname \(VisibleText.of(host)): \(String(cString: gai_strerror(rc)))")
         }
         defer { freeaddrinfo(list) }
         var lastError: Int32 = ECONNREFUSED
@@ -27,7 +28,8 @@ enum TCPSocket {
                 continue
             }
             var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let ready = poll(&pfd, 1, Int32(timeoutSeconds * 1000))
+            // Milliseconds for poll(), saturated: a caller's seconds must not overflow an Int32.
+            let ready = poll(&pfd, 1, Int32(clamping: timeoutSeconds.multipliedReportingOverflow(by: 1000).overflow ? Int.max : timeoutSeconds * 1000))
             var soError: Int32 = 0
             var len = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &len)
