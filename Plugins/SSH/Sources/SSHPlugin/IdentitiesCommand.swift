@@ -20,61 +20,76 @@ enum IdentitiesCommand {
         do {
             switch sub {
             case "add", "edit":
+                let command = "termhost identities \(sub)"
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
                 let existing = try vault.identity(name)
                 if sub == "add" && existing != nil {
-                    c.printError("termhost identities add: an identity named '\(name)' exists; change it with 'termhost identities edit \(name) ...'")
+                    c.printError("termhost identities add: an identity named '\(VisibleText.of(name))' exists; change it with 'termhost identities edit \(name) ...'")
                     return 1
                 }
-                if sub == "edit" && existing == nil { c.printError("termhost identities: no saved identity '\(name)'"); return 1 }
+                if sub == "edit" && existing == nil { c.printError("termhost identities: no saved identity '\(VisibleText.of(name))'"); return 1 }
+                if sub == "add", let why = HostRules.name(name) { c.printError("\(command): NAME '\(VisibleText.of(name))': \(why)"); return 2 }
                 var identity = existing ?? IdentityRecord(name: name, user: nil, keyFile: nil, passwordSecret: nil)
                 var askPassword = false
+                var keyBytes: [UInt8]? = nil
                 while let option = args.popFirst() {
                     switch option {
                     case "--password": askPassword = true
                     case "--user", "--key", "--store-key":
-                        guard let value = args.popFirst() else { c.printError("termhost identities \(sub): \(option) needs a value"); return 2 }
+                        guard let value = args.popFirst() else { c.printError("\(command): \(option) needs a value"); return 2 }
+                        if let why = option == "--user" ? HostRules.user(value) : HostRules.path(value) {
+                            c.printError("\(command): \(option) '\(VisibleText.of(value))': \(why)")
+                            return 2
+                        }
                         switch option {
                         case "--user": identity.user = value
                         case "--key": identity.keyFile = value
                         default:
-                            // The key's bytes go to the secrets service; the vault keeps only the ID.
-                            guard let secrets = host.secrets, let bytes = FileManager.default.contents(atPath: value) else {
-                                c.printError("termhost identities \(sub): cannot read the key \(value)")
+                            guard let bytes = FileManager.default.contents(atPath: value) else {
+                                c.printError("\(command): cannot read the key \(VisibleText.of(value))")
                                 return 1
                             }
-                            if let old = identity.keySecret { try? secrets.remove(old) }
-                            identity.keySecret = try secrets.put([UInt8](bytes))
+                            keyBytes = [UInt8](bytes)
                             identity.keyFile = nil
                         }
-                    default: c.printError("termhost identities \(sub): unknown option '\(option)'\n\(usage)"); return 2
+                    default: c.printError("\(command): unknown option '\(VisibleText.of(option))'\n\(usage)"); return 2
                     }
                 }
+                var password: [UInt8]? = nil
+                defer { if let count = password?.count { password = [UInt8](repeating: 0, count: count) } }
                 if askPassword {
-                    guard let interact = host.interact, let secrets = host.secrets else { c.printError("termhost identities: no secrets service"); return 1 }
-                    var password = try interact.prompt("Password for identity '\(name)': ", scene: c.scene, echo: false)
-                    defer { password = String(repeating: "\0", count: password.utf8.count) }
-                    if let old = identity.passwordSecret { try? secrets.remove(old) }
-                    identity.passwordSecret = try secrets.put(Array(password.utf8))
+                    guard let interact = host.interact else { c.printError("termhost identities: no secrets service"); return 1 }
+                    password = Array(try interact.prompt("Password for identity '\(VisibleText.of(name))': ", scene: c.scene, echo: false).utf8)
                 }
-                try vault.save(identity)
+                let change = IdentityChange(vault: vault, secrets: host.secrets)
+                do {
+                    identity = try change.save(identity, key: keyBytes, password: password, replacing: existing)
+                } catch {
+                    c.printError("\(command): nothing changed: \(error)\(existing == nil ? "" : "; '\(VisibleText.of(name))' is as it was")")
+                    return 1
+                }
+                for warning in change.warnings { c.printError("warning: \(warning)") }
                 let kept = [identity.keySecret == nil ? nil : "key", identity.passwordSecret == nil ? nil : "password"].compactMap { $0 }
                 c.print("Saved identity '\(name)'\(kept.isEmpty ? "" : " (\(kept.joined(separator: " and ")) kept in the secrets store)").")
             case "list":
                 let all = try vault.identities()
                 if c.jsonOutput { c.print(HostsCommand.json(all.map(Shown.init))); return 0 }
                 if all.isEmpty { c.print("No saved identities. Add one with 'termhost identities add NAME --user USER'."); return 0 }
-                for i in all { c.print("\(i.name)  \(Shown(i).summary)") }
+                for i in all { c.print(VisibleText.of("\(i.name)  \(Shown(i).summary)")) }
             case "show":
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
-                guard let i = try vault.identity(name) else { c.printError("termhost identities: no saved identity '\(name)'"); return 1 }
+                guard let i = try vault.identity(name) else { c.printError("termhost identities: no saved identity '\(VisibleText.of(name))'"); return 1 }
                 c.print(HostsCommand.json(Shown(i)))
             case "rm":
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
-                guard let i = try vault.identity(name) else { c.printError("termhost identities: no saved identity '\(name)'"); return 1 }
-                for secret in [i.passwordSecret, i.keySecret].compactMap({ $0 }) { try? host.secrets?.remove(secret) }
-                try vault.removeIdentity(name)
-                c.print("Removed identity '\(name)'.")
+                guard let i = try vault.identity(name) else { c.printError("termhost identities: no saved identity '\(VisibleText.of(name))'"); return 1 }
+                let change = IdentityChange(vault: vault, secrets: host.secrets)
+                do { try change.remove(i) } catch {
+                    c.printError("termhost identities rm: nothing changed: \(error); '\(VisibleText.of(name))' is as it was")
+                    return 1
+                }
+                for warning in change.warnings { c.printError("warning: \(warning)") }
+                c.print("Removed identity '\(VisibleText.of(name))'.")
             default:
                 c.printError("termhost identities: unknown subcommand '\(sub)'\n\(usage)")
                 return 2
