@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <termhost/termhost.h>
 
@@ -42,6 +43,22 @@
 /* A real invalid write, not raise(): a signal handler that returns would let raise() go on. */
 static void crash(void) { *(volatile int *)(uintptr_t)16 = 1; }
 __attribute__((constructor)) static void crash_on_load(void) { crash(); }
+#endif
+
+#ifdef FORK_IN_CONSTRUCTOR
+/* A constructor that forks and lets both copies go on: each would run the host's code. */
+__attribute__((constructor)) static void fork_on_load(void) { (void)fork(); }
+#endif
+
+#ifdef LINGER_IN_CONSTRUCTOR
+/* A constructor that leaves a background process behind, holding every descriptor it
+ * inherited (the probe's report pipe among them) for a long time. */
+__attribute__((constructor)) static void linger_on_load(void) {
+   if (fork() == 0) {
+      sleep(60);
+      _exit(0);
+   }
+}
 #endif
 
 static const termhost_host_t *g_host;
@@ -208,6 +225,13 @@ static bool p_init(const termhost_host_t *host, termhost_error_t *err) {
 #endif
 #ifdef HANG_IN_INIT
    for (;;) sleep(1);
+#endif
+#ifdef SLOW_INIT_MS
+   /* Slower than a tiny probe timeout, well within the default one. */
+   {
+      struct timespec t = { SLOW_INIT_MS / 1000, (SLOW_INIT_MS % 1000) * 1000000L };
+      while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
+   }
 #endif
 #ifdef FAIL_INIT
    err->code = TERMHOST_ERR_UNSUPPORTED;

@@ -46,7 +46,7 @@ import TestSupport
     @Test func manifestIDOrVersionDifferentFromTheLibraryIsRefused() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "a", id: "org.test.real", manifestID: "org.test.claimed")
+        try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "a", id: "org.test.real", defines: ["FEATURE_ID=\"org.test.claimed\""], manifestID: "org.test.claimed")
         try Fixtures.cPlugin(in: dir.path + "/plugins", dirName: "b", id: "org.test.ver", version: "1.0.0", manifestVersion: "2.0.0")
         let i = inspect(dir)
         #expect(i.record("org.test.claimed")?.failure == .entryMismatch(field: "id", manifest: "org.test.claimed", library: "org.test.real"))

@@ -25,7 +25,48 @@ import TestSupport
         let path = dir.path + "/secrets.json"
         _ = try SecretsFile(path: path).put(namespace: "n", value: [1])
         chmod(path, 0o644)
-        #expect(throws: StoreError(.invalid, "permissions 644 for \(path) are too open; secrets must be readable by their owner only (chmod 600 \(path))")) {
+        #expect(throws: StoreError(.invalid, "Permissions 0644 for '\(path)' are too open. Secrets must be readable by their owner only; they are not used until you run: chmod 600 '\(path)'")) {
+            try SecretsFile(path: path).get(namespace: "n", id: "sec_x")
+        }
+        #expect(throws: StoreError.self) { try SecretsFile(path: path).put(namespace: "n", value: [2]) }
+    }
+
+    @Test func aGarbageSecretsFileIsNamedWithThePlaceAndNeverOverwritten() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/secrets.json"
+        let garbage = "{\n  \"org.a\": { \"sec_1\": \"aGk=\" },\n  oops\n}\n"
+        _ = dir.write("secrets.json", garbage)
+        chmod(path, 0o600)
+        let secrets = SecretsFile(path: path)
+        #expect(throws: StoreError(.invalid, "secrets \(path):3:3: malformed JSON: Invalid value; the file was left untouched and no secret is read from or written to it until it is fixed")) {
+            try secrets.get(namespace: "org.a", id: "sec_1")
+        }
+        #expect(throws: StoreError.self) { try secrets.put(namespace: "org.a", value: [1]) }
+        #expect(throws: StoreError.self) { try secrets.remove(namespace: "org.a", id: "sec_1") }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == garbage, "nothing of a bad file is lost")
+        _ = dir.write("secrets.json", #"{ "org.a": { "sec_1": 7 } }"#)
+        chmod(path, 0o600)
+        #expect(throws: StoreError(.invalid, "secrets \(path): field 'org.a.sec_1': expected a string; the file was left untouched and no secret is read from or written to it until it is fixed")) {
+            try secrets.get(namespace: "org.a", id: "sec_1")
+        }
+    }
+
+    @Test func aSymbolicLinkAtTheLockOrTheFileIsRefusedAndNothingIsCreatedThroughIt() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/secrets.json"
+        let target = dir.path + "/victim"
+        try FileManager.default.createSymbolicLink(atPath: path + ".lock", withDestinationPath: target)
+        #expect(throws: StoreError(.invalid, "'\(path).lock' is a symbolic link; refused (the lock file is never followed): remove it")) {
+            try SecretsFile(path: path).put(namespace: "n", value: [1])
+        }
+        #expect(!FileManager.default.fileExists(atPath: target), "O_CREAT must not create the link's target")
+        try FileManager.default.removeItem(atPath: path + ".lock")
+        let real = dir.write("real.json", "{}")
+        chmod(real, 0o600)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: real)
+        #expect(throws: StoreError(.invalid, "secrets '\(path)' is a symbolic link; refused (secrets are read from a regular file only)")) {
             try SecretsFile(path: path).get(namespace: "n", id: "sec_x")
         }
     }

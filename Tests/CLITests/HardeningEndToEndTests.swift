@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 12 through the `termhost` binary: what is refused, and how `doctor` and
+/// `plugins list` explain it, while the other plugins go on loading.
+@Suite struct HardeningEndToEndTests {
+    @Test func doctorExplainsAPluginDirectoryOthersCanWriteAndTheRestRuns() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        let bad = try Fixtures.cPlugin(in: cli.plugins, dirName: "open", id: "org.test.open", defines: ["COMMAND_NAME=\"open\""])
+        try Fixtures.helloC(in: cli.plugins)
+        chmod(bad.directory, 0o777)
+        let reason = "directory \(bad.directory) is writable by its group and others (mode 0777); refused: plugin files and every directory above them must be owned by root or by you and writable by no one else"
+        let doctor = try cli.run("doctor")
+        #expect(doctor.status == 1)
+        #expect(doctor.stdout.contains("  org.test.open 1.0.0: \(reason)"), "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("  - org.test.open 1.0.0: \(reason)"))
+        #expect(!doctor.stdout.contains("No problems found"))
+        #expect(try cli.run("plugins", "list").stdout.contains("org.test.open 1.0.0: \(reason)"))
+        let check = try cli.run("plugins", "check", bad.directory)
+        #expect(check.status == 1)
+        #expect(check.stdout.contains("problem: \(reason)"))
+        let open = try cli.run("open")
+        #expect(open.status == 1)
+        #expect(open.stderr.contains("termhost: command 'open' is unavailable: plugin 'org.test.open' (\(bad.directory)) was not loaded: \(reason)"))
+        #expect(try cli.run("hello").status == 0)
+    }
+
+    @Test(.enabled(if: getuid() == 0, "chown needs root (CI runs the suite as root)"))
+    func doctorExplainsALibraryOwnedByNobody() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        let bad = try Fixtures.cPlugin(in: cli.plugins, dirName: "nob", id: "org.test.nob", defines: ["COMMAND_NAME=\"nob\""])
+        try Fixtures.helloC(in: cli.plugins)
+        #expect(chown(bad.library, 65534, 65534) == 0)
+        let doctor = try cli.run("doctor")
+        #expect(doctor.status == 1)
+        #expect(doctor.stdout.contains("  - org.test.nob 1.0.0: \(bad.library) is owned by uid 65534"), "\(doctor.stdout)")
+        #expect(try cli.run("hello").status == 0)
+    }
+
+    @Test func aProbeTimeoutOutOfRangeIsAnErrorNamingTheVariable() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var cli = CLI(dir)
+        try Fixtures.helloC(in: cli.plugins)
+        for value in ["nan", "0", "-1", "inf", "1e9", "5s"] {
+            cli.extraEnvironment = ["TERMHOST_PROBE_TIMEOUT": value]
+            let r = try cli.run("doctor")
+            #expect(r.status == 2, "\(value): \(r.output)")
+            #expect(r.stderr == "termhost: TERMHOST_PROBE_TIMEOUT must be a number of seconds from 0.1 to 600, not '\(value)'\n")
+        }
+        cli.extraEnvironment = ["TERMHOST_PROBE_TIMEOUT": "2.5"]
+        #expect(try cli.run("hello").status == 0)
+        cli.extraEnvironment = [:]
+        #expect(try cli.run("doctor").stdout.contains("No problems found."), "nothing was quarantined by the refused values")
+    }
+
+    @Test func oversizedManifestPolicyAndPluginSetAreRefusedNamingFileAndCap() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try Fixtures.helloC(in: cli.plugins)
+        let big = try Fixtures.cPlugin(in: cli.plugins, dirName: "big", id: "org.test.big", defines: ["COMMAND_NAME=\"big\""])
+        let padded = try String(contentsOfFile: big.manifest, encoding: .utf8) + String(repeating: " ", count: 1 << 20)
+        try padded.write(toFile: big.manifest, atomically: false, encoding: .utf8)
+        let list = try cli.run("plugins", "list")
+        #expect(list.stdout.contains("\(big.manifest) is \(padded.utf8.count) bytes, more than the 1 MiB such a file may hold; refused"), "\(list.stdout)")
+        let set = dir.write("system/termhost/plugins/plugin-set.json", "{}" + String(repeating: " ", count: 4 << 20))
+        let doctor = try cli.run("doctor")
+        #expect(doctor.stdout.contains("plugin set unusable, so the plugins beside it are refused: \(set) is \((4 << 20) + 2) bytes, more than the 4 MiB such a file may hold; refused"))
+        let policy = cli.policy("{}" + String(repeating: " ", count: 1 << 20))
+        let r = try cli.run("hello")
+        #expect(r.status == 3)
+        #expect(r.stderr.hasPrefix("\(policy) is \((1 << 20) + 2) bytes, more than the 1 MiB such a file may hold; refused\n"))
+    }
+
+    @Test func aFIFOInPlaceOfAPolicyOrALibraryNeverBlocksACommand() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try Fixtures.helloC(in: cli.plugins)
+        let fifo = try Fixtures.cPlugin(in: cli.plugins, dirName: "fifo", id: "org.test.fifo", defines: ["COMMAND_NAME=\"fifo\""])
+        unlink(fifo.library)
+        #expect(mkfifo(fifo.library, 0o644) == 0)
+        let doctor = try cli.run("doctor", timeout: 30)
+        #expect(doctor.stdout.contains("  - org.test.fifo 1.0.0: \(fifo.library) is not a loadable plugin: it is a FIFO, not a regular file"), "\(doctor.output)")
+        #expect(try cli.run("hello", timeout: 30).status == 0)
+        let policy = dir.path + "/policy.json"
+        #expect(mkfifo(policy, 0o644) == 0)
+        let r = try cli.run("hello", timeout: 30)
+        #expect(r.status == 3)
+        #expect(r.stderr.hasPrefix("\(policy) is a FIFO, not a regular file; refused\n"))
+    }
+}
