@@ -16,6 +16,15 @@ extension SSHHarness {
         try ForwardRun(Paths.termhost, ["forward", "run"] + args, environment: environment)
     }
 
+    /// `termhost forward run ARGS...` with at most `nofile` open descriptors (prlimit, which
+    /// execs it: the process ID is termhost's) and extra environment.
+    func run(_ args: [String], nofile: Int? = nil, environment extra: [String: String]) throws -> ForwardRun {
+        var env = environment
+        for (k, v) in extra { env[k] = v }
+        guard let nofile else { return try ForwardRun(Paths.termhost, ["forward", "run"] + args, environment: env) }
+        return try ForwardRun("/usr/bin/prlimit", ["--nofile=\(nofile)", Paths.termhost, "forward", "run"] + args, environment: env)
+    }
+
     /// Removes every authorized key: the next log-in is refused.
     func revokeKey() {
         _ = FileManager.default.createFile(atPath: server.directory + "/authorized_keys", contents: Data())

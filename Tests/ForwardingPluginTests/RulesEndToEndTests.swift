@@ -58,7 +58,12 @@ import TestSupport
         let env = try environment(dir)
         let range = try termhost(env, "add", "prod", "-L", "99999:localhost:80")
         #expect(range.status == 2)
-        #expect(range.stderr == "termhost forward add: -L '99999:localhost:80': port 99999 is out of range (0-65535)\n")
+        #expect(range.stderr == "termhost forward add: -L '99999:localhost:80': port must be a whole number from 0 to 65535, not '99999'\n")
+        // Past Int's range too: refused, never a trap.
+        let huge = try termhost(env, "add", "prod", "-D", "99999999999999999999999")
+        #expect(huge.stderr == "termhost forward add: -D '99999999999999999999999': port must be a whole number from 0 to 65535, not '99999999999999999999999'\n")
+        let target = try termhost(env, "add", "prod", "-L", "80:localhost:-1")
+        #expect(target.stderr == "termhost forward add: -L '80:localhost:-1': target port must be a whole number from 0 to 65535, not '-1'\n")
         let shape = try termhost(env, "add", "prod", "-L", "8080:localhost")
         #expect(shape.stderr == "termhost forward add: -L '8080:localhost': expected [bind_address:]port:host:hostport\n")
         let word = try termhost(env, "add", "prod", "-D", "socks")

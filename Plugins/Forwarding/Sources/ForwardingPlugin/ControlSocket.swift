@@ -3,8 +3,8 @@ import Glibc
 
 /// How `termhost forward stop|retry` reaches the `forward run` processes of the same user, as
 /// `ssh -O cancel` reaches a master: each run listens on `run-<pid>.sock` beside its status
-/// file. The directory is 0700 and a peer of another uid is refused, so only the user who
-/// started the run can stop it.
+/// file. The directory is 0700 and ours (RunDirectory refuses any other), the socket 0600, and
+/// a peer of another uid is refused, so only the user who started the run can stop it.
 ///
 /// Protocol: one request line, one reply line, then the connection closes.
 ///   request  `stop <rule>` or `retry <rule>`; <rule> is a saved rule's ID or a rule's name
@@ -17,14 +17,14 @@ final class ControlSocket: @unchecked Sendable {
     private var source: DispatchSourceRead?
     private var closed = false
 
-    /// Listens at `run-<pid>.sock` in `directory`; `handler` answers each request line.
-    init(directory: String, handler: @escaping @Sendable (String) -> String) throws(ForwardError) {
+    /// Listens at `run-<pid>.sock` in the run directory; `handler` answers each request line.
+    init(handler: @escaping @Sendable (String) -> String) throws(ForwardError) {
+        let directory = try RunDirectory.prepare()
         path = directory + "/run-\(getpid()).sock"
         var addr = sockaddr_un()
         guard path.utf8.count < MemoryLayout.size(ofValue: addr.sun_path) else {
             throw ForwardError("the control socket path is too long for a Unix socket: \(path)")
         }
-        ControlSocket.makePrivateDirectory(directory)
         unlink(path)   // a file left by a process that had this PID and died without cleanup
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ForwardError("cannot create the control socket: \(Sockets.errorText())") }
@@ -32,7 +32,7 @@ final class ControlSocket: @unchecked Sendable {
         let bound = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard bound == 0, listen(fd, 16) == 0 else {
+        guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 16) == 0 else {
             let reason = Sockets.errorText()
             Glibc.close(fd)
             throw ForwardError("cannot listen on the control socket \(path): \(reason)")
@@ -40,7 +40,14 @@ final class ControlSocket: @unchecked Sendable {
         let s = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         s.setEventHandler { [fd] in
             let client = accept(fd, nil, nil)
-            guard client >= 0 else { return }
+            guard client >= 0 else {
+                // Out of descriptors: the request stays queued in the kernel, and the source
+                // would fire again at once. This queue serves the control socket alone, so
+                // resting it briefly costs nothing else and stops the spin (as the forwarding
+                // listeners pause).
+                if [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errno) { usleep(useconds_t(LocalListener.exhaustedPause * 1_000_000)) }
+                return
+            }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             defer { Glibc.close(client) }
             guard ControlSocket.peerIsUs(client), let line = ControlSocket.readLine(client) else { return }
@@ -91,11 +98,6 @@ final class ControlSocket: @unchecked Sendable {
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
         }
-    }
-
-    private static func makePrivateDirectory(_ directory: String) {
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        chmod(directory, 0o700)
     }
 
     /// `struct ucred` (pid, uid, gid), which Glibc's Swift overlay does not export.

@@ -45,18 +45,19 @@ struct ForwardCommand {
             case "run": return try runRules(args)
             case "stop", "retry": return try control(sub, args)
             default:
-                c.printError("termhost forward: unknown subcommand '\(sub)' (add, edit, rm, list, show, run, stop, retry)")
+                c.printError("termhost forward: unknown subcommand '\(VisibleText.of(sub))' (add, edit, rm, list, show, run, stop, retry)")
                 return 2
             }
         } catch let e as UsageError {
             c.printError(e.message)
             return 2
         } catch let e as ForwardError where !e.message.hasPrefix("termhost") {
-            // Spec errors name the argument; say which command read it.
-            c.printError("termhost forward \(sub): \(e.message)")
+            // Spec errors name the argument; say which command read it. The argument (or a
+            // name from the store) is shown, never obeyed.
+            c.printError("termhost forward \(VisibleText.of(sub)): \(VisibleText.of(e.message))")
             return 2
         } catch {
-            c.printError(error.message)
+            c.printError(VisibleText.of(error.message))
             return 1
         }
     }
@@ -91,7 +92,7 @@ struct ForwardCommand {
                 if a.hasPrefix("-L") || a.hasPrefix("-R") || a.hasPrefix("-D"), a.count > 2 {
                     o.specs.append((ForwardKind(flag: String(a.prefix(2)))!, String(a.dropFirst(2))))
                 } else if a.hasPrefix("-") && a != "-" {
-                    throw UsageError(message: "termhost forward \(sub): unknown option '\(a)'")
+                    throw UsageError(message: "termhost forward \(sub): unknown option '\(VisibleText.of(a))'")
                 } else {
                     o.positional.append(a)
                 }
@@ -118,7 +119,7 @@ struct ForwardCommand {
         }
         let rule = try makeRule(id: ForwardRule.newID(), name: o.name, host: o.positional[0], kind: o.specs[0].0, spec: o.specs[0].1)
         try rules.save(rule)
-        c.print("Saved forward '\(rule.name)': \(rule.host) \(rule.sshArgument)")
+        c.print("Saved forward '\(VisibleText.of(rule.name))': \(VisibleText.of(rule.host)) \(VisibleText.of(rule.sshArgument))")
         return 0
     }
 
@@ -142,7 +143,7 @@ struct ForwardCommand {
             }
         }
         try rules.save(rule)
-        c.print("Saved forward '\(rule.name)': \(rule.host) \(rule.sshArgument)")
+        c.print("Saved forward '\(VisibleText.of(rule.name))': \(VisibleText.of(rule.host)) \(VisibleText.of(rule.sshArgument))")
         return 0
     }
 
@@ -151,7 +152,7 @@ struct ForwardCommand {
         let found = try args.map { try rules.find($0) }   // all or nothing: check every name first
         for rule in found {
             try rules.remove(rule)
-            c.print("Removed forward '\(rule.name)'")
+            c.print("Removed forward '\(VisibleText.of(rule.name))'")
         }
         return 0
     }
@@ -159,13 +160,17 @@ struct ForwardCommand {
     func list(_ args: [String]) throws -> Int32 {
         let o = try parse(args, sub: "list")
         let all = try rules.all()
+        try RunDirectory.checkedIfPresent()
         let states = StatusFile.readAll()
         if o.json || c.jsonOutput {
             c.print(json(all.map { describe($0, state: states[$0.id] ?? "stopped") }))
             return 0
         }
         if all.isEmpty { c.print("No forwarding rules (add one with 'termhost forward add').") ; return 0 }
-        let rows = [["NAME", "HOST", "FORWARD", "STATE"]] + all.map { [$0.name, $0.host, $0.sshArgument, states[$0.id] ?? "stopped"] }
+        // Names, hosts and states come from the store and from other processes' status files.
+        let rows = [["NAME", "HOST", "FORWARD", "STATE"]] + all.map {
+            [$0.name, $0.host, $0.sshArgument, states[$0.id] ?? "stopped"].map(VisibleText.of)
+        }
         let widths = (0..<3).map { col in rows.map { $0[col].count }.max()! }
         for row in rows {
             c.print((0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") + "  " + row[3])
@@ -177,15 +182,16 @@ struct ForwardCommand {
         let o = try parse(args, sub: "show")
         guard o.positional.count == 1 else { throw UsageError(message: "usage: termhost forward show NAME [--json]") }
         let rule = try rules.find(o.positional[0])
+        try RunDirectory.checkedIfPresent()
         let state = StatusFile.readAll()[rule.id] ?? "stopped"
         if o.json || c.jsonOutput { c.print(json([describe(rule, state: state)])); return 0 }
-        c.print("name:    \(rule.name)")
-        c.print("host:    \(rule.host)")
+        c.print("name:    \(VisibleText.of(rule.name))")
+        c.print("host:    \(VisibleText.of(rule.host))")
         c.print("type:    \(rule.kind.rawValue) (\(rule.kind.flag))")
-        c.print("listen:  \(rule.kind == .remote ? "server " + (rule.remoteBindHost.isEmpty ? "*" : rule.remoteBindHost) : ForwardSpec.bracketed(rule.localBindHost)):\(rule.bindPort)")
-        if let h = rule.targetHost, let p = rule.targetPort { c.print("target:  \(ForwardSpec.bracketed(h)):\(p)\(rule.kind == .local ? " (from the server)" : "")") }
-        c.print("ssh:     \(rule.sshArgument)")
-        c.print("state:   \(state)")
+        c.print("listen:  \(VisibleText.of(rule.kind == .remote ? "server " + (rule.remoteBindHost.isEmpty ? "*" : rule.remoteBindHost) : ForwardSpec.bracketed(rule.localBindHost))):\(rule.bindPort)")
+        if let h = rule.targetHost, let p = rule.targetPort { c.print("target:  \(VisibleText.of(ForwardSpec.bracketed(h))):\(p)\(rule.kind == .local ? " (from the server)" : "")") }
+        c.print("ssh:     \(VisibleText.of(rule.sshArgument))")
+        c.print("state:   \(VisibleText.of(state))")
         return 0
     }
 
@@ -222,8 +228,11 @@ struct ForwardCommand {
         let done = DispatchSemaphore(value: 0)
         let out = c
         manager.report = { line in
-            out.print(line)
-            manager.pluginHost.log(.info, line)
+            // Every part from outside was made visible where the line was built; this catches
+            // anything that was not (a line is always one line).
+            let shown = VisibleText.of(line)
+            out.print(shown)
+            manager.pluginHost.log(.info, shown)
         }
         manager.onIdle = { done.signal() }
         manager.start(selected, scene: c.scene)
@@ -237,20 +246,22 @@ struct ForwardCommand {
     /// rule is found by its name; an ad-hoc rule by the name `run` printed for it.
     func control(_ verb: String, _ names: [String]) throws -> Int32 {
         guard !names.isEmpty else { throw UsageError(message: "usage: termhost forward \(verb) NAME...") }
+        try RunDirectory.checkedIfPresent()
         var status: Int32 = 0
         for name in names {
             let target = (try? rules.find(name))?.id ?? name
             let answers = ControlSocket.request("\(verb) \(target)").filter { $0.reply != "none" }
             if answers.isEmpty {
-                c.printError("termhost forward \(verb): no running 'forward run' has a rule named '\(name)' (see 'termhost forward list')")
+                c.printError("termhost forward \(verb): no running 'forward run' has a rule named '\(VisibleText.of(name))' (see 'termhost forward list')")
                 status = 1
             }
             for (pid, reply) in answers {
                 if reply.hasPrefix("ok ") {
-                    let text = reply.dropFirst(3)
+                    // Another process's words: shown, never obeyed.
+                    let text = VisibleText.of(String(reply.dropFirst(3)))
                     c.print(text.prefix(1).uppercased() + text.dropFirst() + " (process \(pid))")
                 } else {
-                    c.printError("termhost forward \(verb): process \(pid): \(reply.hasPrefix("error ") ? String(reply.dropFirst(6)) : reply)")
+                    c.printError("termhost forward \(verb): process \(pid): \(VisibleText.of(reply.hasPrefix("error ") ? String(reply.dropFirst(6)) : reply))")
                     status = 1
                 }
             }

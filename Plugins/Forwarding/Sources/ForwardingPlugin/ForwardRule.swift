@@ -1,4 +1,5 @@
 import Foundation
+import TermhostSDK
 
 /// Which way a rule forwards, named after the ssh option that does the same.
 enum ForwardKind: String, Codable, Sendable, CaseIterable {
@@ -51,6 +52,18 @@ struct ForwardRule: Codable, Sendable, Equatable {
         return "\(host) (\(kind.flag) \(bind)\(bindPort))"
     }
 
+    /// Checks the ports of a rule read back from the store (which another process, or a sync,
+    /// may have written): a port out of range would otherwise reach a C call as Int32.
+    func validated() throws(ForwardError) -> ForwardRule {
+        do {
+            _ = try BoundedNumber.check(bindPort, name: "the port of rule '\(name)' in the store", in: 0...65535)
+            if let targetPort {
+                _ = try BoundedNumber.check(targetPort, name: "the target port of rule '\(name)' in the store", in: 1...65535)
+            }
+        } catch { throw ForwardError(error.description) }
+        return self
+    }
+
     static func newID() -> String {
         (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
@@ -95,9 +108,11 @@ enum ForwardSpec {
         let parts = try split(text, kind: kind)
         let shape = kind == .dynamic ? "[bind_address:]port" : "[bind_address:]port:host:hostport"
         func port(_ s: String, _ what: String) throws(ForwardError) -> Int {
-            guard let n = Int(s) else { throw ForwardError("\(kind.flag) '\(text)': \(what) '\(s)' is not a number (expected \(shape))") }
-            guard (0...65535).contains(n) else { throw ForwardError("\(kind.flag) '\(text)': \(what) \(n) is out of range (0-65535)") }
-            return n
+            guard s.utf8.contains(where: { $0 >= 0x30 && $0 <= 0x39 }) else {
+                throw ForwardError("\(kind.flag) '\(text)': \(what) '\(s)' is not a number (expected \(shape))")
+            }
+            do { return try BoundedNumber.integer(s, name: "\(kind.flag) '\(text)': \(what)", in: 0...65535) }
+            catch { throw ForwardError(error.description) }
         }
         switch (kind, parts.count) {
         case (.dynamic, 1): return Parsed(bindAddress: nil, bindPort: try port(parts[0], "port"))

@@ -32,11 +32,14 @@ final class ForwardingManager: @unchecked Sendable {
     /// Told whenever no rule has intent any more (all failed or stopped).
     var onIdle: () -> Void = {}
     let status: StatusFile
+    /// How long a SOCKS client has for its greeting and request (SocksLimits).
+    let socksHandshakeSeconds: Double
 
-    init(transport: Transport, host: PluginHost) {
+    init(transport: Transport, host: PluginHost, socksHandshakeSeconds: Double = SocksLimits.defaultHandshakeSeconds) {
         self.transport = transport
         pluginHost = host
         status = StatusFile()
+        self.socksHandshakeSeconds = socksHandshakeSeconds
     }
 
     // MARK: Starting and stopping rules [any-thread]
@@ -61,7 +64,7 @@ final class ForwardingManager: @unchecked Sendable {
     /// "none" when this process runs no rule with that ID or name. [any-thread]
     func control(_ request: String) -> String {
         let parts = request.split(separator: " ", maxSplits: 1).map(String.init)
-        guard parts.count == 2, parts[0] == "stop" || parts[0] == "retry" else { return "error unknown request '\(request)'" }
+        guard parts.count == 2, parts[0] == "stop" || parts[0] == "retry" else { return "error unknown request '\(VisibleText.of(request))'" }
         let (verb, target) = (parts[0], parts[1])
         return queue.sync { [self] in
             // One runtime per rule and run: a retry replaces the old one in place.
@@ -93,17 +96,28 @@ final class ForwardingManager: @unchecked Sendable {
     /// Puts one rule to work: its listener now, its host's connection shared or opened. [queue]
     private func begin(_ runtime: RuleRuntime) {
         let rule = runtime.rule
-        say(runtime, "starting (\(rule.host) \(rule.sshArgument))")
+        say(runtime, "starting (\(VisibleText.of(rule.host)) \(VisibleText.of(rule.sshArgument)))")
+        do { _ = try rule.validated() } catch { return fail(runtime, VisibleText.of(error.message)) }
         if rule.kind != .remote {
             do {
                 let listener = try LocalListener(reactor: reactor, host: rule.localBindHost, port: rule.bindPort) { [weak self, weak runtime] fd in
                     guard let self, let runtime else { Glibc.close(fd); return }
                     self.localAccepted(runtime, fd: fd)
                 }
+                listener.onExhausted = { [weak self, weak runtime] reason in
+                    guard let self, let runtime else { return }
+                    self.queue.async {
+                        self.say(runtime, "cannot accept a connection: \(reason); this listener pauses \(Int(LocalListener.exhaustedPause * 1000)) ms at a time until a descriptor is free (the other rules go on)")
+                    }
+                }
+                listener.onRecovered = { [weak self, weak runtime] in
+                    guard let self, let runtime else { return }
+                    self.queue.async { self.say(runtime, "accepting connections again") }
+                }
                 runtime.listener = listener
                 reactor.post { listener.start() }
             } catch {
-                fail(runtime, error.message)
+                fail(runtime, VisibleText.of(error.message))
                 return
             }
         }
@@ -120,11 +134,12 @@ final class ForwardingManager: @unchecked Sendable {
     private func openControl() {
         guard control == nil else { return }
         do {
-            control = try ControlSocket(directory: StatusFile.directory) { [weak self] line in
+            control = try ControlSocket { [weak self] line in
                 self?.control(line) ?? "none"
             }
         } catch {
-            pluginHost.log(.warning, "forward stop and retry cannot reach this process: \(error.message)")
+            // Printed too: an unsafe run directory is the operator's to fix.
+            report("forward: 'forward stop', 'retry' and 'list' cannot reach this process: \(VisibleText.of(error.message))")
         }
     }
 
@@ -225,7 +240,7 @@ final class ForwardingManager: @unchecked Sendable {
         link.generation = generation
         link.connectedAt = Date()
         link.setCurrent(c)
-        if link.everConnected { report("forward: \(link.host): reconnected (attempt \(link.attempt))") }
+        if link.everConnected { report("forward: \(VisibleText.of(link.host)): reconnected (attempt \(link.attempt))") }
         link.everConnected = true
         link.attempt = 0
         for r in link.rules where r.state.hasIntent { attach(r, to: link) }
@@ -241,18 +256,18 @@ final class ForwardingManager: @unchecked Sendable {
         // Expired meanwhile: resume() reconnects in foreground; no retries in background.
         guard !shuttingDown, !expired, links[link.host] === link, !link.rules.isEmpty else { return }
         let failure = error as? Transport.Failure
-        let message = failure?.message ?? "\(error)"
+        let message = VisibleText.of(failure?.message ?? "\(error)")
         if !link.everConnected && !link.rules.contains(where: \.hasRun) {
             // Nothing has run yet: no intent to keep, as ssh -N exits when it cannot connect.
             for r in link.rules where r.state.hasIntent { fail(r, message) }
             return
         }
         if failure?.denied == true {
-            report("forward: \(link.host): recovery ended: \(message)")
+            report("forward: \(VisibleText.of(link.host)): recovery ended: \(message)")
             for r in link.rules where r.state.hasIntent { fail(r, "recovery ended: \(message) ('termhost forward retry' starts it again)") }
             return
         }
-        report("forward: \(link.host): attempt \(link.attempt) failed: \(message)")
+        report("forward: \(VisibleText.of(link.host)): attempt \(link.attempt) failed: \(message)")
         scheduleRetry(link)
     }
 
@@ -261,7 +276,7 @@ final class ForwardingManager: @unchecked Sendable {
         guard generation == link.generation, link.connection != nil, !shuttingDown else { return }
         if let since = link.connectedAt, Date().timeIntervalSince(since) >= Backoff.stableAfter { link.backoff.reset() }
         retire(link)
-        report("forward: \(link.host): connection lost: \(reason)")
+        report("forward: \(VisibleText.of(link.host)): connection lost: \(VisibleText.of(reason))")
         scheduleRetry(link)
     }
 
@@ -283,7 +298,7 @@ final class ForwardingManager: @unchecked Sendable {
         let delay = link.backoff.next()
         link.attempt += 1
         let next = Date().addingTimeInterval(delay)
-        report("forward: \(link.host): reconnecting in \(Int(delay)) s (attempt \(link.attempt))")
+        report("forward: \(VisibleText.of(link.host)): reconnecting in \(Int(delay)) s (attempt \(link.attempt))")
         for r in link.rules where r.state.hasIntent { set(r, .reconnecting(attempt: link.attempt, next: next)) }
         let work = DispatchWorkItem { [weak self, weak link] in
             guard let self, let link, link.retry != nil else { return }
@@ -298,7 +313,7 @@ final class ForwardingManager: @unchecked Sendable {
         guard let c = link.connection else { return }
         switch r.rule.kind {
         case .local, .dynamic:
-            activate(r, "listening on \(ForwardSpec.bracketed(r.rule.localBindHost)):\(r.listener?.port ?? r.rule.bindPort)")
+            activate(r, "listening on \(VisibleText.of(ForwardSpec.bracketed(r.rule.localBindHost))):\(r.listener?.port ?? r.rule.bindPort)")
         case .remote:
             let context = CallbackData(raw: Unmanaged.passRetained(RemoteAcceptContext(manager: self, runtime: r)).toOpaque())
             let generation = link.generation
@@ -309,7 +324,7 @@ final class ForwardingManager: @unchecked Sendable {
                     queue.async {
                         guard r.state.hasIntent, link.generation == generation, link.connection != nil else { return }
                         r.remotePort = port
-                        self.activate(r, "server listening on \(r.rule.remoteBindHost.isEmpty ? "*" : r.rule.remoteBindHost):\(port)")
+                        self.activate(r, "server listening on \(r.rule.remoteBindHost.isEmpty ? "*" : VisibleText.of(r.rule.remoteBindHost)):\(port)")
                     }
                 } catch {
                     queue.async {
@@ -317,7 +332,7 @@ final class ForwardingManager: @unchecked Sendable {
                         // handler's business; anything else (port taken on the server) is this rule's.
                         guard r.state.hasIntent, link.generation == generation, link.connection != nil,
                               !error.message.contains(" lost: "), !error.message.contains("not responding") else { return }
-                        self.fail(r, error.message)
+                        self.fail(r, VisibleText.of(error.message))
                     }
                 }
             }
@@ -354,6 +369,7 @@ final class ForwardingManager: @unchecked Sendable {
         r.listener = nil
         reactor.post {
             listener?.close()
+            r.pending.cancelAll()
             for pump in r.pumps.values { pump.cancel() }
             r.pumps = [:]
             // Their on_done takes them out of the count, quietly: they are no longer `splices`.

@@ -34,7 +34,11 @@ final class ForwardingFeature: Feature {
         guard transport.canWatch else {
             throw ForwardError("termhost forward: the SSH plugin's transport service has no 'watch' (connection loss reports); update the SSH plugin")
         }
-        let m = ForwardingManager(transport: transport, host: host)
+        let socksSeconds: Double
+        do { socksSeconds = try SocksLimits.handshakeSeconds(ProcessInfo.processInfo.environment) } catch {
+            throw ForwardError(error.description)
+        }
+        let m = ForwardingManager(transport: transport, host: host, socksHandshakeSeconds: socksSeconds)
         manager = m
         return m
     }

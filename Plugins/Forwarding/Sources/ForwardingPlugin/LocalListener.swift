@@ -8,6 +8,20 @@ final class LocalListener: ReactorHandler, @unchecked Sendable {
     let port: Int
     private let reactor: Reactor
     private let onAccept: (Int32) -> Void
+    /// Told once when accept starts failing for want of descriptors (with the system's
+    /// reason), and once when it accepts again.
+    var onExhausted: (String) -> Void = { _ in }
+    var onRecovered: () -> Void = {}
+    /// Out of descriptors: not polled until the pause timer ends (see `ready`).
+    private var paused = false
+    private var exhausted = false
+    private var pauseTimer: Int?
+    private var closed = false
+
+    /// How long a listener rests when accept finds no free descriptor. The connection stays in
+    /// the kernel's backlog meanwhile (nothing is lost), and polling it again at once would
+    /// only spin: the descriptor it needs comes back when some stream ends.
+    static let exhaustedPause = 0.1
 
     /// Binds and listens; the error names the address and the system's reason.
     init(reactor: Reactor, host: String, port: Int, onAccept: @escaping (Int32) -> Void) throws(ForwardError) {
@@ -47,21 +61,50 @@ final class LocalListener: ReactorHandler, @unchecked Sendable {
 
     /// Stops accepting and frees the port. [reactor]
     func close() {
+        guard !closed else { return }
+        closed = true
+        if let pauseTimer { reactor.cancelTimer(pauseTimer) }
         reactor.remove(fd)
         Glibc.close(fd)
     }
 
-    func interest(_ fd: Int32) -> Int16 { Int16(POLLIN) }
+    func interest(_ fd: Int32) -> Int16 { paused ? 0 : Int16(POLLIN) }
 
     func ready(_ fd: Int32, _ revents: Int16) {
         // A bounded batch per wake-up, so a connection storm cannot starve the pumps.
         for _ in 0..<64 {
             let c = accept(fd, nil, nil)
-            if c < 0 { return }
+            if c < 0 {
+                let code = errno
+                switch code {
+                case EINTR, ECONNABORTED: continue   // that client gave up; the next may be there
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM: return pause(code)
+                default: return                      // EAGAIN: the backlog is empty
+                }
+            }
+            if exhausted {
+                exhausted = false
+                onRecovered()
+            }
             _ = fcntl(c, F_SETFD, FD_CLOEXEC)
             Sockets.setNonBlocking(c)
             Sockets.setNoDelay(c)
             onAccept(c)
+        }
+    }
+
+    /// No descriptor for the waiting client: stop polling this listener for a moment (only
+    /// this one: the others, and every stream, go on), then try again. [reactor]
+    private func pause(_ code: Int32) {
+        if !exhausted {
+            exhausted = true
+            onExhausted(Sockets.errorText(code))
+        }
+        paused = true
+        pauseTimer = reactor.after(LocalListener.exhaustedPause) { [weak self] in
+            guard let self else { return }
+            self.paused = false
+            self.pauseTimer = nil
         }
     }
 }

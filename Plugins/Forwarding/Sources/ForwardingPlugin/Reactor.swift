@@ -47,6 +47,45 @@ final class Reactor: @unchecked Sendable {
     /// Forget fd; the caller closes it after. [reactor]
     func remove(_ fd: Int32) { handlers.removeValue(forKey: fd) }
 
+    // MARK: Timers (SOCKS handshake deadlines, a listener's pause when descriptors run out)
+
+    private var timers: [Int: (at: Double, work: () -> Void)] = [:]   // reactor thread only
+    private var lastTimer = 0
+
+    /// Runs work on the reactor thread after `seconds`; the id cancels it. [reactor]
+    @discardableResult
+    func after(_ seconds: Double, _ work: @escaping () -> Void) -> Int {
+        lastTimer &+= 1
+        timers[lastTimer] = (Reactor.now() + seconds, work)
+        return lastTimer
+    }
+
+    /// [reactor]
+    func cancelTimer(_ id: Int) { timers.removeValue(forKey: id) }
+
+    /// Seconds on the monotonic clock (the wall clock may jump).
+    static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
+    /// Milliseconds poll may sleep: until the nearest timer, or forever without one.
+    private func pollTimeout() -> Int32 {
+        guard let next = timers.values.lazy.map(\.at).min() else { return -1 }
+        return Int32(max(0, min(60_000, ((next - Reactor.now()) * 1000).rounded(.up))))
+    }
+
+    private func fireDueTimers() {
+        guard !timers.isEmpty else { return }
+        let now = Reactor.now()
+        for (id, t) in timers.sorted(by: { $0.value.at < $1.value.at }) where t.at <= now {
+            // A timer fired earlier in this pass may have cancelled this one.
+            guard timers.removeValue(forKey: id) != nil else { continue }
+            t.work()
+        }
+    }
+
     private func loop() {
         var fds: [pollfd] = []
         while true {
@@ -61,8 +100,9 @@ final class Reactor: @unchecked Sendable {
                 let events = h.interest(fd)
                 if events != 0 { fds.append(pollfd(fd: fd, events: events, revents: 0)) }
             }
-            let n = poll(&fds, nfds_t(fds.count), -1)
-            if n < 0 { continue }
+            let n = poll(&fds, nfds_t(fds.count), pollTimeout())
+            fireDueTimers()
+            if n <= 0 { continue }
             if fds[0].revents != 0 {
                 var drain = [UInt8](repeating: 0, count: 256)
                 while read(wake.read, &drain, drain.count) > 0 {}

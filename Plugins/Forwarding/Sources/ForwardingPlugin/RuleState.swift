@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TermhostSDK
 
 /// What a running rule is doing, as operators see it.
 enum RuleState: Equatable {
@@ -52,11 +53,14 @@ final class RuleRuntime: @unchecked Sendable {
     var pumps: [ObjectIdentifier: Pump] = [:]        // reactor
     /// -L streams the SSH plugin moves itself (splice_direct_tcpip), by stream id.
     var splices: [UInt64: Connection] = [:]           // reactor
+    /// -D clients still in their SOCKS handshake (bounded, see Socks5Handshake).
+    let pending = PendingHandshakes()                 // reactor
     let connections = Atomic<Int>(0)
 
     init(_ rule: ForwardRule) { self.rule = rule }
 
-    var label: String { "forward '\(rule.name)'" }
+    /// The name comes from the store or the command line: shown, never obeyed, on a terminal.
+    var label: String { "forward '\(VisibleText.of(rule.name))'" }
 }
 
 /// Recovery delays: 1, 2, 5, 10, then 30 s for every further attempt; back to the start once

@@ -1,32 +1,46 @@
 import Glibc
+import TermhostSDK
 
 /// The SOCKS5 server side of a -D rule (RFC 1928), on the reactor: the "no authentication"
 /// method and the CONNECT command to an IPv4 address, an IPv6 address or a domain name. The
 /// name is sent to the server as is (direct-tcpip), so DNS happens there and never blocks
-/// this plugin. Replies use RFC 1928's codes.
+/// this plugin. Replies use RFC 1928's codes. The bytes are parsed by `Socks5Parser`.
+///
+/// Bounds (Docs/Forwarding.md, "Limits"): a client has `SocksLimits.handshakeSeconds` from
+/// its connection to a complete request, and a rule holds at most `SocksLimits.pendingPerRule`
+/// clients that have not finished theirs (`PendingHandshakes`): idle connections cannot hold
+/// descriptors for ever, nor crowd out a real client.
 final class Socks5Handshake: ReactorHandler, @unchecked Sendable {
-    enum Reply: UInt8 {
-        case succeeded = 0, generalFailure = 1, notAllowed = 2, networkUnreachable = 3, hostUnreachable = 4,
-             connectionRefused = 5, commandNotSupported = 7, addressTypeNotSupported = 8
-    }
+    typealias Reply = Socks5Parser.Reply
 
     private let fd: Int32
     private let reactor: Reactor
+    private let pending: PendingHandshakes
     private var buffer: [UInt8] = []
     private var greeted = false
     private var done = false
+    private var timer: Int?
     /// Called with the target once the request is complete; the handshake is then off the
     /// reactor until `finish` is called.
     private let onConnect: (Socks5Handshake, String, Int) -> Void
     private let onFail: (String) -> Void
 
-    init(fd: Int32, reactor: Reactor, onConnect: @escaping (Socks5Handshake, String, Int) -> Void,
-         onFail: @escaping (String) -> Void) {
+    init(fd: Int32, reactor: Reactor, pending: PendingHandshakes, timeout: Double,
+         onConnect: @escaping (Socks5Handshake, String, Int) -> Void, onFail: @escaping (String) -> Void) {
         self.fd = fd
         self.reactor = reactor
+        self.pending = pending
         self.onConnect = onConnect
         self.onFail = onFail
         reactor.add(fd, self)
+        timer = reactor.after(timeout) { [weak self] in
+            self?.fail(nil, "closed a SOCKS client that sent no complete request within \(SocksLimits.text(timeout)) s")
+        }
+        // Over the cap, the oldest waiting client goes: a flood of idle connections then
+        // never keeps out the real client that arrives after it.
+        if let oldest = pending.add(self) {
+            oldest.fail(nil, "closed the oldest of \(SocksLimits.pendingPerRule) SOCKS clients still in their handshake (the limit)")
+        }
     }
 
     func interest(_ fd: Int32) -> Int16 { done ? 0 : Int16(POLLIN) }
@@ -41,53 +55,56 @@ final class Socks5Handshake: ReactorHandler, @unchecked Sendable {
         buffer += chunk[0..<n]
         if !greeted { greet() }
         if greeted && !done { request() }
+        // A client that sends more than any message can hold before its request is complete
+        // is not speaking SOCKS5.
+        if !done && buffer.count > Socks5Parser.maxMessage { fail(.generalFailure, "the SOCKS client sent more than a request holds") }
     }
 
     private func greet() {
-        guard buffer.count >= 2 else { return }
-        guard buffer[0] == 5 else { return fail(nil, "not a SOCKS5 client (version byte \(buffer[0]))") }
-        let count = Int(buffer[1])
-        guard buffer.count >= 2 + count else { return }
-        let methods = buffer[2..<(2 + count)]
-        buffer.removeFirst(2 + count)
-        guard methods.contains(0) else {
-            write([5, 0xFF])
-            return fail(nil, "the SOCKS client offers no method this forward accepts (only 'no authentication')")
+        switch Socks5Parser.greeting(buffer[...]) {
+        case .incomplete: return
+        case .invalid(let reason): fail(nil, reason)
+        case .complete(let consumed, let noAuth):
+            buffer.removeFirst(consumed)
+            guard noAuth else {
+                write([5, 0xFF])
+                return fail(nil, "the SOCKS client offers no method this forward accepts (only 'no authentication')")
+            }
+            write([5, 0])
+            greeted = true
         }
-        write([5, 0])
-        greeted = true
     }
 
     private func request() {
-        guard buffer.count >= 4 else { return }
-        guard buffer[0] == 5 else { return fail(.generalFailure, "malformed SOCKS5 request (version byte \(buffer[0]))") }
-        let command = buffer[1], type = buffer[3]
-        let addressLength: Int
-        switch type {
-        case 1: addressLength = 4
-        case 4: addressLength = 16
-        case 3:
-            guard buffer.count >= 5 else { return }
-            addressLength = 1 + Int(buffer[4])
-        default: return fail(.addressTypeNotSupported, "SOCKS address type \(type) is not supported")
+        switch Socks5Parser.request(buffer[...]) {
+        case .incomplete: return
+        case .invalid(let reason): fail(.generalFailure, reason)
+        case .refused(let reply, let reason, _): fail(reply, reason)
+        case .connect(let address, let port, let consumed):
+            buffer.removeFirst(consumed)
+            let host: String
+            switch address {
+            case .ipv4(let a): host = Socks5Handshake.numeric(a, family: AF_INET)
+            case .ipv6(let a): host = Socks5Handshake.numeric(a, family: AF_INET6)
+            case .domain(let name): host = String(decoding: name, as: UTF8.self)
+            }
+            done = true
+            leaveWaiting()
+            onConnect(self, host, port)
         }
-        let total = 4 + addressLength + 2
-        guard buffer.count >= total else { return }
-        let address = Array(buffer[4..<(4 + addressLength)])
-        let port = Int(buffer[total - 2]) << 8 | Int(buffer[total - 1])
-        buffer.removeFirst(total)
-        guard command == 1 else { return fail(.commandNotSupported, "SOCKS command \(command) is not supported (only CONNECT)") }
-        let host: String
-        switch type {
-        case 1, 4:
-            var text = [CChar](repeating: 0, count: 64)
-            _ = address.withUnsafeBytes { inet_ntop(type == 1 ? AF_INET : AF_INET6, $0.baseAddress, &text, 64) }
-            host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        default:
-            host = String(decoding: address.dropFirst(), as: UTF8.self)
-        }
-        done = true
-        onConnect(self, host, port)
+    }
+
+    private static func numeric(_ address: [UInt8], family: Int32) -> String {
+        var text = [CChar](repeating: 0, count: 64)
+        _ = address.withUnsafeBytes { inet_ntop(family, $0.baseAddress, &text, 64) }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The client's part is over (or the handshake ended): no deadline, off the rule's list.
+    private func leaveWaiting() {
+        if let timer { reactor.cancelTimer(timer) }
+        timer = nil
+        pending.remove(self)
     }
 
     /// Bytes the client sent after its request: the start of the stream.
@@ -101,9 +118,20 @@ final class Socks5Handshake: ReactorHandler, @unchecked Sendable {
         if reply != .succeeded { Glibc.close(fd) }
     }
 
+    /// Ends the handshake now, without a reply (its rule stopped). [reactor]
+    func cancel() {
+        guard !done else { return }
+        done = true
+        leaveWaiting()
+        reactor.remove(fd)
+        Glibc.close(fd)
+    }
+
     private func fail(_ reply: Reply?, _ reason: String) {
+        guard !done else { return }
         if let reply { write([5, reply.rawValue, 0, 1, 0, 0, 0, 0, 0, 0]) }
         done = true
+        leaveWaiting()
         reactor.remove(fd)
         Glibc.close(fd)
         onFail(reason)
@@ -118,5 +146,48 @@ final class Socks5Handshake: ReactorHandler, @unchecked Sendable {
         if message.contains("prohibited") { return .notAllowed }
         if message.contains("connect failed") { return .connectionRefused }
         return .generalFailure
+    }
+}
+
+/// One -D rule's clients still in their handshake, oldest first. [reactor]
+final class PendingHandshakes {
+    private var list: [Socks5Handshake] = []
+
+    var count: Int { list.count }
+
+    /// Adds h; returns the oldest one when that puts the list over the cap.
+    func add(_ h: Socks5Handshake) -> Socks5Handshake? {
+        list.append(h)
+        return list.count > SocksLimits.pendingPerRule ? list.first : nil
+    }
+
+    func remove(_ h: Socks5Handshake) { list.removeAll { $0 === h } }
+
+    /// Closes them all (the rule stopped).
+    func cancelAll() {
+        let all = list
+        list = []
+        for h in all { h.cancel() }
+    }
+}
+
+/// The SOCKS handshake bounds, and the variable tests use to shorten the deadline.
+enum SocksLimits {
+    /// As long as OpenSSH gives a client to log in, give or take: ample for any real client on
+    /// any network, short enough that idle connections do not pile up.
+    static let defaultHandshakeSeconds = 10.0
+    /// Clients of one rule that may be in their handshake at once (a browser opens a few
+    /// dozen connections at most).
+    static let pendingPerRule = 64
+    static let variable = "TERMHOST_SOCKS_HANDSHAKE_TIMEOUT"
+
+    /// The deadline from the environment (0.1 to 600 s), or the default.
+    static func handshakeSeconds(_ env: [String: String]) throws(NumberOutOfRange) -> Double {
+        guard let text = env[variable] else { return defaultHandshakeSeconds }
+        return try BoundedNumber.decimal(text, name: variable, in: 0.1...600, unit: "seconds")
+    }
+
+    static func text(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
 }

@@ -1,6 +1,7 @@
 import CTermhost
 import Foundation
 import Glibc
+import TermhostSDK
 
 /// How a new stream gets going: a -L client accepted here is handed to the SSH plugin whole
 /// (splice_direct_tcpip: it opens the channel and moves the bytes itself); a -D client gets a
@@ -17,7 +18,7 @@ extension ForwardingManager {
             return
         }
         if r.rule.kind == .dynamic {
-            _ = Socks5Handshake(fd: fd, reactor: reactor, onConnect: { [self] handshake, host, port in
+            _ = Socks5Handshake(fd: fd, reactor: reactor, pending: r.pending, timeout: socksHandshakeSeconds, onConnect: { [self] handshake, host, port in
                 link.call { [self] in
                     do {
                         let channel = try transport.openDirect(c, host: host, port: port)
@@ -26,11 +27,12 @@ extension ForwardingManager {
                             pump(r, local: fd, remote: channel, initial: handshake.leftover)
                         }
                     } catch {
-                        pluginHost.log(.warning, "\(r.label): SOCKS CONNECT to \(ForwardSpec.bracketed(host)):\(port) failed: \(error.message)")
+                        // The name is the client's and the reason the server's: both shown, never obeyed.
+                        pluginHost.log(.warning, "\(r.label): SOCKS CONNECT to \(VisibleText.of(ForwardSpec.bracketed(host))):\(port) failed: \(VisibleText.of(error.message))")
                         reactor.post { handshake.finish(Socks5Handshake.reply(for: error.message)) }
                     }
                 }
-            }, onFail: { [pluginHost] reason in pluginHost.log(.info, "\(r.label): \(reason)") })
+            }, onFail: { [pluginHost] reason in pluginHost.log(.info, "\(r.label): \(VisibleText.of(reason))") })
             return
         }
         let target = r.rule.targetHost ?? "localhost", port = r.rule.targetPort ?? 0
@@ -48,7 +50,7 @@ extension ForwardingManager {
             queue.async { self.writeStatus() }
         } catch {
             context.release()   // on_done never comes after a refused call
-            pluginHost.log(.warning, "\(r.label): cannot open a channel to \(ForwardSpec.bracketed(target)):\(port): \(error.message)")
+            pluginHost.log(.warning, "\(r.label): cannot open a channel to \(VisibleText.of(ForwardSpec.bracketed(target))):\(port): \(VisibleText.of(error.message))")
         }
     }
 
@@ -59,7 +61,7 @@ extension ForwardingManager {
         reactor.post { [self] in
             let live = s.runtime.splices.removeValue(forKey: s.stream) != nil
             s.runtime.connections.subtract(1, ordering: .relaxed)
-            if status != Int32(TERMHOST_OK) && live && !isClosingDown { pluginHost.log(.warning, "\(s.runtime.label): \(message)") }
+            if status != Int32(TERMHOST_OK) && live && !isClosingDown { pluginHost.log(.warning, "\(s.runtime.label): \(VisibleText.of(message))") }
             queue.async { self.writeStatus() }
         }
     }
@@ -71,7 +73,7 @@ extension ForwardingManager {
                 let channel = try transport.openDirect(c, host: target, port: port)
                 reactor.post { [self] in pump(r, local: fd, remote: channel) }
             } catch {
-                pluginHost.log(.warning, "\(r.label): cannot open a channel to \(ForwardSpec.bracketed(target)):\(port): \(error.message)")
+                pluginHost.log(.warning, "\(r.label): cannot open a channel to \(VisibleText.of(ForwardSpec.bracketed(target))):\(port): \(VisibleText.of(error.message))")
                 Glibc.close(fd)
             }
         }
@@ -85,7 +87,7 @@ extension ForwardingManager {
                 let local = try TargetConnector.connect(host: target, port: port)
                 reactor.post { [self] in pump(r, local: local, remote: fd) }
             } catch {
-                pluginHost.log(.warning, "\(r.label): \(error.message)")
+                pluginHost.log(.warning, "\(r.label): \(VisibleText.of(error.message))")
                 Glibc.close(fd)
             }
         }
