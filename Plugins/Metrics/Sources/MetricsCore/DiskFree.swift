@@ -21,8 +21,14 @@ public enum DiskFree {
             guard f.count >= 6, let blocks = ProcText.counter(f[1]), let used = ProcText.counter(f[2]),
                   let avail = ProcText.counter(f[3]), f[4].hasSuffix("%"), blocks > 0,
                   !pseudo.contains(String(f[0])) else { continue }
+            // KiB from a remote df: a count whose bytes do not fit 64 bits is not a real
+            // filesystem, and a wrapped product would show a plausible wrong size.
+            let (size, o1) = blocks.multipliedReportingOverflow(by: 1024)
+            let (usedBytes, o2) = used.multipliedReportingOverflow(by: 1024)
+            let (availBytes, o3) = avail.multipliedReportingOverflow(by: 1024)
+            guard !o1, !o2, !o3 else { continue }
             let fs = Filesystem(device: String(f[0]), mount: f[5...].joined(separator: " "),
-                                sizeBytes: blocks &* 1024, usedBytes: used &* 1024, availableBytes: avail &* 1024)
+                                sizeBytes: size, usedBytes: usedBytes, availableBytes: availBytes)
             if let i = out.firstIndex(where: { $0.mount == fs.mount }) { out.remove(at: i) }
             out.append(fs)
         }

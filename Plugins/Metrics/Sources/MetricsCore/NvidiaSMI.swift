@@ -14,10 +14,17 @@ public enum NvidiaSMI {
             let memory = section(block, "fb_memory_usage") ?? ""
             return GPU(name: value(block, "product_name") ?? "GPU",
                        utilizationPercent: number(section(block, "utilization").flatMap { value($0, "gpu_util") }),
-                       memoryUsedBytes: number(value(memory, "used")).map { $0 * 1_048_576 },
-                       memoryTotalBytes: number(value(memory, "total")).map { $0 * 1_048_576 },
+                       memoryUsedBytes: mebibytes(number(value(memory, "used"))),
+                       memoryTotalBytes: mebibytes(number(value(memory, "total"))),
                        temperatureCelsius: number(section(block, "temperature").flatMap { value($0, "gpu_temp") }))
         }
+    }
+
+    /// MiB to bytes; nil when the product is not finite (a value near Double's largest).
+    static func mebibytes(_ v: Double?) -> Double? {
+        guard let v else { return nil }
+        let bytes = v * 1_048_576
+        return bytes.isFinite ? bytes : nil
     }
 
     static func section(_ s: String, _ tag: String) -> String? {

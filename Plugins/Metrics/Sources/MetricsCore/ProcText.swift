@@ -14,6 +14,13 @@ enum ProcText {
     /// A non-negative integer counter, or nil for anything else ("-", "1e3", overflow).
     static func counter<S: StringProtocol>(_ s: S) -> UInt64? { UInt64(s) }
 
+    /// a + b, saturated: counters from a remote host may be anything up to 2^64-1, and a
+    /// wrapped sum would look like a small, plausible value.
+    static func sum(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let (s, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : s
+    }
+
     /// A finite decimal number, or nil.
     static func number<S: StringProtocol>(_ s: S) -> Double? {
         guard let d = Double(String(s)), d.isFinite else { return nil }

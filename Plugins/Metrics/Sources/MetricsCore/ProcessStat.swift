@@ -26,7 +26,7 @@ public struct ProcessCounters: Sendable, Equatable {
         let comm = line[line.index(after: open)..<close]
         let name = String(comm.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : Character($0) })
         return ProcessCounters(pid: pid, name: String(name.prefix(64)), state: String(rest[0].prefix(1)),
-                               cpuTicks: utime &+ stime, startTicks: start, residentPages: nil)
+                               cpuTicks: ProcText.sum(utime, stime), startTicks: start, residentPages: nil)
     }
 
     /// statm's resident pages.

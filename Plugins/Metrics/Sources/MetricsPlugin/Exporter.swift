@@ -1,10 +1,18 @@
 import Foundation
 import Glibc
 import MetricsCore
+import Synchronization
+import TermhostSDK
 
 /// `metrics serve`: a minimal HTTP/1.1 server answering GET /metrics with the Prometheus text
-/// format, for an existing Prometheus to scrape. One request per connection, served on the
-/// command's thread between store syncs; anything else gets 404 (or 405 for other methods).
+/// format, for an existing Prometheus to scrape. One request per connection.
+///
+/// Design: the command's thread accepts and keeps the monitor list in step with the store;
+/// each connection is served on a thread of its own, so a slow or silent client holds only
+/// its own thread, never the scrape beside it. Bounds (Docs/Metrics.md, "Limits"):
+/// `ExporterLimits.connections` connections at once (more are answered 503 and closed), the
+/// request head within `ExporterLimits.requestSeconds` and `HTTPRequestHead.maxHeadBytes`
+/// (431), the answer written within the same time again.
 struct Exporter {
     let command: MetricsCommand
     let monitors: MonitorStore
@@ -19,29 +27,69 @@ struct Exporter {
                 listen = v
             } else { hosts.append(a) }
         }
-        guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
-            return command.usageError("termhost metrics serve: --listen takes ADDRESS:PORT, e.g. 127.0.0.1:9464")
+        guard let colon = listen.lastIndex(of: ":") else {
+            return command.usageError("termhost metrics serve: --listen takes ADDRESS:PORT, e.g. 127.0.0.1:9464, not '\(VisibleText.of(listen))'")
+        }
+        let port: Int
+        let requestSeconds: Double
+        do {
+            port = try BoundedNumber.integer(String(listen[listen.index(after: colon)...]), name: "the port of --listen", in: 0...65535)
+            requestSeconds = try ExporterLimits.requestSeconds(ProcessInfo.processInfo.environment)
+        } catch {
+            return command.usageError("termhost metrics serve: \(error)")
         }
         let address = String(listen[..<colon])
         guard let transport = command.transport() else { return 1 }
         let fd: Int32
         let bound: UInt16
-        switch Exporter.listen(address, port) {
-        case .failure(let e): command.invocation.printError("termhost metrics serve: cannot listen on \(listen): \(e.message)"); return 1
+        switch Exporter.listen(address, UInt16(port)) {
+        case .failure(let e): command.invocation.printError("termhost metrics serve: cannot listen on \(VisibleText.of(listen)): \(e.message)"); return 1
         case .success(let v): (fd, bound) = v
         }
         defer { close(fd) }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         let set = MonitorSet(explicit: hosts, monitors: monitors, transport: transport, scene: 0, details: false)
         set.sync(force: true)
         defer { set.release() }
+        let board = ReportBoard(set.samplers)
+        let open = Atomic<Int>(0)
         command.invocation.print("Serving Prometheus metrics on http://\(address):\(bound)/metrics")
+        var exhausted = false
         while true {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             if poll(&pfd, 1, 1000) > 0 {
-                let client = accept(fd, nil, nil)
-                if client >= 0 { serve(client, set) }
+                // Every waiting client, each handed to its own thread at once.
+                while true {
+                    let client = accept(fd, nil, nil)
+                    if client < 0 {
+                        if [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errno) {
+                            // The client waits in the backlog; polling again at once would
+                            // only spin until a descriptor is free.
+                            if !exhausted { command.host.log(.warning, "metrics serve: cannot accept a connection: \(String(cString: strerror(errno))); pausing 100 ms at a time") }
+                            exhausted = true
+                            usleep(100_000)
+                        }
+                        break
+                    }
+                    exhausted = false
+                    _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                    _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+                    guard open.add(1, ordering: .relaxed).newValue <= ExporterLimits.connections else {
+                        open.subtract(1, ordering: .relaxed)
+                        Exporter.refuseBusy(client)
+                        continue
+                    }
+                    let thread = Thread {
+                        Exporter.serve(client, board: board, seconds: requestSeconds)
+                        open.subtract(1, ordering: .relaxed)
+                    }
+                    thread.name = "metrics serve connection"
+                    thread.stackSize = 256 * 1024
+                    thread.start()
+                }
             }
             set.sync()
+            board.update(set.samplers)
         }
     }
 
@@ -57,20 +105,15 @@ struct Exporter {
         addr.sin_port = port.bigEndian
         guard inet_pton(AF_INET, address == "localhost" ? "127.0.0.1" : address, &addr.sin_addr) == 1 else {
             close(fd)
-            return .failure(ListenError(message: "'\(address)' is not an IPv4 address"))
+            return .failure(ListenError(message: "'\(VisibleText.of(address))' is not an IPv4 address"))
         }
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         let ok = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && Glibc.listen(fd, 16) == 0 && getsockname(fd, $0, &len) == 0 }
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && Glibc.listen(fd, 128) == 0 && getsockname(fd, $0, &len) == 0 }
         }
         guard ok else { let e = String(cString: strerror(errno)); close(fd); return .failure(ListenError(message: e)) }
         return .success((fd, UInt16(bigEndian: addr.sin_port)))
     }
-
-    /// The whole exchange with one client (reading the request head, writing the answer) gets
-    /// this long, however the client trickles bytes: requests are served one at a time, so a
-    /// slow or stuck client must not hold the others (or the store syncs) for longer.
-    static let requestSeconds = 3.0
 
     /// Waits until fd is ready for events or the deadline passes.
     private static func ready(_ fd: Int32, _ events: Int32, by deadline: Date) -> Bool {
@@ -84,44 +127,78 @@ struct Exporter {
         }
     }
 
-    /// Reads the request head (bounded: 16 KiB), answers, closes; all within requestSeconds.
-    private func serve(_ client: Int32, _ set: MonitorSet) {
+    /// Over the connection cap: a short answer the send buffer takes at once, then close.
+    private static func refuseBusy(_ client: Int32) {
+        let text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n"
+        _ = send(client, text, text.utf8.count, Int32(MSG_NOSIGNAL))
+        close(client)
+    }
+
+    /// Reads the request head (HTTPRequestHead's bounds) within `seconds`, answers within
+    /// `seconds` more, closes. A client silent or trickling past its deadline is closed
+    /// without an answer. [its own thread]
+    static func serve(_ client: Int32, board: ReportBoard, seconds: Double) {
         defer { close(client) }
-        let deadline = Date().addingTimeInterval(Exporter.requestSeconds)
-        _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+        let deadline = Date().addingTimeInterval(seconds)
         var head: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 4096)
-        var complete = false
-        while head.count < 16384, Exporter.ready(client, Int32(POLLIN), by: deadline) {
+        var outcome = HTTPRequestHead.Outcome.incomplete
+        while outcome == .incomplete, ready(client, Int32(POLLIN), by: deadline) {
             let n = recv(client, &buf, buf.count, 0)
             if n < 0 && (errno == EAGAIN || errno == EINTR) { continue }
-            if n <= 0 { break }
+            if n <= 0 { return }
             head += buf[0..<n]
-            if head.count >= 4, String(decoding: head, as: UTF8.self).contains("\r\n\r\n") { complete = true; break }
+            outcome = HTTPRequestHead.parse(head)
         }
-        // Out of time before the request arrived: nothing to answer.
-        guard complete || deadline.timeIntervalSinceNow > 0 else { return }
-        let firstLine = String(decoding: head, as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
-        let parts = firstLine.split(separator: " ")
         let (status, body, type): (String, String, String)
-        if parts.count >= 2, parts[0] != "GET" && parts[0] != "HEAD" {
-            (status, body, type) = ("405 Method Not Allowed", "only GET\n", "text/plain")
-        } else if parts.count >= 2, parts[1] == "/metrics" || parts[1].hasPrefix("/metrics?") {
-            set.sync()
-            (status, body, type) = ("200 OK", Prometheus.render(set.reports, now: Date().timeIntervalSince1970), Prometheus.contentType)
-        } else {
-            (status, body, type) = ("404 Not Found", "try /metrics\n", "text/plain")
+        var headOnly = false
+        switch outcome {
+        case .incomplete: return   // out of time before the request arrived: nothing to answer
+        case .refused(let code, let reason, let text): (status, body, type) = ("\(code) \(reason)", text, "text/plain")
+        case .request(let method, let target):
+            headOnly = method == .head
+            if HTTPRequestHead.isMetrics(target) {
+                (status, body, type) = ("200 OK", Prometheus.render(board.reports, now: Date().timeIntervalSince1970), Prometheus.contentType)
+            } else {
+                (status, body, type) = ("404 Not Found", "try /metrics\n", "text/plain")
+            }
         }
         let bytes = Array(body.utf8)
         let response = "HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
         var out = Array(response.utf8)
-        if parts.first != "HEAD" { out += bytes }
+        if !headOnly { out += bytes }
+        let writeDeadline = Date().addingTimeInterval(seconds)
         var sent = 0
-        while sent < out.count, Exporter.ready(client, Int32(POLLOUT), by: deadline) {
+        while sent < out.count, ready(client, Int32(POLLOUT), by: writeDeadline) {
             let n = out[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0 && (errno == EAGAIN || errno == EINTR) { continue }
             if n <= 0 { break }
             sent += n
         }
+    }
+}
+
+/// The samplers a scrape reads, as the command's thread last synced them. Samplers are
+/// thread-safe; only the list needs the lock.
+final class ReportBoard: Sendable {
+    private let samplers: Mutex<[Sampler]>
+    init(_ list: [Sampler]) { samplers = Mutex(list) }
+    func update(_ list: [Sampler]) { samplers.withLock { $0 = list } }
+    var reports: [HostReport] { samplers.withLock { $0 }.map(\.report) }
+}
+
+/// The endpoint's bounds, and the variable tests use to shorten the request deadline.
+enum ExporterLimits {
+    /// Connections served at once. A Prometheus server scrapes with one; 64 leaves room for
+    /// several and for curl, while a flood costs at most 64 threads.
+    static let connections = 64
+    /// A request head must arrive within this (slowloris defence), and the answer leave within
+    /// as long again. Prometheus sends its request at once.
+    static let defaultRequestSeconds = 5.0
+    static let variable = "TERMHOST_METRICS_REQUEST_TIMEOUT"
+
+    static func requestSeconds(_ env: [String: String]) throws(NumberOutOfRange) -> Double {
+        guard let text = env[variable] else { return defaultRequestSeconds }
+        return try BoundedNumber.decimal(text, name: variable, in: 0.1...300, unit: "seconds")
     }
 }

@@ -37,7 +37,7 @@ struct MetricsCommand {
             case "rm", "remove": return try one(args, sub) { m in
                 try monitors.remove(m.host)
                 Samplers.remove(m.host)
-                return "Removed monitor '\(m.host)'."
+                return "Removed monitor '\(VisibleText.of(m.host))'."
             } lookup: { try monitors.find($0) }
             case "pause", "resume": return try one(args, sub) { m in
                 var m = m
@@ -47,24 +47,25 @@ struct MetricsCommand {
                 try monitors.save(m)
                 Samplers.find(m.host)?.setPaused(m.paused)
                 if !m.paused { Samplers.find(m.host)?.retry() }
-                return sub == "pause" ? "Paused monitor '\(m.host)'." : "Resumed monitor '\(m.host)'."
+                return sub == "pause" ? "Paused monitor '\(VisibleText.of(m.host))'." : "Resumed monitor '\(VisibleText.of(m.host))'."
             } lookup: { try monitors.find($0) }
             case "move":
-                guard args.count == 2, let position = Int(args[1]), position >= 1 else {
-                    return usageError("usage: termhost metrics move HOST POSITION (1 is the top)")
-                }
+                guard args.count == 2 else { return usageError("usage: termhost metrics move HOST POSITION (1 is the top)") }
+                let position: Int
+                do { position = try BoundedNumber.integer(args[1], name: "POSITION", in: 1...1_000_000) }
+                catch { return usageError("termhost metrics move: \(error)") }
                 guard try monitors.find(args[0]) != nil else { return notFound(args[0]) }
                 try monitors.move(args[0], to: position)
-                invocation.print("Moved monitor '\(args[0])' to position \(min(position, try monitors.all().count)).")
+                invocation.print("Moved monitor '\(VisibleText.of(args[0]))' to position \(min(position, try monitors.all().count)).")
                 return 0
             case "list": return try list(monitors)
             case "show": return try show(args, monitors)
             case "watch": return try Dashboard(command: self, monitors: monitors).run(args)
             case "serve": return try Exporter(command: self, monitors: monitors).run(args)
-            default: return usageError("termhost metrics: unknown subcommand '\(sub)'\n" + MetricsCommand.usage)
+            default: return usageError("termhost metrics: unknown subcommand '\(VisibleText.of(sub))'\n" + MetricsCommand.usage)
             }
         } catch {
-            invocation.printError("termhost metrics: \(error)")
+            invocation.printError("termhost metrics: \(VisibleText.of("\(error)"))")
             return 1
         }
     }
@@ -72,7 +73,7 @@ struct MetricsCommand {
     func usageError(_ text: String) -> Int32 { invocation.printError(text); return 2 }
 
     func notFound(_ host: String) -> Int32 {
-        invocation.printError("termhost metrics: no monitor '\(host)' (termhost metrics list shows them)")
+        invocation.printError("termhost metrics: no monitor '\(VisibleText.of(host))' (termhost metrics list shows them)")
         return 1
     }
 
@@ -89,25 +90,25 @@ struct MetricsCommand {
         guard let name = rest.popFirst(), !name.hasPrefix("-") else {
             return usageError("usage: termhost metrics add HOST [--interval SECONDS] [--interface NAME]...")
         }
-        var m = Monitor(host: name, order: (try monitors.all().map(\.order).max() ?? 0) + 1)
+        // Orders come from the store: the next one saturates rather than trap on Int.max.
+        let last = try monitors.all().map(\.order).max() ?? 0
+        var m = Monitor(host: name, order: last == Int.max ? last : last + 1)
         while let option = rest.popFirst() {
             guard let value = rest.popFirst() else { return usageError("termhost metrics add: \(option) needs a value") }
             switch option {
             case "--interval":
-                guard let n = Int(value), (1...3600).contains(n) else {
-                    return usageError("termhost metrics add: --interval takes whole seconds from 1 to 3600")
-                }
-                m.interval = n
+                do { m.interval = try BoundedNumber.integer(value, name: "--interval", in: 1...3600, unit: "seconds") }
+                catch { return usageError("termhost metrics add: \(error)") }
             case "--interface": m.interfaces = (m.interfaces ?? []) + [value]
-            default: return usageError("termhost metrics add: unknown option '\(option)'")
+            default: return usageError("termhost metrics add: unknown option '\(VisibleText.of(option))'")
             }
         }
         if try monitors.find(name) != nil {
-            invocation.printError("termhost metrics: a monitor for '\(name)' exists already (termhost metrics rm \(name) first)")
+            invocation.printError("termhost metrics: a monitor for '\(VisibleText.of(name))' exists already (termhost metrics rm \(VisibleText.of(name)) first)")
             return 1
         }
         try monitors.save(m)
-        invocation.print("Added monitor '\(name)'.")
+        invocation.print("Added monitor '\(VisibleText.of(name))'.")
         return 0
     }
 
@@ -123,7 +124,7 @@ struct MetricsCommand {
         }
         for (i, m) in all.enumerated() {
             let interfaces = m.interfaces.map { "interfaces " + $0.joined(separator: ",") } ?? "physical interfaces"
-            invocation.print("\(i + 1)  \(m.host)  \(m.paused ? "paused" : "active")  every \(m.interval) s  \(interfaces)")
+            invocation.print("\(i + 1)  \(VisibleText.of(m.host))  \(m.paused ? "paused" : "active")  every \(m.interval) s  \(VisibleText.of(interfaces))")
         }
         return 0
     }
@@ -142,7 +143,7 @@ struct MetricsCommand {
         let report: HostReport
         if saved?.paused == true {
             // A paused monitor stays paused: show says so without connecting.
-            report = HostReport(host: name, state: .paused, interval: Double(saved!.interval))
+            report = HostReport(host: name, state: .paused, interval: Double(saved!.config.interval))
         } else {
             guard let transport = transport() else { return 1 }
             // Every second whatever the saved interval: show needs two samples within its

@@ -14,7 +14,9 @@ struct Monitor: Codable, Equatable, Sendable {
     /// to retry the host now, even after "auth needed" or a host key failure.
     var resumes: Int? = nil
 
-    var config: Sampler.Config { Sampler.Config(interval: interval, interfaces: interfaces) }
+    /// The interval is clamped to what `metrics add` accepts (1 to 3600 s): the store may hold
+    /// anything another process or a sync wrote, and 0 would make the remote loop spin.
+    var config: Sampler.Config { Sampler.Config(interval: min(max(interval, 1), 3600), interfaces: interfaces) }
 }
 
 struct MonitorStore {

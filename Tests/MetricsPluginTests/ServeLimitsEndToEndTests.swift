@@ -1,0 +1,113 @@
+import Foundation
+import Glibc
+import MetricsCore
+import Testing
+import TestSupport
+
+/// `metrics serve` against slow and hostile clients: each connection on its own thread with
+/// a deadline for its request, the request head bounded, wrong methods refused
+/// (Docs/Metrics.md, "Limits").
+@Suite struct ServeLimitsEndToEndTests {
+    /// Thirty clients that say nothing or trickle a byte at a time used to queue a scrape
+    /// behind them (3 s each, one at a time); now the scrape is answered beside them, and
+    /// they are closed at their deadline.
+    @Test func slowClientsDoNotHoldAScrapeAndAreClosedAtTheirDeadline() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.metrics(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["metrics", "add", h.target])
+        var env = h.environment
+        env[ExporterVariable.name] = "1.5"
+        let serve = try Background(Paths.termhost, ["metrics", "serve", "--listen", "127.0.0.1:0"], environment: env)
+        defer { if serve.process.isRunning { serve.process.terminate(); serve.process.waitUntilExit() } }
+        let first = serve.firstLine()
+        let url = try #require(first.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }, "\(first)")
+        let port = try #require(Int(url.split(separator: ":").last?.split(separator: "/").first ?? ""))
+        var slow: [Int32] = []
+        defer { slow.forEach { close($0) } }
+        for _ in 0..<30 { slow.append(try #require(LoopbackListener.connect(to: port))) }
+        // Ten of them trickle a request, a byte every 100 ms, until they are closed.
+        let trickling = Array(slow.prefix(10))
+        let trickle = Thread {
+            for b in Array("GET /metrics HTTP/1.1\r\nHost: slow\r\n".utf8) {
+                var c = b
+                for fd in trickling { _ = send(fd, &c, 1, Int32(MSG_NOSIGNAL)) }
+                usleep(100_000)
+            }
+        }
+        trickle.start()
+        // HTTP.get gives up after 5 s: the old serial server answered after 90.
+        let scrape = HTTP.get(url)
+        #expect(scrape?.status == 200, "\(String(describing: scrape))")
+        #expect(scrape?.body.contains("# TYPE termhost_metrics_up gauge") == true)
+        let closed = waitUntil(seconds: 10) { slow.allSatisfy(Self.closedByPeer) }
+        #expect(closed, "still open: \(slow.filter { !Self.closedByPeer($0) }.count) of 30")
+    }
+
+    @Test func wrongMethodsOversizedHeadsAndBadSettingsAreRefused() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.metrics(dir: dir)
+        defer { h.server.stop() }
+        let serve = try Background(Paths.termhost, ["metrics", "serve", "--listen", "127.0.0.1:0"], environment: h.environment)
+        defer { if serve.process.isRunning { serve.process.terminate(); serve.process.waitUntilExit() } }
+        let first = serve.firstLine()
+        let port = try #require(first.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) }, "\(first)")
+        #expect(Self.exchange(port, "POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n").hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n"))
+        let big = "GET /metrics HTTP/1.1\r\nX-Pad: " + String(repeating: "a", count: 9000) + "\r\n\r\n"
+        #expect(Self.exchange(port, big).hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"))
+        #expect(Self.exchange(port, "GET metrics\r\n\r\n").hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+        #expect(Self.exchange(port, "HEAD /metrics HTTP/1.1\r\n\r\n").hasPrefix("HTTP/1.1 200 OK\r\n"))
+
+        let badPort = try h.termhost(["metrics", "serve", "--listen", "127.0.0.1:70000"])
+        #expect(badPort.status == 2)
+        #expect(badPort.stderr == "termhost metrics serve: the port of --listen must be a whole number from 0 to 65535, not '70000'\n")
+        var env = h.environment
+        env[ExporterVariable.name] = "0"
+        let badTime = try Shell.run(Paths.termhost, ["metrics", "serve", "--listen", "127.0.0.1:0"], environment: env)
+        #expect(badTime.status == 2)
+        #expect(badTime.stderr == "termhost metrics serve: \(ExporterVariable.name) must be a number of seconds from 0.1 to 300, not '0'\n")
+        let interval = try h.termhost(["metrics", "add", "x", "--interval", "99999999999999999999"])
+        #expect(interval.stderr == "termhost metrics add: --interval must be a whole number of seconds from 1 to 3600, not '99999999999999999999'\n")
+        let move = try h.termhost(["metrics", "move", "x", "-3"])
+        #expect(move.stderr == "termhost metrics move: POSITION must be a whole number from 1 to 1000000, not '-3'\n")
+    }
+
+    /// Sends request, returns everything the server answers before closing.
+    static func exchange(_ port: Int, _ request: String) -> String {
+        guard let fd = LoopbackListener.connect(to: port) else { return "" }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array(request.utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var data = [UInt8]()
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buf, buf.count, 0)
+            if n <= 0 { break }
+            data += buf[0..<n]
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func closedByPeer(_ fd: Int32) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, 0) == 1 else { return false }
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0
+    }
+
+    func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+}
+
+/// The plugin's variable for the request deadline (ExporterLimits.variable in the plugin).
+enum ExporterVariable { static let name = "TERMHOST_METRICS_REQUEST_TIMEOUT" }

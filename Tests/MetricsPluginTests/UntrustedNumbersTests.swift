@@ -1,0 +1,48 @@
+@testable import MetricsCore
+import Testing
+
+/// Counters from a remote host are untrusted: 2^64-1, values that overflow a product, counters
+/// that go backwards. Nothing traps, and nothing wraps into a plausible wrong value.
+@Suite struct UntrustedNumbersTests {
+    @Test func dfSizesWhoseBytesOverflowAreLeftOutNotWrapped() {
+        let max = UInt64.max
+        let text = """
+        Filesystem 1024-blocks Used Available Capacity Mounted on
+        /dev/huge \(max) \(max / 2) 5 99% /huge
+        /dev/vda1 1000 400 600 40% /
+        """
+        let fs = DiskFree.parse(text)
+        #expect(fs.map(\.mount) == ["/"], "\(fs)")
+        #expect(fs.first?.sizeBytes == 1_024_000)
+    }
+
+    @Test func gpuMemoryPastDoublesRangeIsUnknown() {
+        let xml = "<gpu id=\"0\"><product_name>X</product_name><fb_memory_usage><total>1e308 MiB</total><used>12 MiB</used></fb_memory_usage></gpu>"
+        let gpu = NvidiaSMI.parse(xml).first
+        #expect(gpu?.memoryTotalBytes == nil)
+        #expect(gpu?.memoryUsedBytes == 12_582_912.0)
+    }
+
+    @Test func processTimesSaturateInsteadOfWrapping() {
+        let max = UInt64.max
+        let line = "7 (x) S 1 1 1 0 -1 0 0 0 0 0 \(max) 5 0 0 20 0 1 0 100 0 0"
+        #expect(ProcessCounters.parseStat(line)?.cpuTicks == max)
+    }
+
+    @Test func cpuCountersAtTheTopOrGoingBackwardsGiveNoUsage() throws {
+        let max = UInt64.max
+        let a = try #require(CPUStat.parse("cpu \(max) \(max) \(max) \(max) \(max) \(max) \(max) \(max) \(max) \(max)\n"))
+        let b = try #require(CPUStat.parse("cpu 1 1 1 1 1 1 1 1 1 1\n"))
+        #expect(CPUTimes.usage(from: a.total, to: b.total) == nil, "a counter went backwards")
+        if let u = CPUTimes.usage(from: b.total, to: a.total) { #expect(u >= 0 && u <= 100) }
+        // Rates: a counter that went backwards, or at 2^64-1, never traps.
+        #expect(Compute.rate(max, 0, 1) == nil)
+        #expect(Compute.rate(0, max, 1) == Double(max))
+    }
+
+    @Test func kilobyteMemoryValuesThatOverflowAreLeftOut() {
+        let m = MemInfo.parse("MemTotal: \(UInt64.max) kB\nMemAvailable: 10 kB\n")
+        #expect(m?.total == nil)
+        #expect(m?.available == 10240)
+    }
+}
