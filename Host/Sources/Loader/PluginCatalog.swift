@@ -92,14 +92,12 @@ public struct PluginCatalog: Sendable {
             record.failure = .badManifest(error.description)
             return record
         }
-        if let unsafe = SafePath.problem(fd: fd, path: manifestPath) {
-            record.failure = .unsafePermissions(unsafe)
-            return record
-        }
         record.manifestSHA256 = SHA256.hex([UInt8](bytes))
         do { record.manifest = try PluginManifest.decode(bytes, file: manifestPath) } catch {
             record.failure = .badManifest(error.description)
         }
+        // Decoded first only so that messages can name the plugin; nothing of it is used.
+        if let unsafe = SafePath.problem(fd: fd, path: manifestPath) { record.failure = .unsafePermissions(unsafe) }
         return record
     }
 
