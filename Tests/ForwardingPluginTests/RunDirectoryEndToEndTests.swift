@@ -75,3 +75,29 @@ import TestSupport
         return lstat(path, &st) == 0 ? st.st_mode & 0o777 : 0
     }
 }
+
+/// Rules read back from the store are checked as a spec on the command line is: a port out of
+/// range fails that rule by name (it used to reach a C call as Int32 and trap), and a value
+/// that is not a rule at all is named by `list` and left alone.
+@Suite struct StoredRuleEndToEndTests {
+    @Test func aStoredPortOutOfRangeFailsItsRuleAndAnUnreadableRuleIsNamed() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.forwarding(dir: dir)
+        try h.termhost(["forward", "add", "--name", "wide", h.target, "-R", "0:127.0.0.1:80"])
+        try h.termhost(["forward", "add", "--name", "junk", h.target, "-D", "0"])
+        let db = dir.path + "/data/termhost/termhost.db"
+        func sql(_ statement: String) throws {
+            let r = try Shell.run("/usr/bin/sqlite3", [db, statement])
+            #expect(r.status == 0, "\(r.output)")
+        }
+        try sql("UPDATE items SET value = CAST(replace(CAST(value AS TEXT), '\"bindPort\":0', '\"bindPort\":5000000000') AS BLOB) WHERE collection = 'rules' AND CAST(value AS TEXT) LIKE '%wide%'")
+        try sql("UPDATE items SET value = CAST('{\"name\":\"junk\"' AS BLOB) WHERE collection = 'rules' AND CAST(value AS TEXT) LIKE '%junk%'")
+        let list = try h.termhost(["forward", "list"])
+        #expect(list.stderr.hasPrefix("termhost forward: the stored rule '"), "\(list.output)")
+        #expect(list.stderr.hasSuffix("' cannot be read (left as it is)\n"), "\(list.output)")
+        let run = try h.run(["wide"])
+        #expect(run.waitForExit() == 1)
+        #expect(run.output.contains("forward 'wide': failed: the port of rule 'wide' in the store must be a whole number from 0 to 65535, not '5000000000'"), "\(run.output)")
+    }
+}

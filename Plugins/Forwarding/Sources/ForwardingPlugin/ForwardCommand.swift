@@ -162,6 +162,9 @@ struct ForwardCommand {
         let all = try rules.all()
         try RunDirectory.checkedIfPresent()
         let states = StatusFile.readAll()
+        for key in try rules.unreadable() {
+            c.printError("termhost forward: the stored rule '\(VisibleText.of(key))' cannot be read (left as it is)")
+        }
         if o.json || c.jsonOutput {
             c.print(json(all.map { describe($0, state: states[$0.id] ?? "stopped") }))
             return 0

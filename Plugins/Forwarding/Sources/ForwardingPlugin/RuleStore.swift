@@ -12,6 +12,13 @@ struct RuleStore {
             .sorted { $0.name.localizedStandardCompare($1.name) == .orderedAscending }
     }
 
+    /// Keys of stored values that are not a rule this version can read (another version or a
+    /// damaged store wrote them). They are left as they are, never removed; `list` names them.
+    func unreadable() throws -> [String] {
+        try store.list(RuleStore.collection).filter { (try? JSONDecoder().decode(ForwardRule.self, from: Data($0.value))) == nil }
+            .map(\.key)
+    }
+
     /// The rule called name (exactly), or a clear error naming it.
     func find(_ name: String) throws -> ForwardRule {
         guard let rule = try all().first(where: { $0.name == name }) else {
