@@ -3,6 +3,7 @@ import CTermhost
 import Foundation
 import Glibc
 import Synchronization
+import TermhostSDK
 
 /// Channels of one connection bridged to local stream sockets, for the transport service's
 /// direct-tcpip, shell and remote-forward calls. Everything here runs on the connection's
@@ -389,7 +390,7 @@ final class ChannelBridges: @unchecked Sendable {
         }
         opens.removeFirst()
         noteFatal(Int(rc))
-        open.fail(SSHError("ssh: \(connection.shownAddress) cannot open a channel to \(String(cString: open.host)) port \(open.port): \(connection.lastError())"))
+        open.fail(SSHError("ssh: \(connection.shownAddress) cannot open a channel to \(VisibleText.of(String(cString: open.host))) port \(open.port): \(connection.lastError())"))
         return true
     }
 

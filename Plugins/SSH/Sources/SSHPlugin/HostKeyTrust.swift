@@ -64,7 +64,7 @@ enum HostKeyTrust {
         case .unknown(let otherTypes):
             var text = "The authenticity of host '\(c.hostLabel)' can't be established.\n\(label) key fingerprint is \(fingerprint)."
             if !otherTypes.isEmpty {
-                text += "\nThis host key is known by other names or types: \(otherTypes.joined(separator: ", ")) is already known for it."
+                text += "\nThis host key is known by other names or types: \(VisibleText.of(otherTypes.joined(separator: ", "))) is already known for it."
             }
             guard let interact = interaction.host.interact else { throw SSHError("Host key verification failed: the host offers no way to ask") }
             interact.notify(text, scene: interaction.scene)
@@ -149,7 +149,8 @@ enum HostKeyTrust {
         case "ssh-ed25519": "ED25519"
         case "ssh-rsa": "RSA"
         case _ where keyType.hasPrefix("ecdsa-sha2-"): "ECDSA"
-        default: keyType
+        // From the key blob the server sent: shown, not obeyed.
+        default: VisibleText.of(keyType)
         }
     }
 }

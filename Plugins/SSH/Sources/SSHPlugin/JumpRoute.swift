@@ -78,7 +78,7 @@ final class JumpTunnel: @unchecked Sendable {
     }
 
     static func open(through outer: SSHConnection, to next: Destination) throws(SSHError) -> JumpTunnel {
-        guard let channel = libssh2_channel_direct_tcpip_ex(outer.session, next.address, Int32(next.port), "127.0.0.1", 22) else {
+        guard let channel = libssh2_channel_direct_tcpip_ex(outer.session, next.address, Int32(clamping: next.port), "127.0.0.1", 22) else {
             let reason = outer.lastError()
             outer.teardown()
             let hint = reason.contains("prohibited") ? " (the jump host does not allow TCP forwarding: AllowTcpForwarding)" : ""

@@ -100,7 +100,7 @@ final class SSHFeature: Feature {
                  _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
         do {
             guard let destination = try vault.resolve(target) else {
-                c.printError("termhost: '\(target)' is neither a saved host nor user@host[:port]")
+                c.printError("termhost: '\(VisibleText.of(target))' is neither a saved host nor user@host[:port]")
                 return 2
             }
             let hops = try JumpRoute.hops(to: destination, extra: jump, vault: vault)
