@@ -38,7 +38,8 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
     func fileStarted(_ path: String, size: UInt64, offset: UInt64) {
         lock.withLock {
             fileBytes[path] = offset
-            movedBytes += offset
+            // Sizes and offsets are the server's (or a checkpoint's) word: sums saturate.
+            movedBytes = Pacing.saturatingAdd(movedBytes, offset)
         }
         if mode == .json { event("file-start", ["path": jsonString(path), "size": "\(size)", "offset": "\(offset)"]) }
     }
@@ -46,9 +47,10 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
     func progressed(_ path: String, bytes: Int) {
         let now = Date()
         let (draw, fileTotal): (Bool, UInt64) = lock.withLock {
-            movedBytes += UInt64(bytes)
-            movedNow += UInt64(bytes)
-            fileBytes[path, default: 0] += UInt64(bytes)
+            let n = UInt64(max(bytes, 0))
+            movedBytes = Pacing.saturatingAdd(movedBytes, n)
+            movedNow = Pacing.saturatingAdd(movedNow, n)
+            fileBytes[path] = Pacing.saturatingAdd(fileBytes[path, default: 0], n)
             let due = now.timeIntervalSince(mode == .json ? lastEvent[path] ?? .distantPast : lastDraw) >= (mode == .json ? 0.25 : 0.1)
             if due { if mode == .json { lastEvent[path] = now } else { lastDraw = now } }
             return (due, fileBytes[path] ?? 0)
@@ -92,7 +94,7 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
         if mode == .bar { write(err, "\r\u{1B}[K") }
         // The rate is this run's bytes over its time: bytes kept from before a pause moved earlier.
         let now = lock.withLock { movedNow }
-        var parts = ["\(verb) \(s.done) of \(s.files) file\(s.files == 1 ? "" : "s"), \(ConsoleProgress.size(s.bytes)) in \(String(format: "%.1f", s.seconds)) s (\(ConsoleProgress.size(UInt64(Double(now) / max(s.seconds, 0.001))))/s)"]
+        var parts = ["\(verb) \(s.done) of \(s.files) file\(s.files == 1 ? "" : "s"), \(ConsoleProgress.size(s.bytes)) in \(String(format: "%.1f", s.seconds)) s (\(ConsoleProgress.size(ConsoleProgress.bytes(Double(now) / max(s.seconds, 0.001))))/s)"]
         if s.skipped > 0 { parts.append("\(s.skipped) skipped") }
         if s.failed > 0 { parts.append("\(s.failed) failed") }
         if s.paused + s.notStarted > 0 { parts.append("\(s.paused + s.notStarted) paused (run again with --resume)") }
@@ -108,17 +110,21 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
         let (moved, total, done, count) = lock.withLock { (movedBytes, totalBytes, finished, files) }
         let fraction = total > 0 ? min(Double(moved) / Double(total), 1) : 1
         let speed = rate()
-        let eta = speed > 0 && total > moved ? Int(Double(total - moved) / speed) : 0
+        // At most 99999 hours: a claimed size of 2^63 bytes at a slow rate would not fit an Int.
+        let eta = speed > 0 && total > moved ? Int(min(Double(total - moved) / speed, 359_996_400)) : 0
         var columns = winsize()
         let width = ioctl(err, UInt(TIOCGWINSZ), &columns) == 0 && columns.ws_col > 0 ? Int(columns.ws_col) : 80
-        let stats = " \(String(Int(fraction * 100)).leftPadded(3))% \(ConsoleProgress.size(moved)) \(ConsoleProgress.size(UInt64(speed)))/s ETA \(eta / 60):\(String(eta % 60).leftPadded(2, "0")) \(done)/\(count)"
+        let stats = " \(String(Int(fraction * 100)).leftPadded(3))% \(ConsoleProgress.size(moved)) \(ConsoleProgress.size(ConsoleProgress.bytes(speed)))/s ETA \(eta / 60):\(String(eta % 60).leftPadded(2, "0")) \(done)/\(count)"
         let barWidth = max(10, min(30, width - stats.count - 24))
         let filled = Int(fraction * Double(barWidth))
         let bar = "[" + String(repeating: "=", count: filled) + String(repeating: " ", count: barWidth - filled) + "]"
         let nameRoom = max(8, width - stats.count - bar.count - 2)
         let name = current.count > nameRoom ? "..." + current.suffix(nameRoom - 3) : current
-        write(err, "\r\u{1B}[K\(name.replacingOccurrences(of: "\n", with: "?")) \(bar)\(stats)")
+        write(err, "\r\u{1B}[K\(name.shown) \(bar)\(stats)")
     }
+
+    /// A rate as bytes, clamped: UInt64(Double) traps past 2^64.
+    static func bytes(_ value: Double) -> UInt64 { value.isFinite && value > 0 ? UInt64(min(value, 1.8e19)) : 0 }
 
     static func size(_ bytes: UInt64) -> String {
         let units = ["B", "KB", "MB", "GB", "TB"]

@@ -23,26 +23,30 @@ struct Download {
         let source = try fs.fstat(handle, path: job.remotePath)
         let roundTrip = min(opening, clock.lap())
         guard source.isRegular || source.permissions == nil else {
-            throw SFTPError(.failed, "sftp: \(fs.host):\(job.remotePath): not a regular file")
+            throw SFTPError(.failed, "sftp: \(fs.host):\(job.remotePath.shown): not a regular file")
         }
         let size = source.size ?? 0
         let partial = job.partialPath
+        // The partial file, its final name and the directory holding both, opened without
+        // following a link below the directory the user named (LocalTree).
+        let tree = try LocalTree.parent(of: job.localPath, root: job.localRoot.isEmpty ? job.localPath.parentPath : job.localRoot)
+        defer { tree.close() }
+        let partialName = partial.lastComponent
         var offset: UInt64 = 0
         let fd: Int32
         // Read once: a store write per file would cost more than a small file's transfer, so the
         // checkpoint is removed at the end only when there was one.
         let saved = checkpoints.load(job.checkpointKey)
         if job.resume, let checkpoint = saved {
-            fd = try resumePartial(checkpoint, source: source)
+            fd = try resumePartial(checkpoint, source: source, tree: tree)
             offset = checkpoint.offset
             libssh2_sftp_seek64(handle, offset)
         } else {
-            if job.resume, LocalFile.stat(partial) != nil {
-                throw SFTPError(.refused, "sftp: \(partial): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it, or download without --resume to replace it")
+            if job.resume, tree.stat(partialName) != nil {
+                throw SFTPError(.refused, "sftp: \(partial.shown): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it, or download without --resume to replace it")
             }
             // Read as well as write: a pause hashes what was written.
-            fd = open(partial, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard fd >= 0 else { throw SFTPError.local(partial, "cannot create") }
+            fd = try tree.openFile(partialName, flags: O_RDWR | O_CREAT | O_TRUNC, what: "cannot create")
         }
         var closed = false
         defer { if !closed { close(fd) } }
@@ -52,7 +56,7 @@ struct Download {
         let buffer = ReadAhead.buffer(roundTripMicroseconds: roundTrip)
         // Said where it matters: a file that one read does not cover.
         if size - min(offset, size) > UInt64(buffer) {
-            fs.debug("\(job.remotePath): \(ReadAhead.describe(buffer: buffer, roundTripMicroseconds: roundTrip))")
+            fs.debug("\(job.remotePath.shown): \(ReadAhead.describe(buffer: buffer, roundTripMicroseconds: roundTrip))")
         }
         let remote = job.remotePath, display = job.display
         // Its errors name the file the user asked for (the partial beside it is ours).
@@ -76,23 +80,25 @@ struct Download {
         // A stop that came with the last bytes' progress (written, so reported, at the end)
         // still applies: nothing is committed yet.
         if failure == nil { do throws(SFTPError) { try control.check(display) } catch { failure = error } }
-        if let failure { try stopped(failure, fd: fd, offset: segments.prefixEnd, source: source) }
-        offset += moved
+        if let failure { try stopped(failure, fd: fd, offset: segments.prefixEnd, source: source, tree: tree) }
+        offset = Pacing.saturatingAdd(offset, moved)
         guard offset == size else {
             close(fd)
             closed = true
-            unlink(partial)
+            tree.remove(partialName)
             if saved != nil { checkpoints.remove(job.checkpointKey) }
-            throw SFTPError(.failed, "sftp: \(fs.host):\(job.remotePath): the file changed during the transfer (\(size) bytes expected, \(offset) received); nothing was saved")
+            throw SFTPError(.failed, "sftp: \(fs.host):\(job.remotePath.shown): the file changed during the transfer (\(size) bytes expected, \(offset) received); nothing was saved")
         }
         fchmod(fd, mode_t(source.mode & 0o777))
         if let mtime = source.mtime {
-            var times = [timespec(tv_sec: time_t(mtime), tv_nsec: 0), timespec(tv_sec: time_t(mtime), tv_nsec: 0)]
+            // The server's number: clamped into time_t, never a trap.
+            let seconds = time_t(clamping: mtime)
+            var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
             futimens(fd, &times)
         }
         close(fd)
         closed = true
-        try LocalFile.commit(partial, to: job.localPath, replace: job.overwrite)
+        try tree.commit(partialName, to: job.localPath.lastComponent, replace: job.overwrite)
         if saved != nil { checkpoints.remove(job.checkpointKey) }
         return offset
     }
@@ -135,7 +141,7 @@ struct Download {
 
     /// Connection loss and pause keep the partial file with a checkpoint of its exact bytes;
     /// cancel and other failures remove it.
-    private func stopped(_ error: SFTPError, fd: Int32, offset: UInt64, source: RemoteEntry) throws(SFTPError) -> Never {
+    private func stopped(_ error: SFTPError, fd: Int32, offset: UInt64, source: RemoteEntry, tree: LocalTree) throws(SFTPError) -> Never {
         let keep = error.kind == .connectionLost || error.kind == .paused
         if keep {
             fsync(fd)
@@ -146,8 +152,8 @@ struct Download {
                 offset: prefix.count, sha256: prefix.hex))
             throw error
         }
-        if unlink(job.partialPath) != 0 && errno != ENOENT {
-            throw SFTPError(error.kind, "\(error.message); the partial file \(job.partialPath) could not be removed: \(String(cString: strerror(errno)))")
+        if !tree.remove(job.partialPath.lastComponent) {
+            throw SFTPError(error.kind, "\(error.message); the partial file \(job.partialPath.shown) could not be removed: \(String(cString: strerror(errno)))")
         }
         checkpoints.remove(job.checkpointKey)
         throw error
@@ -155,24 +161,24 @@ struct Download {
 
     /// Verifies the checkpoint against the source and the partial file, then opens the partial
     /// at its verified end.
-    private func resumePartial(_ c: Checkpoint, source: RemoteEntry) throws(SFTPError) -> Int32 {
+    private func resumePartial(_ c: Checkpoint, source: RemoteEntry, tree: LocalTree) throws(SFTPError) -> Int32 {
         let partial = job.partialPath
         guard c.direction == "download", c.host == job.host, c.remotePath == job.remotePath else {
-            throw SFTPError(.refused, "sftp: cannot resume into \(partial): it holds a download of \(c.host):\(c.remotePath), not of \(job.host):\(job.remotePath); cancel that transfer first")
+            throw SFTPError(.refused, "sftp: cannot resume into \(partial.shown): it holds a download of \(c.host):\(c.remotePath.shown), not of \(job.host):\(job.remotePath.shown); cancel that transfer first")
         }
         guard source.size == c.sourceSize, source.mtime == c.sourceMtime else {
-            throw SFTPError(.refused, "sftp: cannot resume \(fs.host):\(job.remotePath): it changed since the transfer paused (size \(c.sourceSize) -> \(source.size.map(String.init) ?? "?"), modified \(c.sourceMtime) -> \(source.mtime.map(String.init) ?? "?")); cancel and start again")
+            throw SFTPError(.refused, "sftp: cannot resume \(fs.host):\(job.remotePath.shown): it changed since the transfer paused (size \(c.sourceSize) -> \(source.size.map(String.init) ?? "?"), modified \(c.sourceMtime) -> \(source.mtime.map(String.init) ?? "?")); cancel and start again")
         }
         // Read and write: the prefix is hashed before appending.
-        let fd = open(partial, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw SFTPError.local(partial, "cannot resume: cannot open") }
+        // As a new partial: never through a link planted under its name or above it.
+        let fd = try tree.openFile(partial.lastComponent, flags: O_RDWR, what: "cannot resume: cannot open")
         let hasher = SHA256()
         guard hasher.feed(fd: fd, count: c.offset), hasher.hexDigest() == c.sha256 else {
             close(fd)
-            throw SFTPError(.refused, "sftp: cannot resume into \(partial): its first \(c.offset) bytes are not the ones downloaded (SHA-256 differs or the file is shorter); cancel and start again")
+            throw SFTPError(.refused, "sftp: cannot resume into \(partial.shown): its first \(c.offset) bytes are not the ones downloaded (SHA-256 differs or the file is shorter); cancel and start again")
         }
         // Bytes past the checkpoint were never vouched for.
-        guard ftruncate(fd, off_t(c.offset)) == 0, lseek(fd, off_t(c.offset), SEEK_SET) >= 0 else {
+        guard ftruncate(fd, off_t(clamping: c.offset)) == 0, lseek(fd, off_t(clamping: c.offset), SEEK_SET) >= 0 else {
             close(fd)
             throw SFTPError.local(partial, "cannot resume")
         }

@@ -9,6 +9,9 @@ struct FileJob: Sendable {
     var host: String
     var remotePath: String
     var localPath: String
+    /// A download's trusted local directory (the one the user named): every directory below it
+    /// on the way to localPath is opened without following symbolic links (LocalTree).
+    var localRoot = ""
     /// The final name may be replaced (the conflict policy said overwrite).
     var overwrite = false
     /// Continue from a checkpoint when one is found.

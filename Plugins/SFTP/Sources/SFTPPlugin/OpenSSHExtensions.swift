@@ -26,7 +26,7 @@ final class OpenSSHExtensions {
     func posixRename(_ fs: RemoteFS, from: String, to: String) throws(SFTPError) {
         try start(fs)
         let id = nextID
-        nextID += 1
+        nextID &+= 1          // request ids wrap, as the protocol's do
         var body: [UInt8] = [200]          // SSH_FXP_EXTENDED
         body.appendUInt32(id)
         body.appendString("posix-rename@openssh.com")
@@ -38,7 +38,7 @@ final class OpenSSHExtensions {
         guard reply.first == 101, reply.count >= 9 else { throw SFTPError(.failed, "sftp: \(fs.host): unexpected reply to posix-rename") }
         let code = reply.uint32(at: 5)
         guard code == 0 else {
-            throw SFTPError(.remote, "sftp: cannot rename \(fs.host):\(from) to \(to): \(SFTPError.reason(UInt(code)))", status: UInt(code))
+            throw SFTPError(.remote, "sftp: cannot rename \(fs.host):\(from.shown) to \(to.shown): \(SFTPError.reason(UInt(code)))", status: UInt(code))
         }
     }
 
@@ -68,10 +68,7 @@ final class OpenSSHExtensions {
     }
 
     /// SSH_FXP_VERSION: version, then (name, data) string pairs.
-    private func parseExtensions(_ version: [UInt8]) {
-        var at = 5
-        while let name = version.string(at: &at), let data = version.string(at: &at) { extensions[name] = data }
-    }
+    private func parseExtensions(_ version: [UInt8]) { extensions = SFTPWire.extensions(ofVersion: version) }
 
     private func send(_ fs: RemoteFS, _ body: [UInt8], about path: String) throws(SFTPError) {
         var packet: [UInt8] = []
@@ -101,18 +98,5 @@ final class OpenSSHExtensions {
             got += n
         }
         return out
-    }
-}
-
-extension [UInt8] {
-    mutating func appendUInt32(_ v: UInt32) { append(contentsOf: [UInt8(v >> 24), UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)]) }
-    mutating func appendString(_ s: String) { appendUInt32(UInt32(s.utf8.count)); append(contentsOf: s.utf8) }
-    func uint32(at i: Int) -> UInt32 { UInt32(self[i]) << 24 | UInt32(self[i + 1]) << 16 | UInt32(self[i + 2]) << 8 | UInt32(self[i + 3]) }
-    func string(at i: inout Int) -> String? {
-        guard i + 4 <= count else { return nil }
-        let n = Int(uint32(at: i))
-        guard i + 4 + n <= count else { return nil }
-        defer { i += 4 + n }
-        return String(decoding: self[(i + 4)..<(i + 4 + n)], as: UTF8.self)
     }
 }

@@ -23,7 +23,7 @@ struct RemoteArgument: Equatable {
             hostPart = text[..<colon]
             rest = text[text.index(after: colon)...]
             // "./a:b" or "/x:y" are local names with a colon, as in scp.
-            if hostPart.contains("/") { return nil }
+            if hostPart.utf8.contains(0x2f) { return nil }
         }
         host = port.map { "\(hostPart):\($0)" } ?? String(hostPart)
         path = rest.isEmpty ? "." : String(rest)
@@ -33,6 +33,6 @@ struct RemoteArgument: Equatable {
 /// A local path made absolute against a working directory (the shell's lcd, or the process').
 func absoluteLocal(_ path: String, in cwd: String = FileManager.default.currentDirectoryPath) -> String {
     let expanded = path == "~" || path.hasPrefix("~/") ? NSHomeDirectory() + path.dropFirst() : path
-    let joined = expanded.hasPrefix("/") ? expanded : cwd.appendingPath(expanded)
+    let joined = expanded.utf8.first == 0x2f ? expanded : cwd.appendingPath(expanded)
     return URL(fileURLWithPath: joined).standardizedFileURL.path
 }

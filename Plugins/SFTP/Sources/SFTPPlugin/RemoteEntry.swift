@@ -1,5 +1,6 @@
 import CLibSSH2
 import Foundation
+import TermhostSDK
 
 /// What the server says about one path (SFTP v3 attributes; any may be missing).
 struct RemoteEntry: Sendable, Equatable {
@@ -9,14 +10,18 @@ struct RemoteEntry: Sendable, Equatable {
     var mtime: UInt64?
     var uid: UInt32?
     var gid: UInt32?
+    /// False when the server's bytes for the name were not UTF-8 (`name` is then lossy).
+    var validUTF8 = true
 
     init(name: String, attributes a: LIBSSH2_SFTP_ATTRIBUTES) {
         self.name = name
         let flags = UInt(a.flags)
+        // The wire carries 32-bit fields; truncating keeps a value libssh2 widened (or a
+        // hostile one) from trapping the conversion.
         if flags & UInt(LIBSSH2_SFTP_ATTR_SIZE) != 0 { size = a.filesize }
-        if flags & UInt(LIBSSH2_SFTP_ATTR_PERMISSIONS) != 0 { permissions = UInt32(a.permissions) }
+        if flags & UInt(LIBSSH2_SFTP_ATTR_PERMISSIONS) != 0 { permissions = UInt32(truncatingIfNeeded: a.permissions) }
         if flags & UInt(LIBSSH2_SFTP_ATTR_ACMODTIME) != 0 { mtime = UInt64(a.mtime) }
-        if flags & UInt(LIBSSH2_SFTP_ATTR_UIDGID) != 0 { uid = UInt32(a.uid); gid = UInt32(a.gid) }
+        if flags & UInt(LIBSSH2_SFTP_ATTR_UIDGID) != 0 { uid = UInt32(truncatingIfNeeded: a.uid); gid = UInt32(truncatingIfNeeded: a.gid) }
     }
 
     init(name: String, size: UInt64?, permissions: UInt32?, mtime: UInt64?) {
@@ -41,7 +46,8 @@ struct RemoteEntry: Sendable, Equatable {
         let date = mtime.map { RemoteEntry.dateFormatter.string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "?"
         let owner = uid.map(String.init) ?? "?", group = gid.map(String.init) ?? "?"
         let sizeText = size.map(String.init) ?? "?"
-        return "\(kind)\(rwx) \(owner.leftPadded(6)) \(group.leftPadded(6)) \(sizeText.leftPadded(12)) \(date) \(name)"
+        // The name is the server's: shown, so a newline in it cannot fake another line.
+        return "\(kind)\(rwx) \(owner.leftPadded(6)) \(group.leftPadded(6)) \(sizeText.leftPadded(12)) \(date) \(name.shown)"
     }
 
     static let dateFormatter: DateFormatter = {
@@ -84,7 +90,11 @@ func jsonString(_ s: String) -> String {
         case "\r": out += "\\r"
         case "\t": out += "\\t"
         default:
-            if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
+            // Control characters (C0, DEL, C1, bidi overrides) escaped too: a script that
+            // prints a decoded name should not be the one to make it safe.
+            if VisibleText.isUnsafe(scalar) {
+                for unit in String(scalar).utf16 { out += String(format: "\\u%04x", unit) }
+            } else { out.unicodeScalars.append(scalar) }
         }
     }
     return out + "\""

@@ -18,7 +18,7 @@ struct RemoteFS {
     /// The failure of the last libssh2 call: the server's SFTP status when it answered, or a
     /// lost connection when it did not.
     func error(_ path: String, _ what: String = "") -> SFTPError {
-        let prefix = "sftp: \(what.isEmpty ? "" : what + " ")\(host):\(path)"
+        let prefix = "sftp: \(what.isEmpty ? "" : what + " ")\(host):\(path.shown)"
         let code = libssh2_session_last_errno(session)
         if code == LIBSSH2_ERROR_SFTP_PROTOCOL {
             let status = libssh2_sftp_last_error(sftp)
@@ -47,8 +47,20 @@ struct RemoteFS {
     }
 
     /// The entries of a directory, without "." and "..", attributes as the server reads them
-    /// (lstat: symlinks are reported as symlinks).
+    /// (lstat: symlinks are reported as symlinks). A listing of more than RemoteLimits.entries
+    /// (a server that never says end of file) fails, naming the directory and the limit, before
+    /// it takes all memory.
     func list(_ path: String) throws(SFTPError) -> [RemoteEntry] {
+        let entries = try list(path, upTo: RemoteLimits.entries)
+        guard entries.count <= RemoteLimits.entries else {
+            throw SFTPError(.failed, "sftp: \(host):\(path.shown): the server listed more than \(RemoteLimits.entries) entries (the limit of one listing); nothing more was read")
+        }
+        return entries
+    }
+
+    /// At most `limit` + 1 entries of a directory, sorted: more than `limit` tells the caller
+    /// the listing went past it (the rest is not read).
+    func list(_ path: String, upTo limit: Int) throws(SFTPError) -> [RemoteEntry] {
         guard let handle = libssh2_sftp_open_ex(sftp, path, UInt32(path.utf8.count), 0, 0, LIBSSH2_SFTP_OPENDIR) else {
             throw error(path, "cannot list")
         }
@@ -58,12 +70,22 @@ struct RemoteFS {
         var entries: [RemoteEntry] = []
         while true {
             var attrs = LIBSSH2_SFTP_ATTRIBUTES()
+            // libssh2 returns 0 both at the end of the listing and for an entry with an empty
+            // name; only for an entry does it overwrite the attributes (32-bit flags on the wire,
+            // so never this value). An empty name must not end the listing: it is refused, and
+            // the names after it still count.
+            attrs.flags = UInt.max
             let n = libssh2_sftp_readdir_ex(handle, &name, name.count, nil, 0, &attrs)
-            if n == 0 { break }
-            guard n > 0 else { throw error(path, "cannot list") }
-            let text = String(decoding: name[0..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if n == 0 && attrs.flags == UInt.max { break }
+            guard n >= 0 else { throw error(path, "cannot list") }
+            let bytes = name[0..<min(Int(n), name.count)].map { UInt8(bitPattern: $0) }
+            let text = String(decoding: bytes, as: UTF8.self)
             if text == "." || text == ".." { continue }
-            entries.append(RemoteEntry(name: text, attributes: attrs))
+            var entry = RemoteEntry(name: text, attributes: attrs)
+            // The name shown is not the name on the server when its bytes are not UTF-8.
+            entry.validUTF8 = String(validating: bytes, as: UTF8.self) != nil
+            entries.append(entry)
+            if entries.count > limit { break }
         }
         return entries.sorted { $0.name < $1.name }
     }
@@ -85,7 +107,7 @@ struct RemoteFS {
         let flags = Int(LIBSSH2_SFTP_RENAME_ATOMIC | LIBSSH2_SFTP_RENAME_NATIVE)
         guard libssh2_sftp_rename_ex(sftp, from, UInt32(from.utf8.count), to, UInt32(to.utf8.count), flags) == 0 else {
             var e = error(from, "cannot rename")
-            e.message = e.message.replacingOccurrences(of: "\(host):\(from): ", with: "\(host):\(from) to \(to): ")
+            e.message = e.message.replacingOccurrences(of: "\(host):\(from.shown): ", with: "\(host):\(from.shown) to \(to.shown): ")
             throw e
         }
     }
@@ -104,7 +126,7 @@ struct RemoteFS {
         var buf = [CChar](repeating: 0, count: 4096)
         let n = libssh2_sftp_symlink_ex(sftp, path, UInt32(path.utf8.count), &buf, UInt32(buf.count), LIBSSH2_SFTP_REALPATH)
         guard n >= 0 else { throw error(path, "cannot resolve") }
-        return String(decoding: buf[0..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(decoding: buf[0..<min(Int(n), buf.count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The absolute form of a path whose last component may not exist yet.
@@ -116,14 +138,15 @@ struct RemoteFS {
         var buf = [CChar](repeating: 0, count: 4096)
         let n = libssh2_sftp_symlink_ex(sftp, path, UInt32(path.utf8.count), &buf, UInt32(buf.count), LIBSSH2_SFTP_READLINK)
         guard n >= 0 else { throw error(path, "cannot read link") }
-        return String(decoding: buf[0..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(decoding: buf[0..<min(Int(n), buf.count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// statvfs@openssh.com: (total, free for the user) in bytes.
     func diskSpace(_ path: String) throws(SFTPError) -> (total: UInt64, available: UInt64, fragment: UInt64) {
         var st = LIBSSH2_SFTP_STATVFS()
         guard libssh2_sftp_statvfs(sftp, path, path.utf8.count, &st) == 0 else { throw error(path, "cannot read disk space of") }
-        return (st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize, st.f_frsize)
+        // The server's numbers: a product past 2^64 is shown as the largest, never a trap.
+        return (Pacing.saturatingMultiply(st.f_blocks, st.f_frsize), Pacing.saturatingMultiply(st.f_bavail, st.f_frsize), st.f_frsize)
     }
 
     func open(_ path: String, flags: Int32, mode: UInt32 = 0o600, what: String) throws(SFTPError) -> OpaquePointer {
@@ -161,18 +184,33 @@ struct RemoteFS {
 
 /// Path helpers for remote (always "/") and local paths.
 extension String {
+    /// For a terminal or a log line: control characters from a server or a file name shown as
+    /// octal escapes (VisibleText), so a name cannot move the cursor or fake a line.
+    var shown: String { VisibleText.of(self) }
+
+    // These work on bytes, not Characters: a name may begin with a combining mark, which
+    // Swift joins with the "/" before it into one Character, so a Character search would not
+    // find that "/" (a path "dir/\u{301}x" would be one component, "/" and all).
+
     var lastComponent: String {
-        let trimmed = hasSuffix("/") && count > 1 ? String(dropLast()) : self
-        return trimmed.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? trimmed
+        var bytes = utf8[...]
+        if bytes.count > 1, bytes.last == 0x2f { bytes = bytes.dropLast() }
+        guard let slash = bytes.lastIndex(of: 0x2f) else { return String(decoding: bytes, as: UTF8.self) }
+        return String(decoding: bytes[bytes.index(after: slash)...], as: UTF8.self)
     }
 
     var parentPath: String {
-        guard let slash = lastIndex(of: "/") else { return "." }
-        return slash == startIndex ? "/" : String(self[..<slash])
+        guard let slash = utf8.lastIndex(of: 0x2f) else { return "." }
+        return slash == utf8.startIndex ? "/" : String(decoding: utf8[..<slash], as: UTF8.self)
     }
 
     func appendingPath(_ name: String) -> String {
-        isEmpty || self == "." ? name : hasSuffix("/") ? self + name : self + "/" + name
+        isEmpty || self == "." ? name : utf8.last == 0x2f ? self + name : self + "/" + name
+    }
+
+    /// The components of a path, split at every "/" byte, empty ones left out.
+    var pathComponents: [String] {
+        utf8.split(separator: 0x2f).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 
@@ -211,7 +249,7 @@ extension RemoteFS {
             if n == 0 { return nil }
             guard n > 0 else { throw error(path, "cannot read") }
             hasher.update(buf, n)
-            left -= UInt64(n)
+            left -= min(UInt64(n), left)
         }
         return hasher.hexDigest()
     }

@@ -55,12 +55,21 @@ struct SFTPCommand {
             return 0
         default:
             var port: Int?
-            if args.count == 3, args[0] == "-P", let p = Int(args[1]) { port = p; args = [args[2]] }
+            if args.count == 3, args[0] == "-P" {
+                do throws(NumberOutOfRange) { port = try BoundedNumber.integer(args[1], name: "-P", in: 1...65535) } catch {
+                    invocation.printError("termhost sftp: \(error)")
+                    return 2
+                }
+                args = [args[2]]
+            }
             guard args.count == 1 else { invocation.printError(SFTPCommand.usage); return 2 }
             let destination = port.map { "\(args[0]):\($0)" } ?? args[0]
             return SFTPShell(invocation: invocation, host: host, transport: transport, destination: destination).run()
         }
     }
+
+    /// -l in kbit/s: OpenSSH's sftp takes 1 to 100 * 1024 * 1024.
+    static let limitBounds = 1...104_857_600
 
     struct Parsed {
         var options = TransferOptions()
@@ -85,16 +94,24 @@ struct SFTPCommand {
             case "--json": p.json = true
             case "-l" where listing: p.long = true
             case "-l":
-                guard i + 1 < args.count, let kbit = UInt64(args[i + 1]), kbit > 0 else {
-                    invocation.printError("termhost sftp: -l wants a positive number of kbit/s\(i + 1 < args.count ? ", not '\(args[i + 1])'" : "")")
+                // As OpenSSH's sftp -l: Kbit/s of 1024 bits, at most 100 Gbit/s (its bound too), so
+                // the bytes per second fit with room to spare (18014398509481985 used to trap).
+                do throws(NumberOutOfRange) {
+                    let kbit = try BoundedNumber.integer(i + 1 < args.count ? args[i + 1] : "", name: "-l",
+                                                         in: SFTPCommand.limitBounds, unit: "kbit/s")
+                    p.options.limit = UInt64(kbit) * 1024 / 8
+                } catch {
+                    invocation.printError("termhost sftp: \(error)")
                     return nil
                 }
-                // As OpenSSH's sftp -l: Kbit/s of 1024 bits.
-                p.options.limit = kbit * 1024 / 8
                 i += 1
             case "-P":
-                guard i + 1 < args.count, let port = Int(args[i + 1]), (1...65535).contains(port) else { invocation.printError("termhost sftp: -P wants a port number"); return nil }
-                p.port = port
+                do throws(NumberOutOfRange) {
+                    p.port = try BoundedNumber.integer(i + 1 < args.count ? args[i + 1] : "", name: "-P", in: 1...65535)
+                } catch {
+                    invocation.printError("termhost sftp: \(error)")
+                    return nil
+                }
                 i += 1
             case "--overwrite", "--skip", "--keep-both", "--fail":
                 let policy = ConflictPolicy(rawValue: String(a.dropFirst(2)))!
@@ -102,7 +119,7 @@ struct SFTPCommand {
                 p.options.conflict = policy
             case "--": p.operands += args[(i + 1)...]; i = args.count
             default:
-                if a.hasPrefix("-"), a.count > 1 { invocation.printError("termhost sftp: unknown option \(a)\n\(SFTPCommand.usage)"); return nil }
+                if a.hasPrefix("-"), a.count > 1 { invocation.printError("termhost sftp: unknown option \(a.shown)\n\(SFTPCommand.usage)"); return nil }
                 p.operands.append(a)
             }
             i += 1
@@ -124,7 +141,7 @@ struct SFTPCommand {
             return 2
         }
         guard let remote = RemoteArgument(remoteText, port: p.port) else {
-            invocation.printError("termhost sftp: '\(remoteText)' is not HOST:PATH")
+            invocation.printError("termhost sftp: '\(remoteText.shown)' is not HOST:PATH")
             return 2
         }
         let observer = ConsoleProgress(mode: ConsoleProgress.mode(json: p.json, stderr: invocation.stderrFD),
@@ -165,7 +182,7 @@ struct SFTPCommand {
     func list(_ args: [String]) -> Int32 {
         guard let p = parse(args, listing: true), p.operands.count == 1 else { invocation.printError("usage: termhost sftp ls [-l] [-P PORT] [--json] HOST:PATH"); return 2 }
         guard let remote = RemoteArgument(p.operands[0], port: p.port) else {
-            invocation.printError("termhost sftp: '\(p.operands[0])' is not HOST:PATH")
+            invocation.printError("termhost sftp: '\(p.operands[0].shown)' is not HOST:PATH")
             return 2
         }
         do {
@@ -178,7 +195,8 @@ struct SFTPCommand {
             if p.json {
                 invocation.print("[" + entries.map(\.json).joined(separator: ",") + "]")
             } else {
-                entries.forEach { invocation.print(p.long ? $0.longListing : $0.name) }
+                // Names are the server's: shown, so a newline in one cannot fake a line.
+                entries.forEach { invocation.print(p.long ? $0.longListing : $0.name.shown) }
             }
             return 0
         } catch {
@@ -198,7 +216,7 @@ struct SFTPCommand {
         if all.isEmpty { invocation.print("no paused transfers") }
         for (_, c) in all {
             let (from, to) = c.direction == "download" ? ("\(c.host):\(c.remotePath)", c.localPath) : (c.localPath, "\(c.host):\(c.remotePath)")
-            invocation.print("\(c.direction) \(from) -> \(to): \(c.offset) of \(c.sourceSize) bytes")
+            invocation.print("\(c.direction) \(from.shown) -> \(to.shown): \(c.offset) of \(c.sourceSize) bytes")
         }
         return 0
     }
@@ -225,11 +243,11 @@ struct SFTPCommand {
             matches = checkpoints.all().filter { $0.checkpoint.localPath == path }
         }
         guard let (key, c) = matches.first else {
-            invocation.printError("termhost sftp: no paused transfer to or from \(target) (see termhost sftp paused)")
+            invocation.printError("termhost sftp: no paused transfer to or from \(target.shown) (see termhost sftp paused)")
             return 1
         }
         guard matches.count == 1 else {
-            invocation.printError("termhost sftp: \(target) is in \(matches.count) paused transfers; name the upload's target as HOST:PATH")
+            invocation.printError("termhost sftp: \(target.shown) is in \(matches.count) paused transfers; name the upload's target as HOST:PATH")
             return 1
         }
         return discard(key, c)
@@ -240,7 +258,7 @@ struct SFTPCommand {
     func discard(_ key: String, _ c: Checkpoint) -> Int32 {
         if c.direction == "download" {
             if unlink(c.partialPath) != 0 && errno != ENOENT {
-                invocation.printError("termhost sftp: cannot remove the partial file \(c.partialPath): \(String(cString: strerror(errno))); the transfer stays paused")
+                invocation.printError("termhost sftp: cannot remove the partial file \(c.partialPath.shown): \(String(cString: strerror(errno))); the transfer stays paused")
                 return 1
             }
         } else {
@@ -251,12 +269,12 @@ struct SFTPCommand {
                     if try fs.statIfExists(c.partialPath, follow: false) != nil { try fs.remove(c.partialPath) }
                 }
             } catch {
-                invocation.printError("\(error.message)\ntermhost sftp: the remote partial file \(c.host):\(c.partialPath) may remain; the transfer stays paused")
+                invocation.printError("\(error.message)\ntermhost sftp: the remote partial file \(c.host):\(c.partialPath.shown) may remain; the transfer stays paused")
                 return 1
             }
         }
         checkpoints.remove(key)
-        invocation.print("cancelled; removed \(c.direction == "download" ? c.partialPath : "\(c.host):\(c.partialPath)")")
+        invocation.print("cancelled; removed \(c.direction == "download" ? c.partialPath.shown : "\(c.host):\(c.partialPath.shown)")")
         return 0
     }
 }

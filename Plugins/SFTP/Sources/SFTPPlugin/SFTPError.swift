@@ -61,6 +61,6 @@ struct SFTPError: Error, CustomStringConvertible {
 
     /// A local errno as "sftp: <path>: <strerror>".
     static func local(_ path: String, _ what: String = "", errno code: Int32 = errno) -> SFTPError {
-        SFTPError(.local, "sftp: \(what.isEmpty ? "" : what + " ")\(path): \(String(cString: strerror(code)))")
+        SFTPError(.local, "sftp: \(what.isEmpty ? "" : what + " ")\(path.shown): \(String(cString: strerror(code)))")
     }
 }

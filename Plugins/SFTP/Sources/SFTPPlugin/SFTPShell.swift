@@ -72,20 +72,20 @@ struct SFTPShell {
 
     private func remote(_ path: String?, _ cwd: String) -> String {
         guard let path, !path.isEmpty else { return cwd }
-        return path.hasPrefix("/") ? path : cwd.appendingPath(path)
+        return path.utf8.first == 0x2f ? path : cwd.appendingPath(path)
     }
 
     private func execute(_ command: String, _ args: [String], connection: SFTPConnection, cwd: inout String, lcwd: inout String) throws(SFTPError) {
         let here = cwd
         switch command {
         case "help", "?": invocation.print(SFTPShell.help)
-        case "pwd": invocation.print("Remote working directory: \(cwd)")
-        case "lpwd": invocation.print("Local working directory: \(lcwd)")
+        case "pwd": invocation.print("Remote working directory: \(cwd.shown)")
+        case "lpwd": invocation.print("Local working directory: \(lcwd.shown)")
         case "cd":
             let target = args.first ?? "."
             let resolved = try connection.run { fs, _ throws(SFTPError) -> String in
                 let path = try fs.realpath(args.isEmpty ? "." : remote(target, here))
-                guard try fs.stat(path).isDirectory else { throw SFTPError(.failed, "sftp: \(destination):\(path): Not a directory") }
+                guard try fs.stat(path).isDirectory else { throw SFTPError(.failed, "sftp: \(destination):\(path.shown): Not a directory") }
                 return path
             }
             cwd = resolved
@@ -100,7 +100,8 @@ struct SFTPShell {
                 let e = try fs.stat(path)
                 return e.isDirectory ? try fs.list(path) : [e]
             }
-            entries.forEach { invocation.print(long ? $0.longListing : $0.name) }
+            // Names are the server's: shown, so a newline in one cannot fake a line.
+            entries.forEach { invocation.print(long ? $0.longListing : $0.name.shown) }
         case "mkdir", "rmdir", "rm":
             guard args.count == 1 else { throw usage("\(command) path") }
             let path = remote(args[0], cwd)
@@ -124,18 +125,19 @@ struct SFTPShell {
                 let e = try fs.stat(path, follow: false)
                 return (e, e.isSymlink ? try? fs.readlink(path) : nil)
             }
-            invocation.print(entry.longListing + (target.map { " -> \($0)" } ?? ""))
+            invocation.print(entry.longListing + (target.map { " -> \($0.shown)" } ?? ""))
         case "df":
             let path = remote(args.first { !$0.hasPrefix("-") }, cwd)
             let space = try connection.run { fs, _ throws(SFTPError) in try fs.diskSpace(path) }
             invocation.print("        Size         Used        Avail   (root)    %Capacity")
             let used = space.total - min(space.available, space.total)
-            let pct = space.total > 0 ? used * 100 / space.total : 0
+            // The server's numbers: a percentage of sizes near 2^64 must not overflow.
+            let pct = space.total > 0 ? UInt64(Double(used) / Double(space.total) * 100) : 0
             invocation.print("\(ConsoleProgress.size(space.total).leftPadded(12)) \(ConsoleProgress.size(used).leftPadded(12)) \(ConsoleProgress.size(space.available).leftPadded(12))           \(pct)%")
         case "get", "put":
             try transfer(command, args, cwd: cwd, lcwd: lcwd)
         default:
-            throw SFTPError(.failed, "Invalid command '\(command)' (help lists them).")
+            throw SFTPError(.failed, "Invalid command '\(command.shown)' (help lists them).")
         }
     }
 

@@ -31,7 +31,8 @@ final class SHA256 {
         defer { buf.deallocate() }
         var done: UInt64 = 0
         while done < count {
-            let n = pread(fd, buf, min(chunk, Int(count - done)), off_t(done))
+            // Clamped: a count from a checkpoint or a server's size may pass Int.max.
+            let n = pread(fd, buf, min(chunk, Int(clamping: count - done)), off_t(clamping: done))
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { return false }
             update(buf, n)
@@ -51,7 +52,8 @@ extension SHA256 {
         defer { buf.deallocate() }
         var done: UInt64 = 0
         while done < count, Date() < deadline {
-            let n = pread(fd, buf, min(chunk, Int(count - done)), off_t(done))
+            // Clamped: a count from a checkpoint or a server's size may pass Int.max.
+            let n = pread(fd, buf, min(chunk, Int(clamping: count - done)), off_t(clamping: done))
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { break }
             hasher.update(buf, n)

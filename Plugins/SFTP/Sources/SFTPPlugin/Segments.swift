@@ -47,13 +47,13 @@ final class Segments: @unchecked Sendable {
                 lock.withLock { if failure == nil { failure = error } }
             }
         }
-        return (results.reduce(0, +), lock.withLock { failure })
+        return (results.reduce(0, Pacing.saturatingAdd), lock.withLock { failure })
     }
 
     /// Throws when the user or the host stopped the transfer, or another segment failed.
     func check(_ display: String) throws(SFTPError) {
         try control.check(display)
-        if lock.withLock({ failure != nil }) { throw SFTPError(.stopped, "sftp: \(display): stopped with a failed segment") }
+        if lock.withLock({ failure != nil }) { throw SFTPError(.stopped, "sftp: \(display.shown): stopped with a failed segment") }
     }
 
     /// Counts bytes a segment moved (by its start), reports them and paces the whole transfer.
@@ -65,7 +65,7 @@ final class Segments: @unchecked Sendable {
     /// Counts and reports bytes a segment moved, from any thread (a download's writer).
     func counted(_ n: Int, from start: UInt64, observer: TransferObserver, display: String) {
         lock.withLock {
-            if let i = ranges.firstIndex(where: { $0.lowerBound == start }) { done[i] += UInt64(n) }
+            if let i = ranges.firstIndex(where: { $0.lowerBound == start }) { done[i] = Pacing.saturatingAdd(done[i], UInt64(max(n, 0))) }
         }
         observer.progressed(display, bytes: n)
     }
@@ -76,7 +76,9 @@ final class Segments: @unchecked Sendable {
     /// The end of the bytes moved without a gap from the start.
     var prefixEnd: UInt64 {
         lock.withLock {
-            for (i, r) in ranges.enumerated() where done[i] < UInt64(r.count) { return r.lowerBound + done[i] }
+            // upperBound - lowerBound, not r.count: a Range<UInt64>'s count is an Int, and a
+            // server that claims a 2^63-byte file makes it trap (a full disk then ended termhost).
+            for (i, r) in ranges.enumerated() where done[i] < r.upperBound - r.lowerBound { return r.lowerBound + done[i] }
             return ranges.last!.upperBound
         }
     }

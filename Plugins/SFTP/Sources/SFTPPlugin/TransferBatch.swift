@@ -35,13 +35,15 @@ final class TransferBatch: @unchecked Sendable {
 
     func run() -> BatchSummary {
         let started = Date()
-        summary.files = plan.jobs.count + plan.skipped.count
+        summary.files = plan.jobs.count + plan.skipped.count + plan.refused.count
         summary.skipped = plan.skipped.count
         plan.notices.forEach(observer.notice)
         observer.batchStarted(files: summary.files, bytes: plan.bytes)
         for (display, reason) in plan.skipped { observer.fileFinished(display, outcome: .skipped(reason: reason)) }
+        // What the server listed but may not be written fails on its own; the rest goes on.
+        for (display, message) in plan.refused { record(display, .failed(message)) }
         do { try makeDirectories() } catch {
-            lock.withLock { summary.failed = plan.jobs.count }
+            lock.withLock { summary.failed += plan.jobs.count }
             summary.errors.append(error.message)
             return finish(started)
         }
@@ -69,8 +71,21 @@ final class TransferBatch: @unchecked Sendable {
     private func makeDirectories() throws(SFTPError) {
         switch plan.direction {
         case .download:
-            for dir in plan.directories where mkdir(dir, 0o755) != 0 && errno != EEXIST {
-                throw SFTPError.local(dir, "cannot create directory")
+            // Relative to the directory above, opened without following links: a link planted
+            // for a directory is refused here (and again by each file below it), never entered.
+            for dir in plan.directories {
+                do throws(SFTPError) {
+                    let parent = try LocalTree.parent(of: dir, root: plan.localRoot)
+                    defer { parent.close() }
+                    try parent.makeDirectory(dir.lastComponent)
+                } catch {
+                    if error.kind != .refused { throw error }
+                    lock.withLock {
+                        summary.failed += 1
+                        summary.errors.append(error.message)
+                    }
+                    observer.fileFinished(dir.shown, outcome: .failed(error.message))
+                }
             }
         case .upload:
             try first.run { fs, _ throws(SFTPError) in
@@ -161,16 +176,18 @@ final class TransferBatch: @unchecked Sendable {
         }
     }
 
-    private func record(_ job: FileJob, _ outcome: FileOutcome) {
+    private func record(_ job: FileJob, _ outcome: FileOutcome) { record(job.display, outcome) }
+
+    private func record(_ display: String, _ outcome: FileOutcome) {
         lock.withLock {
             switch outcome {
-            case .done(let bytes): summary.done += 1; summary.bytes += bytes
+            case .done(let bytes): summary.done += 1; summary.bytes = Pacing.saturatingAdd(summary.bytes, bytes)
             case .skipped: break   // counted from the plan
             case .paused(_, let reason): summary.paused += 1; summary.errors.append(reason)
             case .cancelled: summary.cancelled += 1
             case .failed(let message): summary.failed += 1; summary.errors.append(message)
             }
         }
-        observer.fileFinished(job.display, outcome: outcome)
+        observer.fileFinished(display, outcome: outcome)
     }
 }

@@ -25,8 +25,8 @@ final class TransferControl: Sendable {
     func check(_ path: String) throws(SFTPError) {
         switch requested {
         case .none: return
-        case .pause: throw SFTPError(.paused, "sftp: \(path): paused")
-        case .cancel: throw SFTPError(.stopped, "sftp: \(path): cancelled")
+        case .pause: throw SFTPError(.paused, "sftp: \(path.shown): paused")
+        case .cancel: throw SFTPError(.stopped, "sftp: \(path.shown): cancelled")
         }
     }
 
@@ -36,9 +36,8 @@ final class TransferControl: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let wait = budget.withLock { b -> UInt64 in
             if b.start == 0 { b.start = now }
-            b.sent += UInt64(bytes)
-            let due = b.start + b.sent * 1_000_000_000 / limitBytesPerSecond
-            return due > now ? due - now : 0
+            b.sent = Pacing.saturatingAdd(b.sent, UInt64(max(bytes, 0)))
+            return Pacing.wait(due: Pacing.due(start: b.start, sent: b.sent, bytesPerSecond: limitBytesPerSecond), now: now)
         }
         if wait > 0 { usleep(useconds_t(min(wait / 1000, 1_000_000))) }
     }

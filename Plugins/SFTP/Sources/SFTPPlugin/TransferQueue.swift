@@ -30,36 +30,50 @@ final class TransferQueue: @unchecked Sendable {
     /// Sets the limits, clamped to 1-100 and 1-min(50, maxActive); maxPerHost nil is the
     /// default, lowered silently when maxActive is smaller; segments nil is the default, and
     /// are clamped to 1-4. Returns a note for each value given that had to be clamped, naming
-    /// the setting.
+    /// the setting and its range (BoundedNumber's words).
     @discardableResult
     func setLimits(maxActive: Int?, maxPerHost: Int?, segments: Int? = nil) -> [String] {
         var notes: [String] = []
-        condition.withLock {
-            let parts = segments ?? TransferQueue.defaultSegments
-            limits.segments = min(max(parts, TransferQueue.segmentBounds.lowerBound), TransferQueue.segmentBounds.upperBound)
-            if limits.segments != parts { notes.append("segments=\(parts) is outside 1-4; using \(limits.segments)") }
-            if let v = maxActive {
-                let clamped = min(max(v, TransferQueue.activeBounds.lowerBound), TransferQueue.activeBounds.upperBound)
-                if clamped != v { notes.append("maxActive=\(v) is outside 1-100; using \(clamped)") }
-                limits.active = clamped
+        /// v within bounds, or the nearest bound with a note.
+        func bounded(_ v: Int, _ name: String, _ bounds: ClosedRange<Int>, why: String = "") -> Int {
+            do throws(NumberOutOfRange) { return try BoundedNumber.check(v, name: name, in: bounds) } catch {
+                let clamped = min(max(v, bounds.lowerBound), bounds.upperBound)
+                notes.append("\(error); using \(clamped)\(why)")
+                return clamped
             }
+        }
+        condition.withLock {
+            limits.segments = segments.map { bounded($0, "segments", TransferQueue.segmentBounds) } ?? TransferQueue.defaultSegments
+            if let v = maxActive { limits.active = bounded(v, "maxActive", TransferQueue.activeBounds) }
             let ceiling = min(TransferQueue.perHostCeiling, limits.active)
-            let wanted = maxPerHost ?? TransferQueue.defaultPerHost
-            let clamped = min(max(wanted, 1), ceiling)
-            if clamped != wanted, maxPerHost != nil { notes.append("maxPerHost=\(wanted) is outside 1-\(ceiling) (min(50, maxActive)); using \(clamped)") }
-            limits.perHost = clamped
+            if let v = maxPerHost {
+                limits.perHost = bounded(v, "maxPerHost", 1...ceiling, why: " (at most min(50, maxActive))")
+            } else {
+                limits.perHost = min(TransferQueue.defaultPerHost, ceiling)
+            }
             condition.broadcast()
         }
         return notes
     }
 
     /// The limits from the feature's settings (operator policy or user config), unset ones at
-    /// their defaults; logs and returns a note for each value that had to be clamped.
+    /// their defaults; logs and returns a note for each value that had to be clamped, or was
+    /// not a whole number (then the default is used).
     @discardableResult
     func apply(settingsOf host: PluginHost) -> [String] {
-        func number(_ key: String) -> Int? { (try? host.setting(feature: "org.termhost.sftp", key: key)).flatMap { $0.flatMap { Int($0) } } }
-        let notes = setLimits(maxActive: number("maxActive") ?? TransferQueue.defaultActive, maxPerHost: number("maxPerHost"),
-                              segments: number("segments"))
+        var notes: [String] = []
+        func number(_ key: String, _ bounds: ClosedRange<Int>, _ fallback: Int) -> Int? {
+            guard let text = (try? host.setting(feature: "org.termhost.sftp", key: key)) ?? nil else { return nil }
+            // Out of range is clamped by setLimits; only what is no number at all stops here.
+            if let v = Int(text) { return v }
+            let error = NumberOutOfRange(name: key, text: text, expected: "a whole number from \(bounds.lowerBound) to \(bounds.upperBound)")
+            notes.append("\(error); using \(fallback)")
+            return nil
+        }
+        let active = number("maxActive", TransferQueue.activeBounds, TransferQueue.defaultActive) ?? TransferQueue.defaultActive
+        let perHost = number("maxPerHost", 1...TransferQueue.perHostCeiling, min(TransferQueue.defaultPerHost, active))
+        let segments = number("segments", TransferQueue.segmentBounds, TransferQueue.defaultSegments)
+        notes += setLimits(maxActive: active, maxPerHost: perHost, segments: segments)
         notes.forEach { host.log(.warning, "sftp: setting \($0)") }
         return notes
     }

@@ -19,11 +19,11 @@ struct Upload {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw SFTPError.local(job.localPath, "cannot stat") }
-        guard FileType.of(st) == FileType.regular else { throw SFTPError(.failed, "sftp: \(job.localPath): not a regular file") }
+        guard FileType.of(st) == FileType.regular else { throw SFTPError(.failed, "sftp: \(job.localPath.shown): not a regular file") }
         let size = UInt64(st.st_size), mtime = UInt64(st.st_mtim.tv_sec)
         // An atomic replace needs posix-rename; find out before sending a byte.
         if job.overwrite, try fs.statIfExists(job.remotePath) != nil, try !extensions.supportsPosixRename(fs) {
-            throw SFTPError(.refused, "sftp: cannot replace \(fs.host):\(job.remotePath) atomically: the server does not offer posix-rename@openssh.com; remove it first or upload under another name")
+            throw SFTPError(.refused, "sftp: cannot replace \(fs.host):\(job.remotePath.shown) atomically: the server does not offer posix-rename@openssh.com; remove it first or upload under another name")
         }
         let partial = job.partialPath
         var offset: UInt64 = 0
@@ -36,7 +36,7 @@ struct Upload {
             offset = checkpoint.offset
         } else {
             if job.resume, try fs.statIfExists(partial, follow: false) != nil {
-                throw SFTPError(.refused, "sftp: \(fs.host):\(partial): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it, or upload without --resume to replace it")
+                throw SFTPError(.refused, "sftp: \(fs.host):\(partial.shown): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it, or upload without --resume to replace it")
             }
             handle = try fs.open(partial, flags: LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC, mode: 0o600, what: "cannot create")
         }
@@ -71,7 +71,7 @@ struct Upload {
             handleOpen = false
             try? fs.remove(partial)
             if saved != nil { checkpoints.remove(job.checkpointKey) }
-            throw SFTPError(.failed, "sftp: \(job.localPath) changed during the upload (\(size) bytes expected, \(offset) read); nothing was committed")
+            throw SFTPError(.failed, "sftp: \(job.localPath.shown) changed during the upload (\(size) bytes expected, \(offset) read); nothing was committed")
         }
         try fs.fsetstat(handle, path: partial, mode: UInt32(st.st_mode) & 0o777, mtime: mtime)
         guard libssh2_sftp_close_handle(handle) == 0 else { handleOpen = false; throw fs.error(partial, "cannot close") }
@@ -139,7 +139,7 @@ struct Upload {
             throw failure
         }
         do { try fs.remove(job.partialPath) } catch {
-            throw SFTPError(failure.kind, "\(failure.message); the remote partial file \(fs.host):\(job.partialPath) could not be removed: \(error.message)")
+            throw SFTPError(failure.kind, "\(failure.message); the remote partial file \(fs.host):\(job.partialPath.shown) could not be removed: \(error.message)")
         }
         checkpoints.remove(job.checkpointKey)
         throw failure
@@ -150,23 +150,23 @@ struct Upload {
     /// SHA-256, read back), then opens the remote partial at the checkpoint.
     private func resumePartial(_ c: Checkpoint, fd: Int32, size: UInt64, mtime: UInt64) throws(SFTPError) -> OpaquePointer {
         guard c.direction == "upload", c.localPath == job.localPath else {
-            throw SFTPError(.refused, "sftp: cannot resume into \(fs.host):\(job.partialPath): it holds an upload of \(c.localPath), not of \(job.localPath); cancel that transfer first")
+            throw SFTPError(.refused, "sftp: cannot resume into \(fs.host):\(job.partialPath.shown): it holds an upload of \(c.localPath.shown), not of \(job.localPath.shown); cancel that transfer first")
         }
         guard size == c.sourceSize, mtime == c.sourceMtime else {
-            throw SFTPError(.refused, "sftp: cannot resume \(job.localPath): it changed since the transfer paused (size \(c.sourceSize) -> \(size), modified \(c.sourceMtime) -> \(mtime)); cancel and start again")
+            throw SFTPError(.refused, "sftp: cannot resume \(job.localPath.shown): it changed since the transfer paused (size \(c.sourceSize) -> \(size), modified \(c.sourceMtime) -> \(mtime)); cancel and start again")
         }
         let hasher = SHA256()
         guard hasher.feed(fd: fd, count: c.offset), hasher.hexDigest() == c.sha256 else {
-            throw SFTPError(.refused, "sftp: cannot resume \(job.localPath): its first \(c.offset) bytes are not the ones uploaded (SHA-256 differs); cancel and start again")
+            throw SFTPError(.refused, "sftp: cannot resume \(job.localPath.shown): its first \(c.offset) bytes are not the ones uploaded (SHA-256 differs); cancel and start again")
         }
         let partial = job.partialPath
         guard let remote = try fs.statIfExists(partial), let held = remote.size, held >= c.offset else {
-            throw SFTPError(.refused, "sftp: cannot resume: the remote partial \(fs.host):\(partial) is missing or shorter than the \(c.offset) acknowledged bytes; cancel and start again")
+            throw SFTPError(.refused, "sftp: cannot resume: the remote partial \(fs.host):\(partial.shown) is missing or shorter than the \(c.offset) acknowledged bytes; cancel and start again")
         }
         // The server holds what it acknowledged unless something changed it since: read it
         // back (the local prefix was just shown to be the one that was sent).
         guard try fs.sha256(partial, prefix: c.offset) == c.sha256 else {
-            throw SFTPError(.refused, "sftp: cannot resume into \(fs.host):\(partial): its first \(c.offset) bytes are not the ones uploaded (SHA-256 differs); cancel and start again")
+            throw SFTPError(.refused, "sftp: cannot resume into \(fs.host):\(partial.shown): its first \(c.offset) bytes are not the ones uploaded (SHA-256 differs); cancel and start again")
         }
         // Bytes past the checkpoint were sent but never acknowledged: drop them.
         if held > c.offset { try fs.truncate(partial, to: c.offset) }
@@ -183,7 +183,7 @@ struct Upload {
             return
         }
         do { try fs.rename(partial, job.remotePath) } catch {
-            throw SFTPError(error.kind, "\(error.message) (kept the upload as \(fs.host):\(partial))", status: error.status)
+            throw SFTPError(error.kind, "\(error.message) (kept the upload as \(fs.host):\(partial.shown))", status: error.status)
         }
     }
 }
