@@ -1,3 +1,5 @@
+import Foundation
+
 /// The operator's deployment policy (`/etc/termhost/policy.json`): which features run, which
 /// are required, their settings, and which settings a user may override.
 ///
@@ -60,7 +62,12 @@ public struct DeploymentPolicy: Sendable, Equatable, Codable {
     }
 
     public static func load(from path: String) throws(RegistryError) -> DeploymentPolicy {
-        var policy = try JSONDocument.load(DeploymentPolicy.self, from: path, cap: BoundedFile.policyCap)
+        try decode(BoundedFile.read(path, cap: BoundedFile.policyCap), file: path)
+    }
+
+    /// Validates policy bytes already read; `path` names them in errors.
+    public static func decode(_ data: Data, file path: String) throws(RegistryError) -> DeploymentPolicy {
+        var policy = try JSONDocument.decode(DeploymentPolicy.self, from: data, file: path)
         policy.source = "operator policy \(path)"
         for (field, keys) in [("settings", Array(policy.settings.keys)), ("userOverridable", Array(policy.userOverridable.keys))] {
             for key in keys.sorted() where !FeatureID.isValid(key) {
