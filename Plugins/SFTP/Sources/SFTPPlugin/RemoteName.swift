@@ -6,10 +6,11 @@ import TermhostSDK      // VisibleText; a fuzz target compiles VisibleText.swift
 ///
 /// Design: everything in a listing is the server's word, and a hostile server can list
 /// `../../.bashrc`, `a/b`, `..` or a name with an escape sequence. Such a name is refused (named
-/// in the error, never written) and the rest of the transfer goes on, as OpenSSH's sftp does
-/// for `get -r` since CVE-2019-6111. Only a single path component that stays in its directory is
-/// accepted: no `/`, not `.` or `..`, not empty, no NUL, no control characters (they would reach
-/// the terminal and the user's shell later), at most NAME_MAX (255) bytes.
+/// in the error, never written) and the rest of the transfer goes on (OpenSSH's sftp likewise
+/// refuses a "suspect path" in a listing; its scp did not, CVE-2019-6111). Only a single path
+/// component that stays in its directory is accepted: no `/`, not `.` or `..`, not empty, no
+/// NUL, no control characters (they would reach the terminal and the user's shell later), at
+/// most NAME_MAX (255) bytes.
 ///
 /// This file uses nothing but the standard library (and VisibleText), so the fuzz target
 /// Tests/Fuzz/SFTPNamesFuzz.swift compiles it as it is.
