@@ -46,3 +46,13 @@ import Testing
         #expect(m?.available == 10240)
     }
 }
+
+/// A remote nvidia-smi section is scanned in linear time and yields at most 64 GPUs, however
+/// many `<gpu ` a hostile host repeats (it used to copy the rest of the text once per block).
+@Suite struct GPUSectionBoundsTests {
+    @Test func twentyFiveThousandGPUTagsGiveAtMost64GPUs() {
+        let xml = String(repeating: "<gpu id=\"x\"><product_name>X</product_name>", count: 25_000)
+        #expect(NvidiaSMI.parse(xml).count == NvidiaSMI.maxGPUs)
+        #expect(NvidiaSMI.parse(xml).first?.name == "X")
+    }
+}
