@@ -95,4 +95,22 @@ import TestSupport
         #expect(r.status == 3)
         #expect(r.stderr.hasPrefix("\(policy) is a FIFO, not a regular file; refused\n"))
     }
+
+    @Test func aStoreWithANegativeSchemaVersionIsNamedNotACrash() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try Fixtures.helloC(in: cli.plugins)
+        let store = dir.sub("data") + "/termhost/termhost.db"
+        try FileManager.default.createDirectory(atPath: (store as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(try Shell.run("/usr/bin/sqlite3", [store, "PRAGMA user_version = -5; CREATE TABLE t (x);"]).status == 0)
+        let problem = "the store \(store) has schema version -5, which no Termhost writes; it is not a Termhost store (left untouched)"
+        // hello-c keeps its greeting count in the store, so it is unavailable and says why.
+        let hello = try cli.run("hello")
+        #expect(hello.status == 1, "\(hello.output)")
+        #expect(hello.stderr.contains("termhost: host: error: \(problem)"))
+        #expect(hello.stderr.contains("requires service 'termhost.store/1', which is unavailable: \(problem)"))
+        let doctor = try cli.run("doctor")
+        #expect(doctor.stdout.contains("  - \(problem)"), "\(doctor.stdout)")
+    }
 }

@@ -57,6 +57,16 @@ public enum HostBridge {
 
     static func str(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
 
+    /// A size a plugin passes (a size_t, imported as Int: a huge one arrives negative, and
+    /// making a buffer of a negative count traps). Values larger than 1 GiB are refused too:
+    /// SQLite cannot hold them and copying them would exhaust memory.
+    static func sizeProblem(_ size: Int) -> String? {
+        do { _ = try BoundedNumber.check(size, name: "the value's size", in: 0...(1 << 30), unit: "bytes") } catch {
+            return error.description
+        }
+        return nil
+    }
+
     static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
         termhostWriteError(err, Int32(code), message)
         return termhost_status(code)
@@ -127,6 +137,7 @@ public enum HostBridge {
             struct_size: UInt32(MemoryLayout<termhost_host_store_t>.size),
             put: { host, collection, key, value, size, err in
                 guard let host, let collection, let key else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: NULL argument") }
+                if let problem = HostBridge.sizeProblem(size) { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "put: \(problem)") }
                 let ctx = HostBridge.context(host)
                 let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
                 do {
@@ -220,6 +231,7 @@ public enum HostBridge {
             struct_size: UInt32(MemoryLayout<termhost_host_secrets_t>.size),
             put: { host, value, size, outID, err in
                 guard let host, let outID else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: NULL argument") }
+                if let problem = HostBridge.sizeProblem(size) { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "put: \(problem)") }
                 let ctx = HostBridge.context(host)
                 var bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
                 defer { for i in bytes.indices { bytes[i] = 0 } }

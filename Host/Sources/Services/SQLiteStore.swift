@@ -96,6 +96,9 @@ public final class SQLiteStore: @unchecked Sendable {
             return "store \(path): read: \(String(cString: sqlite3_errmsg(handle))) (SQLite code \(rc))"
         }
         let version = Int(sqlite3_column_int64(stmt, 1))
+        if version < 0 {
+            return "the store \(path) has schema version \(version), which no Termhost writes; it is not a Termhost store (left untouched)"
+        }
         if version > migrations.count {
             return "the store \(path) has schema version \(version) but this host knows only up to \(migrations.count); it was written by a newer Termhost, which is needed to open it"
         }
@@ -110,6 +113,11 @@ public final class SQLiteStore: @unchecked Sendable {
             guard mode == "wal" else { throw StoreError(.io, "cannot switch the store \(path) to WAL mode (got \(mode))") }
         }
         try exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL")
+        // user_version is any 32-bit number a file can hold; a negative one is no Termhost store
+        // (and would trap as a count of migrations already run).
+        guard version >= 0 else {
+            throw StoreError(.invalid, "the store \(path) has schema version \(version), which no Termhost writes; it is not a Termhost store (left untouched)")
+        }
         guard version <= SQLiteStore.migrations.count else {
             throw StoreError(.invalid, "the store \(path) has schema version \(version) but this host knows only up to \(SQLiteStore.migrations.count); it was written by a newer Termhost, which is needed to open it")
         }
@@ -260,7 +268,12 @@ public final class SQLiteStore: @unchecked Sendable {
             let idx = Int32(i + 1)
             switch p {
             case .text(let s): sqlite3_bind_text(stmt, idx, s, -1, transient)
-            case .blob(let b): _ = b.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), transient) }
+            case .blob(let b):
+                guard b.count <= Int(Int32.max) else {
+                    sqlite3_finalize(stmt)
+                    throw StoreError(.invalid, "a value of \(b.count) bytes is larger than the store \(path) can hold (2 GiB)")
+                }
+                _ = b.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), transient) }
             case .int(let n): sqlite3_bind_int64(stmt, idx, n)
             case .real(let d): sqlite3_bind_double(stmt, idx, d)
             }
