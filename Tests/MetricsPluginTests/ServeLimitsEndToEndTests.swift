@@ -74,6 +74,46 @@ import TestSupport
         #expect(move.stderr == "termhost metrics move: POSITION must be a whole number from 1 to 1000000, not '-3'\n")
     }
 
+    /// 48 descriptors in all, 60 clients holding theirs: accept fails with EMFILE while
+    /// clients wait in the backlog. The loop must rest, not spin, and serve again once they go.
+    @Test func descriptorExhaustionRestsTheAcceptLoopInsteadOfSpinning() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.metrics(dir: dir)
+        defer { h.server.stop() }
+        var env = h.environment
+        env[ExporterVariable.name] = "300"
+        let serve = try Background("/usr/bin/prlimit", ["--nofile=48", Paths.termhost, "metrics", "serve", "--listen", "127.0.0.1:0"], environment: env)
+        defer { if serve.process.isRunning { serve.process.terminate(); serve.process.waitUntilExit() } }
+        let first = serve.firstLine()
+        let url = try #require(first.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }, "\(first)")
+        let port = try #require(Int(url.split(separator: ":").last?.split(separator: "/").first ?? ""))
+        var idle: [Int32] = []
+        defer { idle.forEach { close($0) } }
+        for _ in 0..<60 { idle.append(try #require(LoopbackListener.connect(to: port))) }
+        let log = dir.path + "/state/termhost/termhost.log"
+        #expect(waitUntil(seconds: 10) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("metrics serve: cannot accept a connection: Too many open files; pausing 100 ms at a time")
+        })
+        let pid = serve.process.processIdentifier
+        let before = try #require(Self.cpuTicks(pid))
+        usleep(1_000_000)
+        let after = try #require(Self.cpuTicks(pid))
+        let ticksPerSecond = Int(sysconf(Int32(_SC_CLK_TCK)))
+        #expect(after - before < ticksPerSecond / 4, "used \(after - before) of \(ticksPerSecond) ticks in a second")
+        idle.forEach { close($0) }
+        idle = []
+        #expect(waitUntil(seconds: 10) { HTTP.get(url)?.status == 200 })
+    }
+
+    static func cpuTicks(_ pid: Int32) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let u = Int(fields[11]), let s = Int(fields[12]) else { return nil }
+        return u + s
+    }
+
     /// Sends request, returns everything the server answers before closing.
     static func exchange(_ port: Int, _ request: String) -> String {
         guard let fd = LoopbackListener.connect(to: port) else { return "" }
