@@ -48,7 +48,8 @@ enum ConflictPolicy: String, Sendable, CaseIterable {
 extension FileJob {
     /// The path this job creates, local or remote.
     var targetPath: String { direction == .download ? localPath : remotePath }
-    var targetDisplay: String { direction == .download ? localPath : "\(host):\(remotePath)" }
+    /// For messages and questions: control characters in the names shown, never sent.
+    var targetDisplay: String { direction == .download ? localPath.shown : "\(host):\(remotePath.shown)" }
 
     mutating func setTarget(_ path: String) {
         if direction == .download { localPath = path } else { remotePath = path }
