@@ -27,6 +27,29 @@ import TestSupport
         #expect(Files.sha256(target + "/tree/top.txt") == Files.sha256(remote + "/top.txt"))
     }
 
+    /// A paused recursive download whose directory was moved elsewhere, partial file and all,
+    /// with a link left in its place: --resume refuses the link instead of finishing the file
+    /// (and writing it) elsewhere.
+    @Test func aResumeDoesNotFollowALinkPlantedWhilePaused() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let remote = dir.sub("remote/tree")
+        Files.random(dir.sub("remote/tree/sub") + "/big.bin", bytes: ResumeEndToEndTests.size)
+        let target = dir.sub("target"), partial = Files.partial(of: target + "/tree/sub/big.bin")
+        let cut = try ResumeEndToEndTests.cutShort(h, "get", ["-r", h.remote(remote), target], partial: partial)
+        #expect(cut.stdout.contains("1 paused (run again with --resume)"), "\(cut.stdout)\n\(cut.stderr)")
+        // The directory goes elsewhere, with the partial file in it, and a link takes its place.
+        let elsewhere = dir.path + "/elsewhere"
+        #expect(rename(target + "/tree/sub", elsewhere) == 0)
+        try FileManager.default.createSymbolicLink(atPath: target + "/tree/sub", withDestinationPath: elsewhere)
+        let resumed = try h.sftp("get", ["-r", "--resume", h.remote(remote), target])
+        #expect(resumed.status == 1, "\(resumed.output)")
+        #expect(resumed.stderr.contains("sftp: \(target)/tree/sub is a symbolic link; not followed, nothing under \(NSUserName())@127.0.0.1:\(h.server.port):\(remote)/sub was downloaded\n"), "\(resumed.stderr)")
+        #expect(!Files.exists(elsewhere + "/big.bin"), "\(resumed.output)")
+    }
+
     /// Names with a newline and an escape sequence, as a real file system holds them: `ls`,
     /// `ls -l`, the shell's listing and an error message show them as octal escapes, so a
     /// newline cannot fake a line and an escape sequence is never sent to the terminal.
