@@ -28,6 +28,10 @@ import TestSupport
         #expect(socksConnect(client, port: echo.port) == 0, "\(run.output)")
         #expect(Net.echo(client, Array("through the flood".utf8)), "\(run.output)")
         _ = run.interrupt()
+        // 236 clients closed, a line a second at most in the log.
+        let log = (try? String(contentsOfFile: dir.path + "/state/termhost/termhost.log", encoding: .utf8)) ?? ""
+        let lines = log.components(separatedBy: "closed the oldest of 64 SOCKS clients still in their handshake (the limit)").count - 1
+        #expect(lines >= 1 && lines <= 10, "\(lines) lines")
     }
 
     @Test func anIdleClientIsClosedAfterTheHandshakeDeadline() throws {

@@ -55,6 +55,8 @@ final class RuleRuntime: @unchecked Sendable {
     var splices: [UInt64: Connection] = [:]           // reactor
     /// -D clients still in their SOCKS handshake (bounded, see Socks5Handshake).
     let pending = PendingHandshakes()                 // reactor
+    /// SOCKS clients' handshake endings, logged at most once a second.
+    let handshakeLog = LogThrottle()                  // reactor
     let connections = Atomic<Int>(0)
 
     init(_ rule: ForwardRule) { self.rule = rule }

@@ -191,3 +191,17 @@ enum SocksLimits {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
 }
+
+/// At most one line a second; the next line admitted says how many were left out. [reactor]
+final class LogThrottle {
+    private var last = -Double.infinity
+    private var skipped = 0
+
+    func admit(_ line: String) -> String? {
+        let now = Reactor.now()
+        guard now - last >= 1 else { skipped += 1; return nil }
+        last = now
+        defer { skipped = 0 }
+        return skipped == 0 ? line : line + " (and \(skipped) more since the last such line)"
+    }
+}

@@ -32,7 +32,10 @@ extension ForwardingManager {
                         reactor.post { handshake.finish(Socks5Handshake.reply(for: error.message)) }
                     }
                 }
-            }, onFail: { [pluginHost] reason in pluginHost.log(.info, "\(r.label): \(VisibleText.of(reason))") })
+            }, onFail: { [pluginHost] reason in
+                // Clients cause these: a flood of them must not become a flood of log lines.
+                if let line = r.handshakeLog.admit("\(r.label): \(VisibleText.of(reason))") { pluginHost.log(.info, line) }
+            })
             return
         }
         let target = r.rule.targetHost ?? "localhost", port = r.rule.targetPort ?? 0
