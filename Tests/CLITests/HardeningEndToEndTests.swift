@@ -113,4 +113,21 @@ import TestSupport
         let doctor = try cli.run("doctor")
         #expect(doctor.stdout.contains("  - \(problem)"), "\(doctor.stdout)")
     }
+
+    @Test func aSecretsFileOthersCanReadIsNamedByTheHostWhateverThePluginSays() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try Fixtures.servicesPlugin(in: cli.plugins)
+        let id = try cli.run("svc", "secret-put", "hunter2").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let path = dir.path + "/data/termhost/secrets.json"
+        chmod(path, 0o644)
+        let get = try cli.run("svc", "secret-get", id)
+        #expect(get.status == 1)
+        let message = "Permissions 0644 for '\(path)' are too open. Secrets must be readable by their owner only; they are not used until you run: chmod 600 '\(path)'"
+        #expect(get.stderr.contains("termhost: host: error: \(message)\n"), "\(get.stderr)")
+        #expect(get.stderr.components(separatedBy: "termhost: host: error:").count == 2, "said once")
+        chmod(path, 0o600)
+        #expect(try cli.run("svc", "secret-get", id).stdout == "hunter2\n", "the refused file was kept as it was")
+    }
 }
