@@ -44,6 +44,19 @@ import TestSupport
         #expect(!r.stderr.contains("\u{1b}"))
     }
 
+    @Test func aFileOfManyBadLinesShowsTwentyWarningsAndACount() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir, trustServer: false)
+        defer { h.server.stop() }
+        _ = dir.write("home/.ssh/known_hosts", String(repeating: "garbage\n", count: 1000) + h.server.knownHostsLine + "\n")
+        let r = try h.termhost(["exec", h.target, "--", "echo", "known"])
+        #expect(r.stdout == "known\n", "\(r.stderr)")
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 21, "\(r.stderr)")
+        #expect(lines.last?.hasSuffix("warning: \(h.home)/.ssh/known_hosts: 980 more lines skipped (not shown)") == true, "\(r.stderr)")
+    }
+
     @Test func negatedAndWildcardPatternsAreHonoured() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -48,8 +48,15 @@ struct KnownHosts {
         let (parsed, problems) = KnownHostsParser.parse(bytes)
         entries.reserveCapacity(entries.count + parsed.count)
         for e in parsed { entries.append(Entry(entry: e, file: file)) }
-        for p in problems { warnings.append("\(VisibleText.of(file)):\(p.line): \(p.reason)") }
+        // Every connection prints these: a file of garbage must not flood the terminal.
+        for p in problems.prefix(KnownHosts.maximumWarnings) { warnings.append("\(VisibleText.of(file)):\(p.line): \(p.reason)") }
+        if problems.count > KnownHosts.maximumWarnings {
+            warnings.append("\(VisibleText.of(file)): \(problems.count - KnownHosts.maximumWarnings) more lines skipped (not shown)")
+        }
     }
+
+    /// Warnings shown a file; the rest are counted in one line.
+    static let maximumWarnings = 20
 
     mutating func parse(_ text: String, file: String) { parse(Array(text.utf8), file: file) }
 
