@@ -130,4 +130,24 @@ import TestSupport
         chmod(path, 0o600)
         #expect(try cli.run("svc", "secret-get", id).stdout == "hunter2\n", "the refused file was kept as it was")
     }
+
+    @Test(.enabled(if: getuid() == 0, "chown needs root (CI runs the suite as root)"))
+    func aPluginSetOwnedByAnotherUserRefusesThePluginsBesideIt() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var cli = CLI(dir)
+        cli.extraEnvironment = ["TERMHOST_PLUGIN_PATH": ""]
+        let system = dir.sub("system") + "/termhost/plugins"
+        let hello = try Fixtures.helloC(in: system)
+        let hash = try Shell.run("/usr/bin/sha256sum", [hello.library]).stdout.prefix(64)
+        let set = dir.write("system/termhost/plugins/plugin-set.json", """
+        { "name": "test", "version": "1", "plugins": [ { "id": "org.termhost.examples.hello-c", "version": "1.0.0", "sha256": "\(hash)" } ] }
+        """)
+        #expect(try cli.run("hello").status == 0)
+        #expect(chown(set, 65534, 65534) == 0)
+        let doctor = try cli.run("doctor")
+        #expect(doctor.status == 1)
+        #expect(doctor.stdout.contains("plugin set unusable, so the plugins beside it are refused: \(set): \(set) is owned by uid 65534"), "\(doctor.stdout)")
+        #expect(try cli.run("hello").status == 1)
+    }
 }

@@ -87,3 +87,14 @@ import TestSupport
         }
     }
 }
+
+@Suite struct StoreFileTests {
+    @Test func aSymbolicLinkAtTheStoresNameIsNotFollowed() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let target = dir.path + "/victim.db"
+        try FileManager.default.createSymbolicLink(atPath: dir.path + "/termhost.db", withDestinationPath: target)
+        #expect(throws: StoreError.self) { try SQLiteStore(path: dir.path + "/termhost.db") }
+        #expect(!FileManager.default.fileExists(atPath: target), "SQLite must not create the link's target")
+    }
+}
