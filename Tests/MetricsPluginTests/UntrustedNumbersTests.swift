@@ -56,3 +56,33 @@ import Testing
         #expect(NvidiaSMI.parse(xml).first?.name == "X")
     }
 }
+
+/// Whole disks among the names of /proc/diskstats, found in linear time (a host listing
+/// thousands of devices cost a quadratic search per sample), with the same answers as the
+/// pairwise rule.
+@Suite struct WholeDiskSelectionTests {
+    /// The rule as it was written before: any other name that is this one's disk.
+    func pairwise(_ names: [String]) -> [String] {
+        let all = Set(names)
+        return names.filter { name in
+            !["loop", "ram", "zram", "fd", "sr", "dm-", "md"].contains(where: { name.hasPrefix($0) })
+                && !all.contains { parent in
+                    guard parent != name, name.hasPrefix(parent) else { return false }
+                    let s = name.dropFirst(parent.count)
+                    let needsP = parent.last?.isNumber == true
+                    guard !needsP || s.hasPrefix("p") else { return false }
+                    let digits = needsP ? s.dropFirst() : s
+                    return !digits.isEmpty && digits.allSatisfy(\.isNumber)
+                }
+        }.sorted()
+    }
+
+    @Test func theSameDisksAsThePairwiseRule() {
+        let names = ["sda", "sda1", "sda12", "nvme0n1", "nvme0n1p1", "nvme0n10", "nbd1", "nbd10", "nbd1p1", "mmcblk0",
+                     "mmcblk0p2", "vda", "xvda1", "p1", "1", "sdp", "sdp1", "x1p", "x1p2", "x1", "loop0", "dm-0", "md0"]
+        #expect(DiskStats.wholeDisks(names) == pairwise(names))
+        #expect(DiskStats.wholeDisks(names) == ["1", "mmcblk0", "nbd1", "nbd10", "nvme0n1", "nvme0n10", "p1", "sda", "sdp", "vda", "x1", "x1p", "xvda1"])
+        let many = (0..<4096).map { "sd\($0 / 16)x\($0 % 16 == 0 ? "" : String($0 % 16))" }
+        #expect(DiskStats.wholeDisks(many) == pairwise(many))
+    }
+}

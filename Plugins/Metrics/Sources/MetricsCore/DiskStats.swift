@@ -31,18 +31,24 @@ public enum DiskStats {
         if let blockDevices, !blockDevices.isEmpty {
             return candidates.filter(blockDevices.contains).sorted()
         }
+        // Each name's possible disk is derived from the name itself and looked up, so this
+        // stays linear in the number of names (a remote host may list thousands).
         let all = Set(names)
-        return candidates.filter { name in
-            !all.contains { parent in parent != name && name.hasPrefix(parent) && isPartitionSuffix(name.dropFirst(parent.count), of: parent) }
-        }.sorted()
+        return candidates.filter { name in !partitionParents(of: name).contains(where: all.contains) }.sorted()
     }
 
-    /// A partition's name is its disk's plus the number, with a "p" between when the disk's
-    /// name ends in a digit (sda1, nvme0n1p1, mmcblk0p2, nbd1p1): so nbd10 is not nbd1's.
-    static func isPartitionSuffix(_ s: Substring, of parent: String) -> Bool {
-        let needsP = parent.last?.isNumber == true
-        guard !needsP || s.hasPrefix("p") else { return false }
-        let digits = needsP ? s.dropFirst() : s
-        return !digits.isEmpty && digits.allSatisfy(\.isNumber)
+    /// The disks `name` would be a partition of. A partition's name is its disk's plus the
+    /// number, with a "p" between when the disk's name ends in a digit (sda1, nvme0n1p1,
+    /// mmcblk0p2, nbd1p1): so nbd10 is not nbd1's. Derived from the name alone, so the filter
+    /// above is linear in the number of names.
+    static func partitionParents(of name: String) -> [String] {
+        let digits = name.reversed().prefix { $0.isNumber }.count
+        guard digits > 0, digits < name.count else { return [] }
+        let base = name.dropLast(digits)            // never ends in a digit
+        var parents = [String(base)]                // sda1: sda's
+        if base.last == "p", let before = base.dropLast().last, before.isNumber {
+            parents.append(String(base.dropLast())) // nvme0n1p1: nvme0n1's
+        }
+        return parents
     }
 }
