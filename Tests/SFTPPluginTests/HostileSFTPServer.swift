@@ -8,7 +8,7 @@ import TestSupport
 /// made for a symbolic link, as a concurrent process would.
 ///
 /// Its tree: /evil (hostile names and ok.txt, sub/inner.txt), /deep (d/d/d/... forever), /wide
-/// (a listing that never ends), /huge.bin (2^63 bytes of zeros), /plant/dir/f.txt (opening it
+/// (a listing that never ends), /long (a name of 70,000 bytes), /huge.bin (2^63 bytes of zeros), /plant/dir/f.txt (opening it
 /// replaces the local directory `plant.link` by a link to `plant.to`).
 enum HostileSFTPServer {
     /// The SSH harness with the SFTP plugin, whose server speaks this script.
@@ -44,6 +44,7 @@ def tree(path):
     if p.startswith("/deep") and all(c == "d" for c in p[len("/deep"):].split("/")[1:]):
         return ("dir", ["d"])
     if p == "/wide": return ("endless", None)
+    if p == "/long": return ("dir", ["a" * 70000, "ok.txt"])
     if p == "/huge.bin": return ("file", 1 << 63)
     if p == "/plant": return ("dir", ["dir"])
     if p == "/plant/dir": return ("dir", ["f.txt"])

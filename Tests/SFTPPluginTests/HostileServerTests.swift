@@ -74,6 +74,19 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: target).isEmpty)
     }
 
+    /// A name longer than any file system holds (70,000 bytes, past the 65,535 the listing
+    /// reads): the listing fails as the server's fault, not as a lost connection to retry.
+    @Test func aNameLongerThanTheListingBufferFailsTheListingAsTheServersFault() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try HostileSFTPServer.harness(dir)
+        defer { h.server.stop() }
+        let r = try h.sftp("get", ["-r", h.remote("/long"), dir.sub("target")])
+        #expect(r.status == 1, "\(r.output)")
+        #expect(r.stderr == "sftp: \(Self.host(h)):/long: the server listed a name longer than 65535 bytes; nothing more was read\n", "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/target").isEmpty)
+    }
+
     /// A server that claims a file of 2^63 bytes while the local disk fills (the file-size
     /// limit: EFBIG): the download fails with the system's reason and keeps nothing. It used to
     /// trap (SIGILL) counting the unfinished segment's length as an Int.

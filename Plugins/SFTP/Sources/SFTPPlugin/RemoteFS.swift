@@ -77,6 +77,11 @@ struct RemoteFS {
             attrs.flags = UInt.max
             let n = libssh2_sftp_readdir_ex(handle, &name, name.count, nil, 0, &attrs)
             if n == 0 && attrs.flags == UInt.max { break }
+            if n == LIBSSH2_ERROR_BUFFER_TOO_SMALL {
+                // A name longer than the buffer is no name a file system holds: the server's
+                // fault, not a lost connection (which would pause transfers to retry it).
+                throw SFTPError(.failed, "sftp: \(host):\(path.shown): the server listed a name longer than \(name.count - 1) bytes; nothing more was read")
+            }
             guard n >= 0 else { throw error(path, "cannot list") }
             let bytes = name[0..<min(Int(n), name.count)].map { UInt8(bitPattern: $0) }
             let text = String(decoding: bytes, as: UTF8.self)

@@ -40,7 +40,7 @@ struct SFTPShell {
             return error.exitStatus
         }
         defer { connection.close() }
-        invocation.print("Connected to \(destination).")
+        invocation.print("Connected to \(destination.shown).")
         var lcwd = FileManager.default.currentDirectoryPath
         let editor = LineEditor(input: invocation.stdinFD, output: invocation.stdoutFD)
         // A script (stdin not a terminal) stops at the first failing command, as sftp -b does,
