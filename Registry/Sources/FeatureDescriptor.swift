@@ -10,9 +10,12 @@ public struct CommandDescriptor: Hashable, Sendable, Codable {
         self.usage = usage
     }
 
+    /// Longest command name in bytes: it is typed, and shown in one column of `termhost --help`.
+    public static let maxNameBytes = 64
+
     /// One word of `[a-z0-9-]`, starting with a letter or digit, at most 64 bytes.
     public static func isValidName(_ name: String) -> Bool {
-        guard let first = name.utf8.first, first != UInt8(ascii: "-"), name.utf8.count <= 64 else { return false }
+        guard let first = name.utf8.first, first != UInt8(ascii: "-"), name.utf8.count <= maxNameBytes else { return false }
         return name.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }
     }
 }

@@ -15,6 +15,10 @@ public struct FeatureID: Hashable, Comparable, Sendable, CustomStringConvertible
         self.rawValue = rawValue
     }
 
+    /// Longest ID in UTF-8 bytes: IDs are keys of the store's namespace, file names in messages
+    /// and JSON keys, and nobody needs more.
+    public static let maxBytes = 200
+
     /// One pass over the UTF-8 bytes: this runs on every ID that crosses the ABI.
     public static func isValid(_ s: String) -> Bool {
         var labels = 0, labelLength = 0, total = 0
@@ -34,7 +38,7 @@ public struct FeatureID: Hashable, Comparable, Sendable, CustomStringConvertible
                 return false
             }
         }
-        return labelLength > 0 && labels >= 1 && total <= 200
+        return labelLength > 0 && labels >= 1 && total <= maxBytes
     }
 
     public var description: String { rawValue }

@@ -28,8 +28,13 @@ public struct FeatureRegistry: Sendable {
     /// cannot open), so that dependents say why they are unavailable.
     /// reservedCommands: names the host itself uses ("plugins", "doctor"...); a feature cannot
     /// take them.
+    /// pinnedSources: the `source` of every descriptor that comes from a plugin a distribution's
+    /// plugin set pins (verified by hash). A command such a plugin declares cannot be taken by a
+    /// plugin outside the set, whatever its order: otherwise any plugin dropped in the user's
+    /// directory with a smaller order key would receive `termhost exec` and the user's input.
     public func resolve(_ policy: EffectivePolicy, hostServices: Set<String>,
-                        brokenServices: [String: String] = [:], reservedCommands: Set<String> = []) -> Resolution {
+                        brokenServices: [String: String] = [:], reservedCommands: Set<String> = [],
+                        pinnedSources: Set<String> = []) -> Resolution {
         var state: [FeatureID: FeatureState] = [:]
         for id in registrations.keys {
             state[id] = policy.disabledReason(id).map { .disabled($0) } ?? .enabled
@@ -96,12 +101,23 @@ public struct FeatureRegistry: Sendable {
         }
         var problems = policy.problems(known: ids)
         var owners: [String: FeatureID] = [:]
+        // Every pinned feature's commands, whatever its state: a pinned feature that is disabled
+        // or lacks a dependency must not hand its command to an unpinned plugin either.
+        var pinnedCommands: [String: FeatureID] = [:]
+        for f in features where pinnedSources.contains(f.descriptor.source) {
+            for command in f.descriptor.commands where pinnedCommands[command.name] == nil {
+                pinnedCommands[command.name] = f.descriptor.id
+            }
+        }
         for f in features where f.state == .enabled {
             for command in f.descriptor.commands {
                 if !CommandDescriptor.isValidName(command.name) {
                     problems.append(.invalidCommandName(command.name, feature: f.descriptor.id))
                 } else if reservedCommands.contains(command.name) {
                     problems.append(.reservedCommand(command.name, feature: f.descriptor.id))
+                } else if let pinned = pinnedCommands[command.name], !pinnedSources.contains(f.descriptor.source) {
+                    problems.append(.commandOfPinnedPlugin(command.name, feature: f.descriptor.id, source: f.descriptor.source,
+                                                           pinnedFeature: pinned))
                 } else if let kept = owners[command.name] {
                     problems.append(.duplicateCommand(command.name, kept: kept, dropped: f.descriptor.id))
                 } else {

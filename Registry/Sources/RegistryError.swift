@@ -6,6 +6,7 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
     case duplicateCommand(String, kept: FeatureID, dropped: FeatureID)
     case invalidCommandName(String, feature: FeatureID)
     case reservedCommand(String, feature: FeatureID)
+    case commandOfPinnedPlugin(String, feature: FeatureID, source: String, pinnedFeature: FeatureID)
     case cycle([FeatureID])
     case missingDependency(FeatureID, needs: FeatureID)
     case disabledDependency(FeatureID, needs: FeatureID)
@@ -27,16 +28,24 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .invalidID(let raw) where raw.utf8.count > FeatureID.maxBytes:
+            // A long ID is refused for its length, and said so: calling it a character-set
+            // violation sent authors looking for a bad character that is not there.
+            "invalid feature ID '\(RegistryError.abbreviated(raw))': \(raw.utf8.count) bytes, more than the \(FeatureID.maxBytes) a feature ID may have"
         case .invalidID(let raw):
             "invalid feature ID '\(raw)': expected reverse DNS such as 'org.example.feature' (lowercase letters, digits, '-' and '_')"
         case .duplicateFeature(let id, let first, let second):
             "feature '\(id)' is declared twice: by \(first) and by \(second); the second was not registered"
         case .duplicateCommand(let name, let kept, let dropped):
             "command '\(name)' is contributed by both '\(kept)' and '\(dropped)'; '\(kept)' keeps it"
+        case .invalidCommandName(let name, let feature) where name.utf8.count > CommandDescriptor.maxNameBytes:
+            "feature '\(feature)' contributes command '\(RegistryError.abbreviated(name))', whose name is \(name.utf8.count) bytes, more than the \(CommandDescriptor.maxNameBytes) a command name may have; it was dropped"
         case .invalidCommandName(let name, let feature):
             "feature '\(feature)' contributes command '\(name)', which is not a valid command name (lowercase letters, digits and '-'); it was dropped"
         case .reservedCommand(let name, let feature):
             "feature '\(feature)' contributes command '\(name)', which is a built-in termhost command; it was dropped"
+        case .commandOfPinnedPlugin(let name, let feature, let source, let pinnedFeature):
+            "feature '\(feature)' of \(source), which no plugin set pins, contributes command '\(name)', which pinned feature '\(pinnedFeature)' declares; refused, '\(pinnedFeature)' keeps it"
         case .cycle(let members):
             "dependency cycle between \(members.map { "'\($0)'" }.joined(separator: ", ")); none of them was created"
         case .missingDependency(let id, let needs):
@@ -77,4 +86,7 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
             "feature '\(feature)' provides service '\(service)', which feature '\(providedBy)' already provides; '\(providedBy)' keeps it and '\(feature)' was not started"
         }
     }
+
+    /// The first 40 characters of a name too long to quote whole, and how it goes on.
+    static func abbreviated(_ s: String) -> String { s.count > 40 ? String(s.prefix(40)) + "…" : s }
 }

@@ -41,6 +41,12 @@ public struct PluginEntry: @unchecked Sendable {
         guard let entry = function() else {
             throw .probeFailed("\(TERMHOST_ENTRY_SYMBOL)() returned NULL")
         }
+        // abi and struct_size are the first 16 bytes of every entry ever defined; nothing past
+        // them is read until struct_size says it is there.
+        if let problem = TermhostStruct.problem("termhost_plugin_entry_t", structSize: entry.pointee.struct_size,
+                                                fields: StructSizes.entry) {
+            throw .probeFailed("plugin at \(displayPath): \(problem)")
+        }
         return PluginEntry(entry: entry)
     }
 
@@ -68,12 +74,23 @@ public struct PluginEntry: @unchecked Sendable {
     /// Reads the factory's descriptors into registry values. Strings are copied.
     public static func descriptors(of factory: UnsafePointer<termhost_feature_factory_t>,
                                    source: String) throws(LoadFailure) -> [FeatureDescriptor] {
+        let who = StructSizes.who(source)
+        if let problem = TermhostStruct.problem("termhost_feature_factory_t", structSize: factory.pointee.struct_size,
+                                                fields: StructSizes.factory) {
+            throw .probeFailed("\(who): \(problem)")
+        }
         let count = factory.pointee.count?(factory) ?? 0
         var out: [FeatureDescriptor] = []
         for i in 0..<count {
-            guard let d = factory.pointee.get_descriptor?(factory, i)?.pointee else {
+            guard let dp = factory.pointee.get_descriptor?(factory, i) else {
                 throw .probeFailed("feature factory returned no descriptor at index \(i)")
             }
+            // Checked through the pointer, before the struct is copied whole.
+            if let problem = TermhostStruct.problem("termhost_feature_descriptor_t", structSize: dp.pointee.struct_size,
+                                                    fields: StructSizes.descriptor) {
+                throw .probeFailed("\(who): descriptor \(i): \(problem)")
+            }
+            let d = dp.pointee
             func str(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
             func list(_ p: UnsafePointer<UnsafePointer<CChar>?>?) -> [String] {
                 guard var p else { return [] }
@@ -91,6 +108,10 @@ public struct PluginEntry: @unchecked Sendable {
             var commands: [CommandDescriptor] = []
             if var c = d.commands {
                 while let cmd = c.pointee {
+                    if let problem = TermhostStruct.problem("termhost_command_descriptor_t", structSize: cmd.pointee.struct_size,
+                                                            fields: StructSizes.command) {
+                        throw .probeFailed("\(who): feature '\(str(d.id) ?? "")': command \(commands.count): \(problem)")
+                    }
                     commands.append(CommandDescriptor(name: str(cmd.pointee.name) ?? "", summary: str(cmd.pointee.summary) ?? "",
                                                       usage: str(cmd.pointee.usage)))
                     c += 1

@@ -71,7 +71,8 @@ public struct Inspection: Sendable {
             }
         }
         inspection.resolution = registry.resolve(effective, hostServices: HostServices.hostServiceIDs.subtracting(brokenServices.keys),
-                                                 brokenServices: brokenServices, reservedCommands: HostRuntime.builtInCommands)
+                                                 brokenServices: brokenServices, reservedCommands: HostRuntime.builtInCommands,
+                                                 pinnedSources: catalog.pinnedSources)
         return inspection
     }
 

@@ -62,3 +62,74 @@ import Musl
 func stringFromBuffer(_ buf: [CChar]) -> String {
     String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+/// A struct that crosses the boundary and says how large its producer built it. Structs only
+/// grow at the end within a major version, so a smaller `struct_size` means an older (or lying)
+/// producer whose struct ends before the newer members.
+public protocol TermhostSizedStruct {
+    var struct_size: UInt32 { get }
+}
+
+extension termhost_plugin_entry_t: TermhostSizedStruct {}
+extension termhost_host_t: TermhostSizedStruct {}
+extension termhost_feature_factory_t: TermhostSizedStruct {}
+extension termhost_feature_descriptor_t: TermhostSizedStruct {}
+extension termhost_command_descriptor_t: TermhostSizedStruct {}
+extension termhost_feature_t: TermhostSizedStruct {}
+extension termhost_scene_info_t: TermhostSizedStruct {}
+extension termhost_command_invocation_t: TermhostSizedStruct {}
+extension termhost_host_log_t: TermhostSizedStruct {}
+extension termhost_host_config_t: TermhostSizedStruct {}
+extension termhost_host_store_t: TermhostSizedStruct {}
+extension termhost_host_secrets_t: TermhostSizedStruct {}
+extension termhost_host_interact_t: TermhostSizedStruct {}
+extension termhost_host_events_t: TermhostSizedStruct {}
+extension termhost_host_commands_t: TermhostSizedStruct {}
+extension termhost_ssh_transport_t: TermhostSizedStruct {}
+extension termhost_sftp_transfer_t: TermhostSizedStruct {}
+extension termhost_sftp_files_t: TermhostSizedStruct {}
+
+/// The Swift form of TERMHOST_HAS_FIELD (version.h): whether a struct the other side built is
+/// large enough to hold a member. One rule for the host and for plugins, instead of
+/// hand-written `offset(of:) + size` sums that each caller could get wrong.
+public enum TermhostStruct {
+    /// The byte just past `field`: the smallest struct_size that has it.
+    public static func end<T, V>(of field: KeyPath<T, V>) -> Int {
+        // offset(of:) is nil only for computed properties, which C structs do not import as.
+        (MemoryLayout<T>.offset(of: field) ?? Int.max - MemoryLayout<V>.size) + MemoryLayout<V>.size
+    }
+
+    /// Whether a struct of `structSize` bytes has `field`.
+    public static func has<T, V>(_ structSize: UInt32, _ field: KeyPath<T, V>) -> Bool {
+        Int(structSize) >= end(of: field)
+    }
+
+    /// Whether `p` (NULL has no fields) has `field`, by its own struct_size:
+    /// `TermhostStruct.has(transport, \.open_exec)`.
+    public static func has<T: TermhostSizedStruct, V>(_ p: UnsafePointer<T>?, _ field: KeyPath<T, V>) -> Bool {
+        guard let p else { return false }
+        return has(p.pointee.struct_size, field)
+    }
+
+    /// One member of a struct, named for messages, with the minor version that added it.
+    public struct Field<T>: Sendable {
+        public let name: String
+        public let end: Int
+        public let addedInMinor: UInt32
+        public init<V>(_ name: String, _ field: KeyPath<T, V>, addedInMinor: UInt32 = 0) {
+            self.name = name
+            self.end = TermhostStruct.end(of: field)
+            self.addedInMinor = addedInMinor
+        }
+    }
+
+    /// Why a struct of `structSize` bytes cannot be used by a reader that needs every field added
+    /// up to `minor`, or nil when it can: the first member it lacks, in declaration order, e.g.
+    /// "termhost_feature_t is 40 bytes, too small for 'shutdown' (ABI 1.0 needs 96)".
+    public static func problem<T>(_ typeName: String, structSize: UInt32, fields: [Field<T>], minor: UInt32 = 0) -> String? {
+        let needed = fields.filter { $0.addedInMinor <= minor }
+        guard let lacking = needed.first(where: { Int(structSize) < $0.end }) else { return nil }
+        let total = needed.map(\.end).max() ?? 0
+        return "\(typeName) is \(structSize) bytes, too small for '\(lacking.name)' (ABI \(TERMHOST_ABI_MAJOR).\(minor) needs \(total))"
+    }
+}

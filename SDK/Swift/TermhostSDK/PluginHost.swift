@@ -223,8 +223,7 @@ public struct Interact: @unchecked Sendable {
     /// Whether a prompt on the scene can be shown now (ABI 1.1; an older host answers by
     /// trying, so this says true there).
     public func canPrompt(scene: UInt64) -> Bool {
-        let needed = MemoryLayout<termhost_host_interact_t>.offset(of: \termhost_host_interact_t.can_prompt)! + MemoryLayout<UnsafeRawPointer>.size
-        guard Int(vtable.pointee.struct_size) >= needed, let canPrompt = vtable.pointee.can_prompt else { return true }
+        guard TermhostStruct.has(UnsafePointer(vtable), \.can_prompt), let canPrompt = vtable.pointee.can_prompt else { return true }
         return canPrompt(host, scene) != 0
     }
 }

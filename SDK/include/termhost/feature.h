@@ -58,7 +58,7 @@ typedef struct termhost_feature_descriptor {
    const char *const *after;     /* feature IDs this one must start after (soft) */
    const char *const *before;    /* feature IDs this one must start before (soft) */
    const char *const *requires_features;  /* hard: missing or disabled means not created */
-   const char *const *requires_services;  /* service IDs ("termhost.ssh.transport/1") */
+   const char *const *requires_services;  /* service IDs ("org.termhost.ssh.transport/1") */
    const char *const *provides_services;  /* service IDs this feature's get_service offers;
                                            * honoured for process-scope features only, since a
                                            * host-wide lookup cannot choose among scenes */

@@ -7,12 +7,14 @@
 #ifndef TERMHOST_VERSION_H
 #define TERMHOST_VERSION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-/* History (append-only):
+/* History (append-only). Each appended member is marked "Added in ABI 1.N" where it is declared.
  *   1.0  entry, host, feature factory; services log, config, store, secrets, interact, events,
  *        commands.
- *   1.1  termhost_host_interact_t.can_prompt. */
+ *   1.1  termhost_host_interact_t.can_prompt; termhost_ssh_transport_t.watch, open_exec,
+ *        splice_direct_tcpip, end_spliced; termhost_sftp_transfer_t.bytes_per_second. */
 #define TERMHOST_ABI_MAJOR 1
 #define TERMHOST_ABI_MINOR 1
 #define TERMHOST_ABI_PATCH 0
@@ -23,7 +25,28 @@ typedef struct termhost_version {
    uint32_t patch;
 } termhost_version_t;
 
-/* The version this header describes; put it in termhost_plugin_entry_t.abi. */
-#define TERMHOST_ABI_INIT { TERMHOST_ABI_MAJOR, TERMHOST_ABI_MINOR, TERMHOST_ABI_PATCH }
+/* The minor version a plugin needs, which is the minor it declares in termhost_plugin_entry_t.abi
+ * (and must also write in its manifest's "abi"). By default the minor of these headers. A
+ * plugin built against newer headers that uses nothing newer may declare less, so that it also
+ * loads in an older host:
+ *     #define TERMHOST_ABI_MINOR_NEEDED 0
+ *     #include <termhost/termhost.h>
+ * Contract: such a plugin must then check, with TERMHOST_HAS_FIELD, every member added after
+ * the minor it declares before reading or calling it (the host's structs are only as large as
+ * the host's own ABI), and must not look up services that came later without handling NULL. */
+#ifndef TERMHOST_ABI_MINOR_NEEDED
+#define TERMHOST_ABI_MINOR_NEEDED TERMHOST_ABI_MINOR
+#endif
+
+/* The version the plugin declares; put it in termhost_plugin_entry_t.abi. */
+#define TERMHOST_ABI_INIT { TERMHOST_ABI_MAJOR, TERMHOST_ABI_MINOR_NEEDED, TERMHOST_ABI_PATCH }
+
+/* Whether the struct at ptr (which begins with, or contains, a uint32_t struct_size telling how
+ * large its producer built it) has member `field` of `type`: struct_size covers the member's
+ * last byte. Use it before touching a member marked "Added in ABI 1.N" in a struct the other
+ * side made; the host uses the same rule (in Swift: TermhostStruct.has) on every struct a
+ * plugin hands it. A NULL ptr has no fields. */
+#define TERMHOST_HAS_FIELD(ptr, type, field) \
+   ((ptr) != NULL && (size_t)(ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 #endif /* TERMHOST_VERSION_H */

@@ -34,9 +34,8 @@ struct Transport: @unchecked Sendable {
     }
 
     /// Whether the SSH plugin's table reaches an appended entry (struct_size) and fills it.
-    private func offers(_ field: PartialKeyPath<termhost_ssh_transport_t>) -> Bool {
-        let offset = MemoryLayout<termhost_ssh_transport_t>.offset(of: field) ?? Int.max
-        return Int(vtable.pointee.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+    private func offers<V>(_ field: KeyPath<termhost_ssh_transport_t, V>) -> Bool {
+        TermhostStruct.has(UnsafePointer(vtable), field)
     }
 
     /// Whether the SSH plugin is new enough to report connection loss (`watch`).

@@ -12,8 +12,7 @@ struct Transport: @unchecked Sendable {
     init?(_ host: PluginHost) {
         guard let raw = host.service(TERMHOST_SSH_TRANSPORT) else { return nil }
         let v = raw.assumingMemoryBound(to: termhost_ssh_transport_t.self)
-        let needed = MemoryLayout<termhost_ssh_transport_t>.offset(of: \termhost_ssh_transport_t.open_exec)! + MemoryLayout<UnsafeRawPointer>.size
-        guard Int(v.pointee.struct_size) >= needed, v.pointee.open_exec != nil else { return nil }
+        guard TermhostStruct.has(UnsafePointer(v), \.open_exec), v.pointee.open_exec != nil else { return nil }
         self.host = host
         vtable = v
     }

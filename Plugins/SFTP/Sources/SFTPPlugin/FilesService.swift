@@ -162,8 +162,7 @@ enum FilesService {
         options.resume = r.flags & TERMHOST_SFTP_RESUME != 0
         options.conflict = [ConflictPolicy.fail, .overwrite, .skip, .keepBoth][Int(r.conflict)]
         options.scene = scene
-        let limitEnd = MemoryLayout<termhost_sftp_transfer_t>.offset(of: \termhost_sftp_transfer_t.bytes_per_second)! + 8
-        let control = TransferControl(limitBytesPerSecond: Int(r.struct_size) >= limitEnd ? r.bytes_per_second : 0)
+        let control = TransferControl(limitBytesPerSecond: TermhostStruct.has(r.struct_size, \termhost_sftp_transfer_t.bytes_per_second) ? r.bytes_per_second : 0)
         let name = key(caller, r.cookie)
         if r.cookie != 0 {
             // One cookie, one transfer: a second would make stop() reach the wrong one.

@@ -40,9 +40,10 @@ typedef struct termhost_host_interact { /* implemented by the host */
     * goes to the log. [any-thread] */
    void (*notify)(const termhost_host_t *host, termhost_scene_id scene, const char *message);
 
-   /* ---- Added in ABI 1.1: check struct_size before calling (a 1.0 host lacks it). ---- */
+   /* ---- Added in ABI 1.1: check TERMHOST_HAS_FIELD(interact, termhost_host_interact_t,
+    *      can_prompt) before calling (a 1.0 host lacks it). ---- */
 
-   /* 1 when a prompt on `scene` can be shown now (the scene has a terminal and the host is not
+   /* Added in ABI 1.1. 1 when a prompt on `scene` can be shown now (the scene has a terminal and the host is not
     * --non-interactive), else 0. Lets a caller skip a method that would otherwise answer a
     * server with empty responses (keyboard-interactive), rather than fail it. [any-thread] */
    int32_t (*can_prompt)(const termhost_host_t *host, termhost_scene_id scene);

@@ -47,7 +47,8 @@ typedef struct termhost_sftp_transfer {    /* filled by the caller, read during 
    uint64_t cookie;                        /* caller's nonzero name for stop(), or 0; one
                                               running transfer per cookie (a second one is
                                               refused with TERMHOST_ERR_INVALID_ARGUMENT) */
-   /* Appended (read only when struct_size covers it): */
+   /* Added in ABI 1.1 (read only when TERMHOST_HAS_FIELD(request, termhost_sftp_transfer_t,
+    * bytes_per_second)): */
    uint64_t bytes_per_second;              /* bandwidth limit for the whole transfer; 0: none */
 } termhost_sftp_transfer_t;
 
