@@ -1,5 +1,7 @@
 /// Orders features deterministically: an edge a -> b means "a starts before b" (from `before`,
-/// `after` and hard `requiresFeatures`); among features that are free to start, the smaller
+/// `after`, hard `requiresFeatures`, and `requiresServices` to the feature that
+/// `providesServices` it: a consumer activated before its provider would look the service up
+/// and get NULL); among features that are free to start, the smaller
 /// order key goes first and ties are broken by ID. Edges to absent features are ignored.
 public enum OrderResolver {
     public struct Cycles: Error, Equatable { public let members: [[FeatureID]] }
@@ -12,9 +14,19 @@ public enum OrderResolver {
             guard byID[a] != nil, byID[b] != nil else { return }
             if successors[a, default: []].insert(b).inserted { indegree[b, default: 0] += 1 }
         }
+        // The provider of each service: the registry has already refused a second enabled
+        // provider, but should two reach here, the one that would start first (order, ID) wins,
+        // as it does for the lookup.
+        var provider: [String: FeatureID] = [:]
+        for f in features.sorted(by: { ($0.order, $0.id) < ($1.order, $1.id) }) {
+            for service in f.providesServices where provider[service] == nil { provider[service] = f.id }
+        }
         for f in features {
             for dep in f.after + f.requiresFeatures { edge(dep, f.id) }
             for later in f.before { edge(f.id, later) }
+            // A feature that requires a service it provides itself needs no edge (and a
+            // self-edge would read as a cycle).
+            for service in f.requiresServices { if let p = provider[service], p != f.id { edge(p, f.id) } }
         }
         func key(_ id: FeatureID) -> (Int32, String) { (byID[id]!.order, id.rawValue) }
         var ready = indegree.filter { $0.value == 0 }.map(\.key)
