@@ -20,7 +20,7 @@ import TestSupport
         let help = try cli.run("help")
         #expect(help.stdout.contains("  hello        Greet someone and count the greetings [org.termhost.examples.hello-c]"))
         #expect(help.stdout.contains("  hello-swift  Greet someone from Swift and count the greetings [org.termhost.examples.hello-swift]"))
-        #expect(try cli.run("hello", "--help").stdout.hasPrefix("usage: termhost hello [NAME]\n"))
+        #expect(try cli.run("--help", "hello").stdout.hasPrefix("usage: termhost hello [NAME]\n"))
     }
 
     @Test func listingsOfferJSON() throws {

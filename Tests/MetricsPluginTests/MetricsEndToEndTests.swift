@@ -19,7 +19,7 @@ import TestSupport
         // A saved interval of 40 s: show still samples every second (two samples within its 30 s).
         try h.termhost(["metrics", "add", h.target, "--interval", "40"])
         let started = Date()
-        let r = try h.termhost(["metrics", "show", h.target, "--json"])
+        let r = try h.termhost(["--json", "metrics", "show", h.target])
         #expect(r.status == 0, "\(r.stderr)\n\(h.server.log)")
         #expect(Date().timeIntervalSince(started) < 20)
         let j = try Self.json(r.stdout)
@@ -68,10 +68,10 @@ import TestSupport
         3  db  paused  every 5 s  interfaces eth0
 
         """)
-        let list = try #require(JSONSerialization.jsonObject(with: Data(try h.termhost(["metrics", "list", "--json"]).stdout.utf8)) as? [[String: Any]])
+        let list = try #require(JSONSerialization.jsonObject(with: Data(try h.termhost(["--json", "metrics", "list"]).stdout.utf8)) as? [[String: Any]])
         #expect(list.map { $0["host"] as? String } == [h.target, "web1", "db"])
         // A paused monitor is shown as paused, without connecting ('db' does not even resolve).
-        let paused = try h.termhost(["metrics", "show", "db", "--json"])
+        let paused = try h.termhost(["--json", "metrics", "show", "db"])
         let pausedState = try Self.json(paused.stdout)["state"] as? String
         #expect(paused.status == 0 && pausedState == "paused")
         #expect(try h.termhost(["metrics", "resume", "db"]).stdout == "Resumed monitor 'db'.\n")
@@ -87,7 +87,7 @@ import TestSupport
         defer { dir.remove() }
         let h = try SSHHarness.metrics(dir: dir, authorize: false)
         defer { h.server.stop() }
-        let auth = try h.termhost(["--non-interactive", "metrics", "show", h.target, "--json"])
+        let auth = try h.termhost(["--non-interactive", "--json", "metrics", "show", h.target])
         #expect(auth.status == 1)
         let a = try Self.json(auth.stdout)
         #expect(a["state"] as? String == "failed")
@@ -144,7 +144,7 @@ import TestSupport
         // The server runs /bin/false whatever is asked: the loop never starts.
         let h = try SSHHarness.metrics(dir: dir, serverConfig: "ForceCommand /bin/false")
         defer { h.server.stop() }
-        let failing = try h.termhost(["metrics", "show", h.target, "--json"])
+        let failing = try h.termhost(["--json", "metrics", "show", h.target])
         #expect(failing.status == 1)
         let f = try Self.json(failing.stdout)
         #expect(f["state"] as? String == "failed")

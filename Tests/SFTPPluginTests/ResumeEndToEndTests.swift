@@ -22,7 +22,7 @@ import TestSupport
 
     /// The offset of the one paused transfer, as `sftp paused --json` reports it.
     static func pausedOffset(_ h: SSHHarness) throws -> Int {
-        let paused = try h.termhost(["sftp", "paused", "--json"])
+        let paused = try h.termhost(["--json", "sftp", "paused"])
         return try #require((JSONSerialization.jsonObject(with: Data(paused.stdout.utf8)) as? [[String: Any]])?.first?["offset"] as? Int,
                             "\(paused.output)")
     }

@@ -129,7 +129,7 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr.prefix(2000))")
         #expect(r.stdout.hasSuffix("Imported 20000 host(s).\n"))
         #expect(r.stderr.isEmpty, "\(r.stderr.prefix(2000))")
-        let all = try h.termhost(["hosts", "list", "--json"]).stdout
+        let all = try h.termhost(["--json", "hosts", "list"]).stdout
         #expect(all.components(separatedBy: "\"name\" :").count - 1 == 20_000)
         let last = try h.termhost(["hosts", "show", "h19999"]).stdout
         #expect(last.contains("\"address\" : \"10.0.78.31\"") && last.contains("\"port\" : 20999") && last.contains("\"user\" : \"ops\""), "\(last)")

@@ -156,7 +156,7 @@ import TestSupport
         try h.termhost(["exec", "lab", "--", "sh", "-c", "'exit 4'"])
         try h.termhost(["hosts", "add", "nokey", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(), "--identity", "/nonexistent"])
         try h.termhost(["exec", "nokey", "--", "true"])   // refused: no history row
-        let json = try h.termhost(["hosts", "history", "lab", "--json"]).stdout
+        let json = try h.termhost(["--json", "hosts", "history", "lab"]).stdout
         let rows = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [[String: Any]]
         #expect(rows.map { $0["status"] as? Int } == [0, 4])
         #expect(rows.allSatisfy { $0["user"] as? String == NSUserName() })
@@ -196,7 +196,7 @@ import TestSupport
         p.terminate()
         p.waitUntilExit()
         #expect(p.terminationStatus == 143)
-        let rows = try JSONSerialization.jsonObject(with: Data(try h.termhost(["hosts", "history", "lab", "--json"]).stdout.utf8)) as! [[String: Any]]
+        let rows = try JSONSerialization.jsonObject(with: Data(try h.termhost(["--json", "hosts", "history", "lab"]).stdout.utf8)) as! [[String: Any]]
         #expect(rows.map { $0["status"] as? Int } == [255])
     }
 

@@ -9,37 +9,58 @@ struct GlobalOptions {
     var logLevel: LogSink.Level = .warning
     var help = false
 
-    /// Consumes leading options (and --json anywhere); returns the remaining arguments.
+    /// Consumes the options before the command name; returns the command name and every
+    /// argument after it exactly as typed. A plugin command's arguments are the plugin's:
+    /// taking `--json` out of them wherever it appeared turned `termhost note add remember the
+    /// --json flag` into a note without "--json", and `--help` in a message printed usage
+    /// instead. The plugin still learns that `termhost --json CMD` asked for JSON through the
+    /// invocation's json_output. The host's own commands (`plugins`, `doctor`...) run no plugin
+    /// code, so their arguments may still carry host options (`termhost doctor --json`).
     static func parse(_ args: [String]) throws(UsageError) -> (GlobalOptions, [String]) {
         var o = GlobalOptions()
-        var rest: [String] = []
         var i = 0
-        var commandSeen = false
-        while i < args.count {
+        while i < args.count, args[i].hasPrefix("-") {
             let a = args[i]
-            switch a {
-            case "--json": o.json = true
-            case "--safe-mode" where !commandSeen: o.safeMode = true
-            case "--non-interactive" where !commandSeen: o.nonInteractive = true
-            case "--help", "-h": o.help = true
-            case "--log-level" where !commandSeen:
-                i += 1
-                guard i < args.count, let level = LogSink.Level(name: args[i]) else {
-                    throw UsageError("--log-level needs one of: debug, info, warning, error")
-                }
-                o.logLevel = level
-            case "--":
-                rest += args[(i + 1)...]
-                i = args.count
-                continue
-            default:
-                if a.hasPrefix("--") && !commandSeen { throw UsageError.unknownOption(a, known: GlobalOptions.names) }
-                commandSeen = true
-                rest.append(a)
-            }
             i += 1
+            if a == "--" { break }
+            try o.take(a, args, &i)
         }
-        return (o, rest)
+        guard i < args.count else { return (o, []) }
+        let command = args[i]
+        var rest: [String] = []
+        if GlobalOptions.hostCommands.contains(command) {
+            i += 1
+            while i < args.count {
+                let a = args[i]
+                i += 1
+                if a == "--" { rest += args[i...]; break }
+                if GlobalOptions.names.contains(a) || a == "-h" { try o.take(a, args, &i) } else { rest.append(a) }
+            }
+        } else {
+            rest = Array(args[(i + 1)...])
+        }
+        return (o, [command] + rest)
+    }
+
+    /// Commands the host runs itself: their arguments never reach a plugin.
+    static let hostCommands: Set<String> = HostRuntime.builtInCommands
+
+    /// Applies option `a`; `i` points past it and moves past an option's value.
+    mutating func take(_ a: String, _ args: [String], _ i: inout Int) throws(UsageError) {
+        switch a {
+        case "--json": json = true
+        case "--safe-mode": safeMode = true
+        case "--non-interactive": nonInteractive = true
+        case "--help", "-h": help = true
+        case "--log-level":
+            guard i < args.count, let level = LogSink.Level(name: args[i]) else {
+                throw UsageError("--log-level needs one of: debug, info, warning, error")
+            }
+            logLevel = level
+            i += 1
+        default:
+            throw UsageError.unknownOption(a, known: GlobalOptions.names)
+        }
     }
 
     static let names = ["--json", "--safe-mode", "--non-interactive", "--log-level", "--help"]
