@@ -4,8 +4,10 @@ import TermhostLifecycle
 import TermhostRuntime
 
 /// NOTES §5's Unix mapping for the CLI's scene: SIGTSTP puts it in background (then really
-/// stops the process), SIGCONT brings it back, SIGHUP detaches it, SIGTERM and SIGINT start the
-/// bounded shutdown and exit with 128 + the signal.
+/// stops the process), SIGCONT brings it back. SIGHUP, SIGTERM and SIGINT ask the running
+/// command to stop (termhost.cancel/1) and wait for it within the shutdown bound, then shut
+/// down (SIGHUP detaching the scene first) and exit with 128 + the signal; a second one of
+/// them exits at once.
 final class SignalMapping: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
     private let queue = DispatchQueue(label: "termhost.signals")
@@ -37,20 +39,57 @@ final class SignalMapping: @unchecked Sendable {
             kill(getpid(), SIGSTOP)
         }
         on(SIGCONT) { runtime.lifecycle.setScenePhase(scene, .active) }
-        on(SIGHUP) { [self] in
-            ending.withLock { endingSignal = SIGHUP }
-            runtime.services.interaction.restoreTerminal()
-            runtime.lifecycle.detachScene(scene)
-            runtime.shutdown()
-            SignalMapping.end(ExitCode.signal(SIGHUP))
-        }
-        for sig in [SIGTERM, SIGINT] {
+        // A terminating signal: ask the command to stop and wait for it (bounded), then shut
+        // down; on a thread of its own, so that this queue stays free for a second signal,
+        // which ends the process at once (the user gave up waiting).
+        for sig in [SIGHUP, SIGTERM, SIGINT] {
             on(sig) { [self] in
-                ending.withLock { endingSignal = sig }
+                let first = ending.withLock {
+                    if endingSignal != nil { return false }
+                    endingSignal = sig
+                    return true
+                }
+                guard first else {
+                    Output.err("termhost: \(SignalMapping.name(sig)) again; exiting without waiting for plugins")
+                    SignalMapping.end(ExitCode.signal(sig))
+                }
                 runtime.services.interaction.restoreTerminal()
-                runtime.shutdown()
-                SignalMapping.end(ExitCode.signal(sig))
+                let thread = Thread {
+                    SignalMapping.stop(runtime, scene: scene, detach: sig == SIGHUP)
+                    SignalMapping.end(ExitCode.signal(sig))
+                }
+                thread.name = "termhost-stop"
+                thread.start()
             }
         }
+    }
+
+    static func name(_ sig: Int32) -> String {
+        switch sig {
+        case SIGINT: "interrupt"
+        case SIGTERM: "SIGTERM"
+        case SIGHUP: "SIGHUP"
+        default: "signal \(sig)"
+        }
+    }
+
+    /// Cancel, wait for the command (bounded), then the bounded shutdown; every plugin that
+    /// did not return in time is named. A hang-up also detaches the scene first.
+    static func stop(_ runtime: HostRuntime, scene: UInt64, detach: Bool) {
+        for message in runtime.stopCommands() { Output.err(message) }
+        if detach { runtime.lifecycle.detachScene(scene) }
+        for message in shutdownProblems(runtime.shutdown(), bound: runtime.options.shutdownBound) { Output.err(message) }
+    }
+
+    /// The user-facing lines for a shutdown that overran its bound: only the feature whose
+    /// shutdown() did not return is named (the ones after it were never called).
+    static func shutdownProblems(_ outcome: ShutdownOutcome, bound: Double) -> [String] {
+        guard outcome.boundExpired else { return [] }
+        let after = outcome.notShutDown.count
+        let rest = after == 0 ? "" : " (\(after) feature\(after == 1 ? "" : "s") after it \(after == 1 ? "was" : "were") not shut down)"
+        if outcome.abandoned.isEmpty {
+            return ["termhost: shutdown did not finish within \(bound) s; exiting anyway"]
+        }
+        return outcome.abandoned.map { "termhost: feature '\($0)' did not return from shutdown() within \(bound) s; exiting without it\(rest)" }
     }
 }

@@ -98,20 +98,17 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
     let signals = SignalMapping(runtime: runtime, scene: scene)
     let status = runtime.runCommand(scene: scene, argv: [name] + args, json: g.json) ?? ExitCode.failure
     if let sig = signals.terminatingSignal {
-        // The command ended because a signal's shutdown stopped it. The signal handler's thread
-        // finishes that shutdown and exits with 128 + the signal; exit() is not safe to call
-        // from two threads at once, so this one waits for it (and only ends the process itself,
-        // without atexit handlers, if the handler never does).
-        runtime.shutdown()
-        sleep(UInt32(runtime.options.shutdownBound) + 2)
+        // The command returned because a signal asked it to stop. The signal's thread was
+        // waiting for exactly that; it shuts down and exits with 128 + the signal. exit() is
+        // not safe to call from two threads at once, so this one waits for it (and only ends
+        // the process itself, without atexit handlers, if that thread never does: it may wait
+        // one bound for commands and one for shutdown).
+        sleep(UInt32(2 * runtime.options.shutdownBound) + 2)
         _exit(ExitCode.signal(sig))
     }
     withExtendedLifetime(signals) {}
     runtime.lifecycle.detachScene(scene)
-    let outcome = runtime.shutdown()
-    if outcome.boundExpired {
-        Output.err("termhost: shutdown did not finish within \(runtime.options.shutdownBound) s (still running: \(outcome.abandoned.joined(separator: ", "))); exiting anyway")
-    }
+    for message in SignalMapping.shutdownProblems(runtime.shutdown(), bound: runtime.options.shutdownBound) { Output.err(message) }
     return status
 }
 

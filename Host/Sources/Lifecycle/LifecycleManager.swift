@@ -59,6 +59,10 @@ public final class LifecycleManager: @unchecked Sendable {
 
     private var shutdownState: ShutdownState?
 
+    /// Calls into instances that have not returned (commands): such an instance is never
+    /// destroyed, whatever the bound; its shutdown() may still run (see entry.h, [main]).
+    public let calls = CallsInProgress()
+
     public init(features: [ResolvedFeature], options: Options = Options(),
                 onEvent: @escaping @Sendable (LifecycleEvent) -> Void = { _ in }) {
         self.features = features.filter { $0.state == .enabled }
@@ -282,22 +286,26 @@ public final class LifecycleManager: @unchecked Sendable {
         guard !instances.isEmpty else { return }
         final class Progress: @unchecked Sendable {
             let lock = NSLock()
-            var pending: [String]
+            /// The one feature whose shutdown() is running: the only one to blame if it hangs.
+            var current: String?
             var abandoned = false
-            init(_ ids: [String]) { pending = ids }
         }
-        let progress = Progress(instances.map(\.id.rawValue))
+        let progress = Progress()
         let done = DispatchSemaphore(value: 0)
+        let calls = self.calls
         let thread = Thread {
             for live in instances {
+                progress.lock.lock()
+                progress.current = live.id.rawValue
+                progress.lock.unlock()
                 live.instance.shutdown()
                 progress.lock.lock()
-                progress.pending.removeFirst()
+                progress.current = nil
                 let abandoned = progress.abandoned
                 progress.lock.unlock()
                 if abandoned { return }
             }
-            for live in instances { live.instance.destroy() }
+            for live in instances where !calls.isInside(live.instance) { live.instance.destroy() }
             done.signal()
         }
         thread.name = "termhost-retire"
@@ -305,7 +313,7 @@ public final class LifecycleManager: @unchecked Sendable {
         if done.wait(timeout: .now() + options.shutdownBound) == .timedOut {
             progress.lock.lock()
             progress.abandoned = true
-            let stuck = progress.pending
+            let stuck = progress.current.map { [$0] } ?? []
             progress.lock.unlock()
             locked { abandonedEarlier += stuck }
             for id in stuck { onEvent(.featureFailed(id, "did not finish shutting down within \(options.shutdownBound) s")) }
@@ -322,7 +330,10 @@ public final class LifecycleManager: @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
         let lock = NSLock()
         var outcome: ShutdownOutcome?
+        /// Features not yet asked to shut down, and the one whose shutdown() is running.
         var pending: [String] = []
+        var current: String?
+        var stillInCall: [String] = []
         var finishedCleanup = false
     }
 
@@ -348,11 +359,16 @@ public final class LifecycleManager: @unchecked Sendable {
                 return ws + sc + processInstances.reversed()
             }
             state.pending = order.map(\.id.rawValue)
+            let calls = self.calls
             let thread = Thread {
                 for live in order {
-                    live.instance.shutdown()
                     state.lock.lock()
                     if let i = state.pending.firstIndex(of: live.id.rawValue) { state.pending.remove(at: i) }
+                    state.current = live.id.rawValue
+                    state.lock.unlock()
+                    live.instance.shutdown()
+                    state.lock.lock()
+                    state.current = nil
                     let late = state.outcome != nil
                     state.lock.unlock()
                     if late { return }   // the bound won; leave the rest alone
@@ -360,7 +376,19 @@ public final class LifecycleManager: @unchecked Sendable {
                 state.lock.lock()
                 let late = state.outcome != nil
                 state.lock.unlock()
-                if !late { for live in order { live.instance.destroy() } }
+                // An instance a command is still running in is never destroyed: the command
+                // would go on with freed state.
+                if !late {
+                    for live in order {
+                        if calls.isInside(live.instance) {
+                            state.lock.lock()
+                            state.stillInCall.append(live.id.rawValue)
+                            state.lock.unlock()
+                        } else {
+                            live.instance.destroy()
+                        }
+                    }
+                }
                 state.lock.lock()
                 state.finishedCleanup = true
                 state.lock.unlock()
@@ -373,9 +401,14 @@ public final class LifecycleManager: @unchecked Sendable {
             if state.outcome == nil {
                 let earlier = locked { abandonedEarlier }
                 let expired = timedOut && !state.finishedCleanup
+                // Blame only the feature whose shutdown() did not return; those after it were
+                // never called (before, they were named as if they had hung too).
+                let culprit = expired ? (state.current.map { [$0] } ?? []) : []
                 state.outcome = ShutdownOutcome(boundExpired: expired || !earlier.isEmpty,
-                                                abandoned: (expired ? state.pending : []) + earlier,
-                                                seconds: Date().timeIntervalSince(start))
+                                                abandoned: culprit + earlier,
+                                                seconds: Date().timeIntervalSince(start),
+                                                notShutDown: expired ? state.pending : [],
+                                                stillInCall: state.stillInCall)
             }
             let outcome = state.outcome!
             state.lock.unlock()

@@ -29,10 +29,15 @@ public enum LifecycleEvent: Sendable, Equatable {
     }
 }
 
-/// How a shutdown ended: `abandoned` lists features whose shutdown callback had not returned
-/// when the bound expired (their instances are not destroyed).
+/// How a shutdown ended: `abandoned` lists the features whose shutdown callback had not
+/// returned when the bound expired (at most one per bounded run: callbacks run one after the
+/// other), the culprits; `notShutDown` the features after it that were therefore never called
+/// (not to blame, and not destroyed either). Neither kind is destroyed.
 public struct ShutdownOutcome: Sendable, Equatable {
     public let boundExpired: Bool
     public let abandoned: [String]
     public let seconds: Double
+    public var notShutDown: [String] = []
+    /// Features left undestroyed because a call into them (a command) had not returned.
+    public var stillInCall: [String] = []
 }

@@ -51,6 +51,7 @@ public enum HostBridge {
         case TERMHOST_SERVICE_INTERACT: return UnsafeRawPointer(interactTable)
         case TERMHOST_SERVICE_EVENTS: return UnsafeRawPointer(eventsTable)
         case TERMHOST_SERVICE_COMMANDS: return UnsafeRawPointer(commandsTable)
+        case TERMHOST_SERVICE_CANCEL: return UnsafeRawPointer(cancelTable)
         default: return ctx.services.providedService(id)
         }
     }
@@ -361,6 +362,7 @@ public enum HostBridge {
             run: { host, scene, argc, argv, status, err in
                 guard let host, let argv, argc > 0 else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "run: no command") }
                 let args = (0..<Int(argc)).map { HostBridge.str(argv[$0]) }
+                if let refusal = CommandDepth.refusal(args[0]) { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, refusal) }
                 guard let rc = HostBridge.context(host).services.runCommand(scene, args) else {
                     return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no enabled feature contributes command '\(args[0])'")
                 }

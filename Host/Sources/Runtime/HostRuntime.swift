@@ -150,6 +150,14 @@ public final class HostRuntime: @unchecked Sendable {
             FileHandle.standardError.write(Data("termhost: \(name): feature '\(owner)' is not running: \(reason)\n".utf8))
             return 1
         }
+        // Recorded while it runs: shutdown never destroys an instance (nor deinits a plugin)
+        // a command is still inside, and a signal waits here for it to return.
+        let call = lifecycle.calls.enter(instance, feature: owner, source: feature.descriptor.source, command: name)
+        CommandDepth.enter()
+        defer {
+            CommandDepth.leave()
+            lifecycle.calls.leave(call)
+        }
         return instance.run(command: name, arguments: Array(argv.dropFirst()), scene: scene, json: json)
     }
 
@@ -165,8 +173,11 @@ public final class HostRuntime: @unchecked Sendable {
         for id in outcome.abandoned {
             services.log.log(.error, "host", "feature '\(id)' did not finish shutting down within \(options.shutdownBound) s; abandoned")
         }
-        let abandonedPlugins = Set(outcome.abandoned.compactMap { id in
+        var abandonedPlugins = Set(outcome.abandoned.compactMap { id in
             resolution.features.first { $0.descriptor.id.rawValue == id }?.descriptor.source })
+        // A plugin a command is still running in (one that ignored the cancel request) keeps
+        // its state: deinit() would free it under the command.
+        abandonedPlugins.formUnion(lifecycle.calls.current.map(\.source))
         for (record, entry) in loaded.reversed() where !abandonedPlugins.contains(record.label) && !outcome.boundExpired {
             entry.deinitialize()
             services.events.unsubscribeAll(owner: record.manifest!.id)

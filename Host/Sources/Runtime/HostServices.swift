@@ -1,4 +1,5 @@
 import Foundation
+import TermhostLifecycle
 import TermhostLoader
 import TermhostRegistry
 import TermhostServices
@@ -50,6 +51,8 @@ public final class HostServices: @unchecked Sendable {
     public let secrets: SecretsFile
     public let log: LogSink
     public let events = EventBus()
+    /// termhost.cancel/1: signals ask running commands to stop through it.
+    public let cancellation = CommandCancellation()
     public let interaction: Interaction
     public var policy: EffectivePolicy
     /// Commands: set by the runtime once features are resolved.
@@ -69,6 +72,7 @@ public final class HostServices: @unchecked Sendable {
     public static let hostServiceIDs: Set<String> = [
         "termhost.log/1", "termhost.config/1", "termhost.store/1", "termhost.secrets/1",
         "termhost.interact/1", "termhost.events/1", "termhost.commands/1",
+        "termhost.cancel/1",
     ]
 
     public init(paths: HostPaths, policy: EffectivePolicy, nonInteractive: Bool, stderrLevel: LogSink.Level) {

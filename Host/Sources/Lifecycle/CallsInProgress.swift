@@ -1,0 +1,60 @@
+import Foundation
+import TermhostRegistry
+
+/// The plugin calls the host is inside right now that may outlive a signal: commands
+/// (run_command) above all. Shutdown asks it which instances it must not destroy, and the
+/// signal path waits here for the command to return. Before, destroy() and deinit() ran while
+/// run_command() was still executing on the main thread.
+public final class CallsInProgress: @unchecked Sendable {
+    public struct Call: Sendable, Equatable {
+        public let feature: FeatureID
+        /// The plugin's label (its directory), to keep its deinit() from running.
+        public let source: String
+        public let command: String
+    }
+
+    private let condition = NSCondition()
+    private var calls: [UInt64: (call: Call, instance: ObjectIdentifier)] = [:]
+    private var nextToken: UInt64 = 1
+
+    public init() {}
+
+    /// Records a call into `instance`; pass the token to `leave` when it returns.
+    public func enter(_ instance: AnyObject, feature: FeatureID, source: String, command: String) -> UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        let token = nextToken
+        nextToken &+= 1
+        calls[token] = (Call(feature: feature, source: source, command: command), ObjectIdentifier(instance))
+        return token
+    }
+
+    public func leave(_ token: UInt64) {
+        condition.lock()
+        calls[token] = nil
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Whether some call into `instance` has not returned.
+    public func isInside(_ instance: AnyObject) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return calls.values.contains { $0.instance == ObjectIdentifier(instance) }
+    }
+
+    /// Calls that have not returned, oldest first.
+    public var current: [Call] {
+        condition.lock()
+        defer { condition.unlock() }
+        return calls.keys.sorted().map { calls[$0]!.call }
+    }
+
+    /// Waits until every call returned or `deadline` passed; returns the calls still running.
+    public func waitUntilNone(before deadline: Date) -> [Call] {
+        condition.lock()
+        defer { condition.unlock() }
+        while !calls.isEmpty && condition.wait(until: deadline) {}
+        return calls.keys.sorted().map { calls[$0]!.call }
+    }
+}
