@@ -73,6 +73,10 @@ public enum HostBridge {
         return termhost_status(code)
     }
 
+    static func refuse(_ err: UnsafeMutablePointer<termhost_error_t>?, _ refusal: BoundaryArguments.Refusal) -> termhost_status {
+        fail(err, TERMHOST_ERR_INVALID_ARGUMENT, refusal.message)
+    }
+
     static func storeFailure(_ err: UnsafeMutablePointer<termhost_error_t>?, _ error: any Error) -> termhost_status {
         guard let e = error as? StoreError else { return fail(err, TERMHOST_ERR_INTERNAL, "\(error)") }
         let code = switch e.kind {
@@ -106,18 +110,24 @@ public enum HostBridge {
         t.initialize(to: termhost_host_config_t(
             struct_size: UInt32(MemoryLayout<termhost_host_config_t>.size),
             get_setting: { host, feature, key, buf, size, needed, err in
-                guard let host else { return termhost_status(TERMHOST_ERR_INVALID_ARGUMENT) }
+                guard let host else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get_setting: host is NULL") }
                 let ctx = HostBridge.context(host)
-                guard let id = try? FeatureID(HostBridge.str(feature)) else {
-                    return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "invalid feature ID '\(HostBridge.str(feature))'")
+                let featureText: String, keyText: String
+                do throws(BoundaryArguments.Refusal) {
+                    featureText = try BoundaryArguments.text(feature, "feature_id", call: "get_setting")
+                    // A NULL key used to read as "" and answer NOT_FOUND, hiding the caller's bug.
+                    keyText = try BoundaryArguments.text(key, "key", call: "get_setting")
+                } catch { return HostBridge.refuse(err, error) }
+                guard let id = try? FeatureID(featureText) else {
+                    return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get_setting: invalid feature ID '\(VisibleText.of(featureText))'")
                 }
-                guard let value = ctx.services.policy.setting(id, HostBridge.str(key)) else {
-                    return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "setting '\(HostBridge.str(key))' of '\(id)' is not set")
+                guard let value = ctx.services.policy.setting(id, keyText) else {
+                    return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "setting '\(VisibleText.of(keyText))' of '\(id)' is not set")
                 }
                 let text = Array(value.description.utf8)
                 needed?.pointee = text.count + 1
                 guard let buf, size > text.count else {
-                    return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "setting '\(HostBridge.str(key))' needs \(text.count + 1) bytes")
+                    return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "setting '\(keyText)' needs \(text.count + 1) bytes")
                 }
                 text.withUnsafeBytes { UnsafeMutableRawPointer(buf).copyMemory(from: $0.baseAddress!, byteCount: text.count) }
                 buf[text.count] = 0
@@ -137,44 +147,60 @@ public enum HostBridge {
         t.initialize(to: termhost_host_store_t(
             struct_size: UInt32(MemoryLayout<termhost_host_store_t>.size),
             put: { host, collection, key, value, size, err in
-                guard let host, let collection, let key else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: NULL argument") }
+                guard let host else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: host is NULL") }
                 if let problem = HostBridge.sizeProblem(size) { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "put: \(problem)") }
                 let ctx = HostBridge.context(host)
-                let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+                let collectionText: String, keyText: String, bytes: [UInt8]
+                do throws(BoundaryArguments.Refusal) {
+                    collectionText = try BoundaryArguments.text(collection, "collection", call: "put")
+                    keyText = try BoundaryArguments.text(key, "key", call: "put")
+                    bytes = try BoundaryArguments.bytes(value, size, "value", call: "put")
+                } catch { return HostBridge.refuse(err, error) }
                 do {
-                    try ctx.services.store!.put(namespace: ctx.pluginID, collection: String(cString: collection),
-                                                key: String(cString: key), value: bytes)
+                    try ctx.services.store!.put(namespace: ctx.pluginID, collection: collectionText, key: keyText, value: bytes)
                     return termhost_status(TERMHOST_OK)
                 } catch { return HostBridge.storeFailure(err, error) }
             },
             get: { host, collection, key, sink, user, err in
-                guard let host, let collection, let key, let sink else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: NULL argument") }
+                guard let host, let sink else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: host or sink is NULL") }
                 let ctx = HostBridge.context(host)
+                let collectionText: String, keyText: String
+                do throws(BoundaryArguments.Refusal) {
+                    collectionText = try BoundaryArguments.text(collection, "collection", call: "get")
+                    keyText = try BoundaryArguments.text(key, "key", call: "get")
+                } catch { return HostBridge.refuse(err, error) }
                 do {
-                    guard let bytes = try ctx.services.store!.get(namespace: ctx.pluginID, collection: String(cString: collection),
-                                                                 key: String(cString: key)) else {
-                        return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no key '\(String(cString: key))' in collection '\(String(cString: collection))'")
+                    guard let bytes = try ctx.services.store!.get(namespace: ctx.pluginID, collection: collectionText, key: keyText) else {
+                        return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no key '\(VisibleText.of(keyText))' in collection '\(VisibleText.of(collectionText))'")
                     }
                     bytes.withUnsafeBytes { sink(user, $0.baseAddress, $0.count) }
                     return termhost_status(TERMHOST_OK)
                 } catch { return HostBridge.storeFailure(err, error) }
             },
             remove: { host, collection, key, err in
-                guard let host, let collection, let key else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: NULL argument") }
+                guard let host else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: host is NULL") }
                 let ctx = HostBridge.context(host)
+                let collectionText: String, keyText: String
+                do throws(BoundaryArguments.Refusal) {
+                    collectionText = try BoundaryArguments.text(collection, "collection", call: "remove")
+                    keyText = try BoundaryArguments.text(key, "key", call: "remove")
+                } catch { return HostBridge.refuse(err, error) }
                 do {
-                    let existed = try ctx.services.store!.remove(namespace: ctx.pluginID, collection: String(cString: collection),
-                                                                 key: String(cString: key))
+                    let existed = try ctx.services.store!.remove(namespace: ctx.pluginID, collection: collectionText, key: keyText)
                     return existed ? termhost_status(TERMHOST_OK)
-                        : HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no key '\(String(cString: key))' in collection '\(String(cString: collection))'")
+                        : HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no key '\(VisibleText.of(keyText))' in collection '\(VisibleText.of(collectionText))'")
                 } catch { return HostBridge.storeFailure(err, error) }
             },
             list: { host, collection, prefix, visitor, user, err in
-                guard let host, let collection, let visitor else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "list: NULL argument") }
+                guard let host, let visitor else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "list: host or visitor is NULL") }
                 let ctx = HostBridge.context(host)
+                let collectionText: String, prefixText: String
+                do throws(BoundaryArguments.Refusal) {
+                    collectionText = try BoundaryArguments.text(collection, "collection", call: "list")
+                    prefixText = try BoundaryArguments.optionalText(prefix, "prefix", call: "list") ?? ""
+                } catch { return HostBridge.refuse(err, error) }
                 do {
-                    try ctx.services.store!.list(namespace: ctx.pluginID, collection: String(cString: collection),
-                                                 prefix: HostBridge.str(prefix)) { key, value in
+                    try ctx.services.store!.list(namespace: ctx.pluginID, collection: collectionText, prefix: prefixText) { key, value in
                         value.withUnsafeBytes { visitor(user, key, $0.baseAddress, $0.count) } == 0
                     }
                     return termhost_status(TERMHOST_OK)
@@ -231,10 +257,12 @@ public enum HostBridge {
         t.initialize(to: termhost_host_secrets_t(
             struct_size: UInt32(MemoryLayout<termhost_host_secrets_t>.size),
             put: { host, value, size, outID, err in
-                guard let host, let outID else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: NULL argument") }
+                guard let host, let outID else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: host or out_id is NULL") }
                 if let problem = HostBridge.sizeProblem(size) { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "put: \(problem)") }
                 let ctx = HostBridge.context(host)
-                var bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+                var bytes: [UInt8]
+                do throws(BoundaryArguments.Refusal) { bytes = try BoundaryArguments.bytes(value, size, "value", call: "put") }
+                catch { return HostBridge.refuse(err, error) }
                 defer { for i in bytes.indices { bytes[i] = 0 } }
                 do {
                     let id = Array(try ctx.services.secrets.put(namespace: ctx.pluginID, value: bytes).utf8)
@@ -244,11 +272,14 @@ public enum HostBridge {
                 } catch { return HostBridge.secretsFailure(ctx, err, error) }
             },
             get: { host, id, sink, user, err in
-                guard let host, let id, let sink else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: NULL argument") }
+                guard let host, let sink else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: host or sink is NULL") }
                 let ctx = HostBridge.context(host)
+                let idText: String
+                do throws(BoundaryArguments.Refusal) { idText = try BoundaryArguments.text(id, "id", call: "get") }
+                catch { return HostBridge.refuse(err, error) }
                 do {
-                    guard var bytes = try ctx.services.secrets.get(namespace: ctx.pluginID, id: String(cString: id)) else {
-                        return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(String(cString: id))'")
+                    guard var bytes = try ctx.services.secrets.get(namespace: ctx.pluginID, id: idText) else {
+                        return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(VisibleText.of(idText))'")
                     }
                     bytes.withUnsafeBytes { sink(user, $0.baseAddress, $0.count) }
                     for i in bytes.indices { bytes[i] = 0 }
@@ -256,12 +287,15 @@ public enum HostBridge {
                 } catch { return HostBridge.secretsFailure(ctx, err, error) }
             },
             remove: { host, id, err in
-                guard let host, let id else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: NULL argument") }
+                guard let host else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: host is NULL") }
                 let ctx = HostBridge.context(host)
+                let idText: String
+                do throws(BoundaryArguments.Refusal) { idText = try BoundaryArguments.text(id, "id", call: "remove") }
+                catch { return HostBridge.refuse(err, error) }
                 do {
-                    return try ctx.services.secrets.remove(namespace: ctx.pluginID, id: String(cString: id))
+                    return try ctx.services.secrets.remove(namespace: ctx.pluginID, id: idText)
                         ? termhost_status(TERMHOST_OK)
-                        : HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(String(cString: id))'")
+                        : HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(VisibleText.of(idText))'")
                 } catch { return HostBridge.secretsFailure(ctx, err, error) }
             }))
         return t
@@ -329,15 +363,23 @@ public enum HostBridge {
         t.initialize(to: termhost_host_events_t(
             struct_size: UInt32(MemoryLayout<termhost_host_events_t>.size),
             publish: { host, topic, payload, err in
-                guard let host, let topic else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "publish: NULL topic") }
-                HostBridge.context(host).services.events.publish(String(cString: topic), payload.map { String(cString: $0) } ?? "null")
+                guard let host else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "publish: host is NULL") }
+                let topicText: String, json: String
+                do throws(BoundaryArguments.Refusal) {
+                    topicText = try BoundaryArguments.topic(topic, call: "publish")
+                    json = try BoundaryArguments.json(payload, call: "publish")
+                } catch { return HostBridge.refuse(err, error) }
+                HostBridge.context(host).services.events.publish(topicText, json)
                 return termhost_status(TERMHOST_OK)
             },
             subscribe: { host, topic, handler, user, token, err in
-                guard let host, let topic, let handler, let token else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "subscribe: NULL argument") }
+                guard let host, let handler, let token else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "subscribe: host, handler or token is NULL") }
                 let ctx = HostBridge.context(host)
+                let topicText: String
+                do throws(BoundaryArguments.Refusal) { topicText = try BoundaryArguments.topic(topic, call: "subscribe", wildcard: true) }
+                catch { return HostBridge.refuse(err, error) }
                 let userBits = UInt(bitPattern: user)
-                token.pointee = ctx.services.events.subscribe(owner: ctx.pluginID, topic: String(cString: topic)) { topic, payload in
+                token.pointee = ctx.services.events.subscribe(owner: ctx.pluginID, topic: topicText) { topic, payload in
                     handler(UnsafeMutableRawPointer(bitPattern: userBits), topic, payload)
                 }
                 return termhost_status(TERMHOST_OK)
@@ -361,7 +403,12 @@ public enum HostBridge {
             },
             run: { host, scene, argc, argv, status, err in
                 guard let host, let argv, argc > 0 else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "run: no command") }
-                let args = (0..<Int(argc)).map { HostBridge.str(argv[$0]) }
+                // Every argument, not only the name: a NULL one used to become "" and a non-UTF-8
+                // one was rewritten, so the command ran with arguments the caller never passed.
+                var args: [String] = []
+                do throws(BoundaryArguments.Refusal) {
+                    for i in 0..<Int(argc) { args.append(try BoundaryArguments.text(argv[i], "argv[\(i)]", call: "run")) }
+                } catch { return HostBridge.refuse(err, error) }
                 if let refusal = CommandDepth.refusal(args[0]) { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, refusal) }
                 guard let rc = HostBridge.context(host).services.runCommand(scene, args) else {
                     return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no enabled feature contributes command '\(args[0])'")

@@ -103,7 +103,8 @@ public final class HostRuntime: @unchecked Sendable {
         inspection.descriptors = [:]
 
         resolution = registry.resolve(services.policy, hostServices: services.availableServiceIDs,
-                                      brokenServices: services.brokenServices, reservedCommands: HostRuntime.builtInCommands)
+                                      brokenServices: services.brokenServices, reservedCommands: HostRuntime.builtInCommands,
+                                      pinnedSources: inspection.catalog.pinnedSources)
         if !resolution.fatal.isEmpty {
             throw StartupError(messages: resolution.fatal.map(\.description)
                                + ["termhost: refusing to start without the required features above"])

@@ -18,6 +18,10 @@ struct PluginFeatureFactory: FeatureFactory, @unchecked Sendable {
             throw FeatureFailure(feature: descriptor.id,
                                  message: "create() failed: \(message.isEmpty ? "no reason given (code \(err.code))" : message)")
         }
+        // A vtable smaller than ABI 1.0's would have the host read callbacks past its end.
+        if let problem = StructSizes.featureProblem(UnsafePointer(raw), plugin: pluginID) {
+            throw FeatureFailure(feature: descriptor.id, message: "create() returned an unusable instance: \(problem)")
+        }
         return PluginFeature(raw: UnsafePointer(raw), id: descriptor.id)
     }
 }
