@@ -45,8 +45,10 @@ let package = Package(
                 path: "Host/Sources/Services", swiftSettings: strict),
         .target(name: "TermhostLifecycle", dependencies: ["TermhostRegistry"],
                 path: "Host/Sources/Lifecycle", swiftSettings: strict),
+        // The fatal-signal recorder: which plugin call a crash happened in (C: a signal handler).
+        .target(name: "CCrashRecorder", path: "Host/Sources/CCrashRecorder"),
         .target(name: "TermhostRuntime",
-                dependencies: ["TermhostLoader", "TermhostServices", "TermhostLifecycle", "TermhostRegistry", "CTermhost"],
+                dependencies: ["TermhostLoader", "TermhostServices", "TermhostLifecycle", "TermhostRegistry", "CTermhost", "CCrashRecorder"],
                 path: "Host/Sources/Runtime", swiftSettings: strict),
         .executableTarget(name: "TermhostCLI", dependencies: ["TermhostRuntime"],
                           path: "Host/Sources/CLI", swiftSettings: strict),

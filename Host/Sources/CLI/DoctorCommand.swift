@@ -20,6 +20,8 @@ enum DoctorCommand {
 
     static func run(_ g: GlobalOptions) -> Int32 {
         let options = g.runtimeOptions()
+        // A plugin that crashed the previous run is quarantined first, and shown so below.
+        for line in CrashQuarantine.handlePreviousCrashes(options.paths) { Output.err(line) }
         let store = storeStatus(options.paths)
         var inspection = Inspection.run(options, probe: true)
         inspection.closeDescriptors()

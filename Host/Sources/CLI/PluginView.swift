@@ -39,6 +39,7 @@ struct PluginView: Encodable {
             status = "quarantined"
             let file = r.libraryPath.map(lastComponent) ?? "the library"
             reason = "\(f.description); it will be probed again when \(file) or its manifest changes"
+                + (id.map { " ('termhost plugins quarantine clear \($0)' lifts it now)" } ?? "")
         case .probeUnavailable?, .disabledByRegistry?:
             status = "not loaded"
             reason = r.failure!.description

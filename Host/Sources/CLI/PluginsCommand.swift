@@ -10,6 +10,8 @@ enum PluginsCommand {
     usage: termhost plugins list              every plugin directory found, with its status
            termhost plugins info <id>         one plugin: manifest, library, hash, features
            termhost plugins check <dir>       validate a built plugin bundle; prints every problem
+           termhost plugins quarantine list   plugins kept out after a crash or hang, why and since when
+           termhost plugins quarantine clear <id>  lift one (it is probed again on the next start)
     """
 
     static func run(_ args: [String], _ g: GlobalOptions) -> Int32 {
@@ -31,6 +33,8 @@ enum PluginsCommand {
                 return ExitCode.failure
             }
             return info(record, inspection, g)
+        case "quarantine":
+            return QuarantineCommand.run(Array(args.dropFirst()), g)
         case "check":
             guard args.count == 2 else { Output.err("usage: termhost plugins check <plugin-directory>"); return ExitCode.usage }
             return check(args[1], g)
@@ -90,7 +94,7 @@ enum PluginsCommand {
             }
             switch g.runtimeOptions().probe.probe(fd: fd, record: record) {
             case .passed(let report):
-                notes.append("probe: entry, init, factory and deinit ran cleanly (load \(Output.ms(report.loadMilliseconds)), init \(Output.ms(report.initMilliseconds)))")
+                notes.append("probe: entry, init, factory, each feature's create, activate, shutdown and destroy, and deinit ran cleanly (load \(Output.ms(report.loadMilliseconds)), init \(Output.ms(report.initMilliseconds)))")
                 var registry = FeatureRegistry()
                 for d in record.manifest!.descriptors(source: record.label) {
                     do { try registry.register(d) } catch { problems.append("\(error)") }

@@ -21,6 +21,8 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
     case entryMismatch(field: String, manifest: String, library: String)
     case abiDeclaredWrong(manifest: String, library: String)
     case crashedInProbe(signal: Int32, stage: String)
+    /// A host process died of `signal` inside `call` of this plugin (see CrashMarker).
+    case crashedInHost(signal: Int32, call: String)
     case probeTimedOut(seconds: Double, stage: String)
     case probeFailed(String)
     case probeUnavailable(String)
@@ -71,6 +73,8 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
             "the manifest says abi '\(manifest)' but the library was built against ABI \(library) (TERMHOST_ABI_MAJOR.TERMHOST_ABI_MINOR of the SDK headers it was compiled with); set \"abi\": \"\(library)\" in manifest.json"
         case .crashedInProbe(let signal, let stage):
             "probe crashed with \(LoadFailure.signalName(signal)) in \(stage)"
+        case .crashedInHost(let signal, let call):
+            "crashed termhost with \(LoadFailure.signalName(signal)) in \(call)"
         case .probeTimedOut(let seconds, let stage):
             "probe timed out after \(LoadFailure.format(seconds)) s in \(stage)"
         case .probeFailed(let detail):
@@ -96,7 +100,7 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
     /// library changes.
     public var isQuarantine: Bool {
         switch self {
-        case .crashedInProbe, .probeTimedOut, .probeFailed, .noEntryPoint, .cannotOpen, .entryMismatch, .abiDeclaredWrong, .initFailed,
+        case .crashedInProbe, .crashedInHost, .probeTimedOut, .probeFailed, .noEntryPoint, .cannotOpen, .entryMismatch, .abiDeclaredWrong, .initFailed,
              .forkedInProbe, .probeLeftProcesses:
             true
         default:

@@ -23,7 +23,15 @@ public struct ProbeCache: Sendable {
         public var manifestSHA256: String?
         public var outcome: Outcome
         public var probeMilliseconds: Double
+        /// Which probe passed it (`ProbeCache.probeVersion`); nil: one from before version 2.
+        public var probeVersion: Int? = nil
+        /// When it was quarantined (seconds since 1970), for `plugins quarantine list`.
+        public var quarantinedAt: Double? = nil
     }
+
+    /// 2: the probe also creates, activates, shuts down and destroys each feature. A plugin
+    /// passed by an older probe is probed again: it never ran its features there.
+    public static let probeVersion = 2
 
     public let path: String?
     public private(set) var entries: [String: Entry]
@@ -67,6 +75,7 @@ public struct ProbeCache: Sendable {
               e.mtimeNanoseconds == record.mtimeNanoseconds, e.sha256 == record.sha256,
               e.manifestSHA256 == record.manifestSHA256 else { return nil }
         if case .quarantined(.probeTimedOut(let seconds, _)) = e.outcome, let timeout, seconds != timeout { return nil }
+        if case .passed = e.outcome, e.probeVersion != ProbeCache.probeVersion { return nil }
         return e
     }
 
@@ -76,8 +85,28 @@ public struct ProbeCache: Sendable {
         if case .quarantined(.probeUnavailable) = outcome { return }
         guard let lib = record.libraryPath, let size = record.size, let mtime = record.mtimeNanoseconds,
               let hash = record.sha256 else { return }
+        var quarantinedAt: Double? = nil
+        if case .quarantined = outcome { quarantinedAt = Date().timeIntervalSince1970 }
         entries[lib] = Entry(size: size, mtimeNanoseconds: mtime, sha256: hash, manifestSHA256: record.manifestSHA256, outcome: outcome,
-                             probeMilliseconds: milliseconds)
+                             probeMilliseconds: milliseconds, probeVersion: ProbeCache.probeVersion, quarantinedAt: quarantinedAt)
+        dirty = true
+    }
+
+    /// Quarantines the library at `library` for a crash the host recorded, when the entry
+    /// for it is of the very file that crashed (same sha256): a replaced file is innocent
+    /// until probed. false when there is no such entry.
+    public mutating func quarantine(library: String, sha256: String, failure: LoadFailure) -> Bool {
+        guard var e = entries[library], e.sha256 == sha256, path != nil else { return false }
+        e.outcome = .quarantined(failure)
+        e.quarantinedAt = Date().timeIntervalSince1970
+        entries[library] = e
+        dirty = true
+        return true
+    }
+
+    /// Forgets what is known about `library` (lifting a quarantine): the next start probes it.
+    public mutating func forget(library: String) {
+        guard entries.removeValue(forKey: library) != nil else { return }
         dirty = true
     }
 

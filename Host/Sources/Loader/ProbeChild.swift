@@ -5,10 +5,15 @@ import TermhostRegistry
 
 /// The child side of the probe protocol (see `ProbeRunner`). Runs inside `termhost-probe`.
 public enum ProbeChild {
-    /// Loads the library on `fd`, runs entry, init (with `host`), the factory and deinit, and
-    /// prints stages and the report. Returns the process exit status.
+    /// Runs each feature (create, activate, shutdown, destroy), announcing every call with the
+    /// given stage function; false when a shutdown was abandoned and deinit() must be skipped.
+    public typealias FeatureExercise = (_ factory: UnsafePointer<termhost_feature_factory_t>, _ features: [FeatureDescriptor],
+                                        _ stage: (String) -> Void) -> Bool
+
+    /// Loads the library on `fd`, runs entry, init (with `host`), the factory, each feature
+    /// (`exercise`) and deinit, and prints stages and the report. Returns the exit status.
     public static func run(fd: Int32, reportFD: Int32, manifestPath: String, displayPath: String,
-                           makeHost: (String) -> UnsafePointer<termhost_host_t>) -> Int32 {
+                           makeHost: (String) -> UnsafePointer<termhost_host_t>, exercise: FeatureExercise? = nil) -> Int32 {
         // Unbuffered: a line written before a crash must not be lost.
         let report = FileHandle(fileDescriptor: reportFD, closeOnDealloc: false)
         func say(_ line: String) {
@@ -59,17 +64,32 @@ public enum ProbeChild {
 
         say("stage get_factory(\"\(TERMHOST_FEATURE_FACTORY_ID)\")")
         var features: [PluginManifest.Feature] = []
+        var mayDeinit = true
         if let factory = entry.featureFactory {
             say("stage the feature factory's descriptors")
-            do {
-                features = try PluginEntry.descriptors(of: factory, source: manifest.id).map(PluginManifest.Feature.init)
-            } catch { return fail(error) }
+            let descriptors: [FeatureDescriptor]
+            do { descriptors = try PluginEntry.descriptors(of: factory, source: manifest.id) } catch { return fail(error) }
+            features = descriptors.map(PluginManifest.Feature.init)
             stillMe("the feature factory's descriptors")
+            // Only features the manifest declares, so that a mismatch is reported as one
+            // (by the parent, from the report) rather than run.
+            let declared = Set(manifest.features.map(\.id))
+            if let exercise, descriptors.allSatisfy({ declared.contains($0.id) }) {
+                var current = "the feature factory's descriptors"
+                mayDeinit = exercise(factory, descriptors) { next in
+                    stillMe(current)
+                    current = next
+                    say("stage \(next)")
+                }
+                stillMe(current)
+            }
         }
 
-        say("stage deinit()")
-        entry.deinitialize()
-        stillMe("deinit()")
+        if mayDeinit {
+            say("stage deinit()")
+            entry.deinitialize()
+            stillMe("deinit()")
+        }
 
         let result = ProbeReport(pluginID: entry.pluginID, pluginVersion: entry.pluginVersion,
                                  abi: [abi.major, abi.minor, abi.patch], features: features,

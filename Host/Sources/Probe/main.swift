@@ -1,6 +1,7 @@
 // termhost-probe: runs one plugin for the first time, away from the host (see ProbeRunner).
 // Usage: termhost-probe --library-fd N [--report-fd M] --manifest PATH [--display-path PATH]
-// The plugin gets a real host whose store and secrets live in memory only.
+// The plugin gets a real host whose store and secrets live in memory only: its features are
+// created and activated against that throwaway host, then shut down and destroyed.
 import Foundation
 import TermhostLoader
 import TermhostRuntime
@@ -29,4 +30,8 @@ guard fd >= 0, !manifest.isEmpty else {
 let services = HostServices(paths: .inMemory, policy: EffectivePolicy(), nonInteractive: true, stderrLevel: .error)
 exit(ProbeChild.run(fd: fd, reportFD: reportFD, manifestPath: manifest, displayPath: display.isEmpty ? manifest : display) { id in
     HostBridge.makeHost(pluginID: id, services: services)
+} exercise: { factory, features, stage in
+    // Each feature runs once here too, so that a crash in create or activate is found by the
+    // probe, not by every later command (see ProbeFeatureExercise).
+    ProbeFeatureExercise.run(factory, features: features, pluginID: features.first?.source ?? "", services: services, stage: stage)
 })

@@ -19,6 +19,8 @@ public final class HostRuntime: @unchecked Sendable {
     /// Problems found while registering live features (duplicate IDs), naming both plugins.
     public private(set) var registryProblems: [RegistryError] = []
     private var loaded: [(record: PluginRecord, entry: PluginEntry)] = []
+    /// Each loaded plugin's slot in the crash recorder, by record label (see CallTracker).
+    private var crashSlots: [String: Int32] = [:]
     private var shutdownOutcome: ShutdownOutcome?
     private let shutdownLock = NSLock()
 
@@ -30,6 +32,11 @@ public final class HostRuntime: @unchecked Sendable {
     public static func start(_ options: RuntimeOptions) throws(StartupError) -> HostRuntime {
         LibcryptoAtExit.keepUntilProcessEnds()
         BrokenPipeSignal.ignore()
+        // A plugin that crashed an earlier run is named and quarantined before anything is
+        // inspected, so this start goes on without it; then this run's crashes are recorded.
+        for line in CrashQuarantine.handlePreviousCrashes(options.paths) {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
         let services = HostServices(paths: options.paths, policy: EffectivePolicy(),
                                     nonInteractive: options.nonInteractive, stderrLevel: options.logLevel)
         var inspection = Inspection.run(options, probe: true, brokenServices: services.brokenServices)
@@ -71,20 +78,29 @@ public final class HostRuntime: @unchecked Sendable {
                 continue
             }
             let loadStart = Date()
+            let slot = CallTracker.register(pluginID: pluginID, sha256: record.sha256, library: record.libraryPath)
+            crashSlots[record.label] = slot
             do {
-                let entry = try PluginEntry.load(fd: fd, displayPath: record.libraryPath ?? record.directory)
+                let entry = try CallTracker.inside(slot, "dlopen") { () throws(LoadFailure) in
+                    try PluginEntry.load(fd: fd, displayPath: record.libraryPath ?? record.directory)
+                }
                 inspection.catalog.records[i].loadMilliseconds = Date().timeIntervalSince(loadStart) * 1000
                 let initStart = Date()
-                try entry.initialize(HostBridge.makeHost(pluginID: pluginID, services: services))
+                let host = HostBridge.makeHost(pluginID: pluginID, services: services)
+                try CallTracker.inside(slot, "init") { () throws(LoadFailure) in try entry.initialize(host) }
                 inspection.catalog.records[i].initMilliseconds = Date().timeIntervalSince(initStart) * 1000
                 services.log.log(.debug, "host", String(format: "loaded %@ in %.2f ms, init %.2f ms", pluginID,
                                                         inspection.catalog.records[i].loadMilliseconds!,
                                                         inspection.catalog.records[i].initMilliseconds!))
                 loaded.append((inspection.catalog.records[i], entry))
-                guard let factory = entry.featureFactory else { continue }
+                let offered = CallTracker.inside(slot, "get_factory") { entry.featureFactory }
+                guard let factory = offered else { continue }
                 let source = inspection.catalog.records[i].label
                 let declared = Set(record.manifest!.features.map(\.id))
-                for d in try PluginEntry.descriptors(of: factory, source: source) {
+                let descriptors = try CallTracker.inside(slot, "get_descriptor") { () throws(LoadFailure) in
+                    try PluginEntry.descriptors(of: factory, source: source)
+                }
+                for d in descriptors {
                     // The probe found the factory's features equal to the manifest's, which
                     // stay inside the plugin's namespace; a factory that answers differently
                     // now is refused the same way rather than trusted.
@@ -92,7 +108,7 @@ public final class HostRuntime: @unchecked Sendable {
                         registryProblems.append(.featureOutsideNamespace(d.id, plugin: pluginID, owner: nil))
                         continue
                     }
-                    do { try registry.register(d, factory: PluginFeatureFactory(factory: factory, pluginID: pluginID)) }
+                    do { try registry.register(d, factory: PluginFeatureFactory(factory: factory, pluginID: pluginID, crashSlot: slot)) }
                     catch { registryProblems.append(error) }
                 }
             } catch {
@@ -180,7 +196,7 @@ public final class HostRuntime: @unchecked Sendable {
         // its state: deinit() would free it under the command.
         abandonedPlugins.formUnion(lifecycle.calls.current.map(\.source))
         for (record, entry) in loaded.reversed() where !abandonedPlugins.contains(record.label) && !outcome.boundExpired {
-            entry.deinitialize()
+            CallTracker.inside(crashSlots[record.label] ?? CallTracker.unregistered, "deinit") { entry.deinitialize() }
             services.events.unsubscribeAll(owner: record.manifest!.id)
         }
         return outcome
