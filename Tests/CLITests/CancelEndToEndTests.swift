@@ -77,8 +77,11 @@ import TestSupport
         guard waitForExit(p) else { return }
         #expect(p.terminationStatus == 130)
         #expect(s.exists("cleaned-up"), "the command must get to clean up before the process ends")
-        #expect(s.calls(p.processIdentifier) == ["run_command", "cancelled", "run_command-returns", "shutdown", "destroy", "deinit"],
-                "destroy() and deinit() only after run_command() returned")
+        // shutdown() may overlap the command (entry.h, [main]); destroy() and deinit() never do.
+        let calls = s.calls(p.processIdentifier)
+        #expect(calls.filter { $0 != "shutdown" } == ["run_command", "cancelled", "run_command-returns", "destroy", "deinit"],
+                "destroy() and deinit() only after run_command() returned: \(calls)")
+        #expect(calls.filter { $0 == "shutdown" }.count == 1, "\(calls)")
         let stderr = bg.errorOutput()
         #expect(!stderr.contains("abandoned"), "\(stderr)")
     }

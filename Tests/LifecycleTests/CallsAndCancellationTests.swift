@@ -12,11 +12,30 @@ import TermhostRegistry
         m.start()
         let busy = try #require(m.instance(FeatureID(checked: "org.t.busy")))
         let token = m.calls.enter(busy, feature: FeatureID(checked: "org.t.busy"), source: "test", command: "run")
+        let start = Date()
         let outcome = m.shutdown()
-        #expect(!outcome.boundExpired && outcome.stillInCall == ["org.t.busy"])
+        #expect(Date().timeIntervalSince(start) >= 1, "it waits for the command, until the bound")
+        #expect(!outcome.boundExpired && outcome.abandoned.isEmpty && outcome.stillInCall.map(\.command) == ["run"])
         #expect(rec.events == ["activate a", "activate busy", "shutdown busy", "shutdown a", "destroy a"])
         m.calls.leave(token)
         #expect(m.calls.current.isEmpty)
+    }
+
+    @Test func shutdownWaitsForACommandToReturnBeforeDestroyingItsInstance() throws {
+        let rec = Recorder()
+        let m = try manager([("busy", .process, 1)], recorder: rec, options: .init(shutdownBound: 10, backgroundGrace: nil))
+        m.start()
+        let busy = try #require(m.instance(FeatureID(checked: "org.t.busy")))
+        let token = m.calls.enter(busy, feature: FeatureID(checked: "org.t.busy"), source: "test", command: "run")
+        // The command returns once it has heard shutdown(), as a command stopped by a signal does.
+        Thread {
+            while rec.count("shutdown busy") == 0 { usleep(1000) }
+            rec.add("command returns")
+            m.calls.leave(token)
+        }.start()
+        let outcome = m.shutdown()
+        #expect(outcome.stillInCall.isEmpty && !outcome.boundExpired)
+        #expect(rec.events == ["activate busy", "shutdown busy", "command returns", "destroy busy"])
     }
 
     @Test func retiringAWorkspaceSkipsTheDestroyOfABusyInstance() throws {

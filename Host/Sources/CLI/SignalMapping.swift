@@ -73,12 +73,16 @@ final class SignalMapping: @unchecked Sendable {
         }
     }
 
-    /// Cancel, wait for the command (bounded), then the bounded shutdown; every plugin that
-    /// did not return in time is named. A hang-up also detaches the scene first.
+    /// Cancel, then the bounded shutdown, which waits for the command before destroying
+    /// anything; every plugin that did not return in time is named. A hang-up also detaches
+    /// the scene first.
     static func stop(_ runtime: HostRuntime, scene: UInt64, detach: Bool) {
-        for message in runtime.stopCommands() { Output.err(message) }
+        runtime.cancelCommands()
         if detach { runtime.lifecycle.detachScene(scene) }
-        for message in shutdownProblems(runtime.shutdown(), bound: runtime.options.shutdownBound) { Output.err(message) }
+        let outcome = runtime.shutdown()
+        for message in runtime.abandonedCommands(outcome) + shutdownProblems(outcome, bound: runtime.options.shutdownBound) {
+            Output.err(message)
+        }
     }
 
     /// The user-facing lines for a shutdown that overran its bound: only the feature whose

@@ -98,11 +98,11 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
     let signals = SignalMapping(runtime: runtime, scene: scene)
     let status = runtime.runCommand(scene: scene, argv: [name] + args, json: g.json) ?? ExitCode.failure
     if let sig = signals.terminatingSignal {
-        // The command returned because a signal asked it to stop. The signal's thread was
-        // waiting for exactly that; it shuts down and exits with 128 + the signal. exit() is
+        // The command returned because a signal asked it to stop. The signal's thread is
+        // shutting down, waiting for exactly that, and exits with 128 + the signal. exit() is
         // not safe to call from two threads at once, so this one waits for it (and only ends
         // the process itself, without atexit handlers, if that thread never does: it may wait
-        // one bound for commands and one for shutdown).
+        // one bound for shutdown() and the command, and one for destroy()).
         sleep(UInt32(2 * runtime.options.shutdownBound) + 2)
         _exit(ExitCode.signal(sig))
     }

@@ -11,10 +11,12 @@ public final class CallsInProgress: @unchecked Sendable {
         /// The plugin's label (its directory), to keep its deinit() from running.
         public let source: String
         public let command: String
+        /// The instance called, to keep it from being destroyed.
+        public let instance: ObjectIdentifier
     }
 
     private let condition = NSCondition()
-    private var calls: [UInt64: (call: Call, instance: ObjectIdentifier)] = [:]
+    private var calls: [UInt64: Call] = [:]
     private var nextToken: UInt64 = 1
 
     public init() {}
@@ -25,7 +27,7 @@ public final class CallsInProgress: @unchecked Sendable {
         defer { condition.unlock() }
         let token = nextToken
         nextToken &+= 1
-        calls[token] = (Call(feature: feature, source: source, command: command), ObjectIdentifier(instance))
+        calls[token] = Call(feature: feature, source: source, command: command, instance: ObjectIdentifier(instance))
         return token
     }
 
@@ -47,7 +49,7 @@ public final class CallsInProgress: @unchecked Sendable {
     public var current: [Call] {
         condition.lock()
         defer { condition.unlock() }
-        return calls.keys.sorted().map { calls[$0]!.call }
+        return calls.keys.sorted().map { calls[$0]! }
     }
 
     /// Waits until every call returned or `deadline` passed; returns the calls still running.
@@ -55,6 +57,6 @@ public final class CallsInProgress: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while !calls.isEmpty && condition.wait(until: deadline) {}
-        return calls.keys.sorted().map { calls[$0]!.call }
+        return calls.keys.sorted().map { calls[$0]! }
     }
 }

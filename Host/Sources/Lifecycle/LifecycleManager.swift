@@ -8,7 +8,8 @@ import TermhostRegistry
 /// Threading: public methods may be called from any thread; state is guarded by one recursive
 /// lock, and feature callbacks run while it is held, so they never run concurrently with each
 /// other. Shutdown is the exception: its callbacks run on a dedicated thread that the caller
-/// waits for at most `shutdownBound` seconds, so a hung plugin cannot keep the process alive.
+/// waits for at most `shutdownBound` seconds, so a hung plugin cannot keep the process alive;
+/// and a command (`calls`) may still be running in an instance while it hears shutdown().
 public final class LifecycleManager: @unchecked Sendable {
     public struct Options: Sendable {
         /// Seconds shutdown may take before it is abandoned (NOTES §8: 3 s).
@@ -60,7 +61,7 @@ public final class LifecycleManager: @unchecked Sendable {
     private var shutdownState: ShutdownState?
 
     /// Calls into instances that have not returned (commands): such an instance is never
-    /// destroyed, whatever the bound; its shutdown() may still run (see entry.h, [main]).
+    /// destroyed; its shutdown() may still run (see entry.h, [main]).
     public let calls = CallsInProgress()
 
     public init(features: [ResolvedFeature], options: Options = Options(),
@@ -327,20 +328,32 @@ public final class LifecycleManager: @unchecked Sendable {
     // MARK: - Shutdown
 
     final class ShutdownState: @unchecked Sendable {
-        let done = DispatchSemaphore(value: 0)
-        let lock = NSLock()
+        /// Guards the fields below; waiting callers wait on it for `outcome`.
+        let lock = NSCondition()
         var outcome: ShutdownOutcome?
         /// Features not yet asked to shut down, and the one whose shutdown() is running.
         var pending: [String] = []
         var current: String?
-        var stillInCall: [String] = []
-        var finishedCleanup = false
+        /// Set when a bound expired: the shutdown thread then calls nothing more.
+        var stop = false
+        /// Instances a command is still inside when destroy() is due: never destroyed.
+        var keep: Set<ObjectIdentifier> = []
+        let callbacksDone = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let destroyed = DispatchSemaphore(value: 0)
     }
 
     /// Shuts every instance down in reverse order (workspaces, scenes, then process features)
-    /// and destroys them, waiting at most `options.shutdownBound` seconds. Idempotent: later or
-    /// concurrent calls wait for and return the same outcome. The outcome is decided once,
-    /// by whichever comes first: the cleanup finishing or the bound expiring.
+    /// and destroys them. Three steps, on a thread of its own so that a hung plugin cannot keep
+    /// the process alive:
+    ///  1. every shutdown() in turn, within `options.shutdownBound`. If one does not return,
+    ///     it alone is blamed (`abandoned`); the ones after it were never called
+    ///     (`notShutDown`), and nothing more is called.
+    ///  2. waiting, until the same deadline, for calls into instances (`calls`: a command that
+    ///     was asked to stop) to return. shutdown() may run while a command is still inside
+    ///     run_command(): that is how a long command hears a signal.
+    ///  3. destroy() of every instance no call is still inside (another bound).
+    /// Idempotent: later or concurrent calls wait for and return the same outcome.
     @discardableResult
     public func shutdown() -> ShutdownOutcome {
         let (state, isFirst): (ShutdownState, Bool) = locked {
@@ -349,86 +362,87 @@ public final class LifecycleManager: @unchecked Sendable {
             shutdownState = s
             return (s, true)
         }
-        if isFirst {
-            onEvent(.phaseChanged(.terminating))
-            let start = Date()
-            let order: [Live] = locked {
-                let ws = sceneOrder.reversed().flatMap { scenes[$0]!.workspaces.reversed() }
-                    .flatMap { workspaces[$0]!.instances.reversed() }
-                let sc = sceneOrder.reversed().flatMap { scenes[$0]!.instances.reversed() }
-                return ws + sc + processInstances.reversed()
-            }
-            state.pending = order.map(\.id.rawValue)
-            let calls = self.calls
-            let thread = Thread {
-                for live in order {
-                    state.lock.lock()
-                    if let i = state.pending.firstIndex(of: live.id.rawValue) { state.pending.remove(at: i) }
-                    state.current = live.id.rawValue
-                    state.lock.unlock()
-                    live.instance.shutdown()
-                    state.lock.lock()
-                    state.current = nil
-                    let late = state.outcome != nil
-                    state.lock.unlock()
-                    if late { return }   // the bound won; leave the rest alone
-                }
-                state.lock.lock()
-                let late = state.outcome != nil
-                state.lock.unlock()
-                // An instance a command is still running in is never destroyed: the command
-                // would go on with freed state.
-                if !late {
-                    for live in order {
-                        if calls.isInside(live.instance) {
-                            state.lock.lock()
-                            state.stillInCall.append(live.id.rawValue)
-                            state.lock.unlock()
-                        } else {
-                            live.instance.destroy()
-                        }
-                    }
-                }
-                state.lock.lock()
-                state.finishedCleanup = true
-                state.lock.unlock()
-                state.done.signal()
-            }
-            thread.name = "termhost-shutdown"
-            thread.start()
-            let timedOut = state.done.wait(timeout: .now() + options.shutdownBound) == .timedOut
+        guard isFirst else {
             state.lock.lock()
-            if state.outcome == nil {
-                let earlier = locked { abandonedEarlier }
-                let expired = timedOut && !state.finishedCleanup
-                // Blame only the feature whose shutdown() did not return; those after it were
-                // never called (before, they were named as if they had hung too).
-                let culprit = expired ? (state.current.map { [$0] } ?? []) : []
-                state.outcome = ShutdownOutcome(boundExpired: expired || !earlier.isEmpty,
-                                                abandoned: culprit + earlier,
-                                                seconds: Date().timeIntervalSince(start),
-                                                notShutDown: expired ? state.pending : [],
-                                                stillInCall: state.stillInCall)
-            }
-            let outcome = state.outcome!
-            state.lock.unlock()
-            locked {
-                processInstances = []
-                scenes = [:]
-                sceneOrder = []
-                workspaces = [:]
-            }
-            // Let waiting callers through.
-            state.done.signal()
-            return outcome
+            defer { state.lock.unlock() }
+            while state.outcome == nil { state.lock.wait() }
+            return state.outcome!
         }
-        // A second caller: wait for the first to decide, then return the same outcome.
-        while true {
+        onEvent(.phaseChanged(.terminating))
+        let start = Date()
+        let bound = options.shutdownBound
+        let deadline = start.addingTimeInterval(bound)
+        let order: [Live] = locked {
+            let ws = sceneOrder.reversed().flatMap { scenes[$0]!.workspaces.reversed() }
+                .flatMap { workspaces[$0]!.instances.reversed() }
+            let sc = sceneOrder.reversed().flatMap { scenes[$0]!.instances.reversed() }
+            return ws + sc + processInstances.reversed()
+        }
+        state.pending = order.map(\.id.rawValue)
+        let thread = Thread {
+            for live in order {
+                state.lock.lock()
+                state.pending.removeFirst()
+                state.current = live.id.rawValue
+                state.lock.unlock()
+                live.instance.shutdown()
+                state.lock.lock()
+                state.current = nil
+                let stop = state.stop
+                state.lock.unlock()
+                if stop { return }   // the bound won; leave the rest alone
+            }
+            state.callbacksDone.signal()
+            state.proceed.wait()
             state.lock.lock()
-            if let o = state.outcome { state.lock.unlock(); return o }
+            let (stop, keep) = (state.stop, state.keep)
             state.lock.unlock()
-            state.done.wait()
-            state.done.signal()
+            if stop { return }
+            for live in order where !keep.contains(ObjectIdentifier(live.instance)) { live.instance.destroy() }
+            state.destroyed.signal()
         }
+        thread.name = "termhost-shutdown"
+        thread.start()
+
+        var culprit: [String] = [], notCalled: [String] = [], stuck: [CallsInProgress.Call] = []
+        var expired = false
+        if state.callbacksDone.wait(timeout: .now() + bound) == .timedOut {
+            state.lock.lock()
+            state.stop = true
+            // Blame only the feature whose shutdown() did not return; those after it were
+            // never called (before, they were named as if they had hung too).
+            culprit = state.current.map { [$0] } ?? []
+            notCalled = state.pending
+            state.lock.unlock()
+            state.proceed.signal()   // in case the last callback returned just now
+            expired = true
+        } else {
+            stuck = calls.waitUntilNone(before: deadline)
+            state.lock.lock()
+            state.keep = Set(stuck.map(\.instance))
+            state.lock.unlock()
+            state.proceed.signal()
+            if state.destroyed.wait(timeout: .now() + bound) == .timedOut {
+                state.lock.lock()
+                state.stop = true
+                state.lock.unlock()
+                expired = true
+            }
+        }
+        let earlier = locked { abandonedEarlier }
+        let outcome = ShutdownOutcome(boundExpired: expired || !earlier.isEmpty, abandoned: culprit + earlier,
+                                      seconds: Date().timeIntervalSince(start), notShutDown: notCalled,
+                                      stillInCall: stuck)
+        locked {
+            processInstances = []
+            scenes = [:]
+            sceneOrder = []
+            workspaces = [:]
+        }
+        state.lock.lock()
+        state.outcome = outcome
+        state.lock.broadcast()
+        state.lock.unlock()
+        return outcome
     }
 }

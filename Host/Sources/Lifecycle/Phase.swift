@@ -38,6 +38,7 @@ public struct ShutdownOutcome: Sendable, Equatable {
     public let abandoned: [String]
     public let seconds: Double
     public var notShutDown: [String] = []
-    /// Features left undestroyed because a call into them (a command) had not returned.
-    public var stillInCall: [String] = []
+    /// Calls (commands) that had not returned when destroy() was due, even after being asked
+    /// to stop: their instances are not destroyed, their plugins get no deinit().
+    public var stillInCall: [CallsInProgress.Call] = []
 }

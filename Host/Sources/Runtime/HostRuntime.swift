@@ -194,7 +194,7 @@ public final class HostRuntime: @unchecked Sendable {
             resolution.features.first { $0.descriptor.id.rawValue == id }?.descriptor.source })
         // A plugin a command is still running in (one that ignored the cancel request) keeps
         // its state: deinit() would free it under the command.
-        abandonedPlugins.formUnion(lifecycle.calls.current.map(\.source))
+        abandonedPlugins.formUnion(outcome.stillInCall.map(\.source))
         for (record, entry) in loaded.reversed() where !abandonedPlugins.contains(record.label) && !outcome.boundExpired {
             CallTracker.inside(crashSlots[record.label] ?? CallTracker.unregistered, "deinit") { entry.deinitialize() }
             services.events.unsubscribeAll(owner: record.manifest!.id)
