@@ -14,15 +14,23 @@
  * Thread tags, used on every function in these headers:
  *   [main]        serialized by the host: no two [main] calls into a plugin run at the same
  *                 time, but they may come from different OS threads (the CLI's main thread,
- *                 its signal queue, the bounded shutdown thread). One exception, on purpose:
- *                 a command can run for a long time (a terminal session), so lifecycle
- *                 notifications (background, foreground, expire, scene_detached, shutdown)
- *                 may arrive on another thread while run_command() is still running; that is
- *                 how a suspended or terminated CLI reaches the session. Make them safe
- *                 against run_command().
+ *                 its signal queue, the background-grace timer, the bounded shutdown thread);
+ *                 do not rely on thread identity. One exception, on purpose: a command can
+ *                 run for a long time (a terminal session), so while run_command() is still
+ *                 running, exactly these may arrive on another thread: background and
+ *                 foreground (SIGTSTP, SIGCONT), expire (the grace timer), scene_detached
+ *                 (SIGHUP) and shutdown (SIGINT, SIGTERM, SIGHUP, after the host asked the
+ *                 command to stop through termhost.cancel/1, see services/commands.h); that is
+ *                 how a suspended or terminated CLI reaches the session. Make them safe against
+ *                 run_command(). A command may also run other commands (itself included)
+ *                 through termhost.commands/1: those run_command() calls are nested on the
+ *                 same thread. Never while run_command() of an instance is running: its
+ *                 create(), activate() and destroy(), and the plugin's init() and deinit(); a
+ *                 command that never returns is abandoned and they are never called.
  *   [any-thread]  may be called from any thread, concurrently.
  *   [session]     the serial executor of one SSH session (see the SSH transport service).
- * A tag may add a state: [main & !initialized] means on the main thread, before init().
+ * A tag may add a state: [main & !initialized] means a [main] call made before init(),
+ * [main & initialized] one made after it (on whichever thread, as for [main]).
  *
  * Rationale for init()/deinit() rules: hosts differ on whether they retry, so the contract is
  * fixed here. The host calls init() once per process and deinit() at most once, after every
@@ -51,8 +59,9 @@ typedef struct termhost_plugin_entry {
    const char *plugin_version;
 
    /* Required. Prepares the plugin. Keep it cheap: no network, no threads that outlive a
-    * failure. init() runs twice per plugin file: once in the probe child process (with
-    * in-memory services) the first time the host sees the file, then in the host itself.
+    * failure. init() runs once in each process that loads the plugin: in the probe child
+    * process (with in-memory services) the first time the host sees the file and again after
+    * each change to it or its manifest, then once in every host process that loads it.
     * Do not fail because a service is missing: list it in requires_services and the host
     * will not create the feature without it (and says why).
     * host: owned by the host, valid until deinit() returns; keep the pointer.

@@ -16,9 +16,12 @@
  * listeners) but keep the intent to resume"; foreground after expire resumes from that intent.
  * shutdown is called once, in reverse feature order, and is bounded by the host (3 s by
  * default). When the bound expires, the host stops calling into plugins: the instance still in
- * shutdown, the instances after it, every destroy() and every deinit() are skipped, and the
- * process exits. Scene and workspace instances retired earlier (a detached scene, a closed
- * workspace) are bounded the same way. */
+ * shutdown (the only one named), the instances after it, every destroy() and every deinit()
+ * are skipped, and the process exits. Scene and workspace instances retired earlier (a
+ * detached scene, a closed workspace) are bounded the same way. destroy() waits, within the
+ * same bound, for a command still running in the instance (one a signal asked to stop); an
+ * instance whose run_command() has not returned is never destroyed, nor its plugin
+ * deinitialized (see termhost.cancel/1 in services/commands.h). */
 #ifndef TERMHOST_FEATURE_H
 #define TERMHOST_FEATURE_H
 
@@ -106,8 +109,8 @@ struct termhost_feature {
    /* Stops work and flushes state. Called once; bounded by the host. [main] */
    void (*shutdown)(const termhost_feature_t *f);
 
-   /* Frees the instance. Skipped when the shutdown bound expired (see the top of this file).
-    * [main] */
+   /* Frees the instance. Skipped when the shutdown bound expired, and never called while a
+    * run_command() of this instance is running (see the top of this file). [main] */
    void (*destroy)(const termhost_feature_t *f);
 
    /* Returns the vtable for a service listed in provides_services, or NULL.
@@ -115,7 +118,9 @@ struct termhost_feature {
    const void *(*get_service)(const termhost_feature_t *f, const char *service_id);
 
    /* Runs one of the descriptor's commands and returns its exit status (0 success, 1 failure,
-    * 2 usage error; see Docs/Operators.md). Write output to inv->stdout_fd/stderr_fd. [main] */
+    * 2 usage error; see Docs/Operators.md). Write output to inv->stdout_fd/stderr_fd. On
+    * Ctrl-C the host asks it to stop through termhost.cancel/1 (services/commands.h) and waits
+    * for it to return (130 by convention). [main; some callbacks may overlap it, see entry.h] */
    int32_t (*run_command)(const termhost_feature_t *f, const termhost_command_invocation_t *inv);
 };
 
