@@ -1,5 +1,6 @@
 // A Swift plugin for the tests: `termhost swsvc <action>` exercises the TermhostSDK wrappers
 // of each host service and prints what came back.
+import Glibc
 import Synchronization
 import TermhostSDK
 
@@ -44,7 +45,7 @@ final class SwiftServices: Feature {
             case "setting":
                 command.print(try host.setting(feature: Self.info.id, key: command.arguments[1]) ?? "unset")
             default:
-                command.printError("usage: termhost swsvc transaction|events|commands|secrets|choose|setting KEY")
+                command.printError("usage: termhost swsvc transaction|events|commands|secrets|choose|setting KEY|cancel")
                 return 2
             }
             return 0

@@ -58,7 +58,7 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
         guard draw else { return }
         switch mode {
         case .bar: drawBar(current: path)
-        case .json: event("progress", ["path": jsonString(path), "bytes": "\(fileTotal)", "rate": "\(Int(rate()))"])
+        case .json: event("progress", ["path": jsonString(path), "bytes": "\(fileTotal)", "rate": "\(ConsoleProgress.bytes(rate()))"])
         case .summary: break
         }
     }

@@ -51,9 +51,14 @@ enum LocalFile {
 
     /// pwrite(2) of every byte at a file offset (segments write their own parts of one file).
     static func writeAll(_ fd: Int32, _ p: UnsafeRawPointer, _ count: Int, at offset: UInt64, path: String) throws(SFTPError) {
+        // The offset comes from the server's size (a segment of a file it claims is 2^64 bytes
+        // starts past 2^63): past what off_t holds, the write fails as a file too large would.
+        guard let base = off_t(exactly: offset), base <= off_t.max - off_t(count) else {
+            throw SFTPError.local(path, "cannot write", errno: EFBIG)
+        }
         var done = 0
         while done < count {
-            let n = pwrite(fd, p + done, count - done, off_t(offset) + off_t(done))
+            let n = pwrite(fd, p + done, count - done, base + off_t(done))
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { throw SFTPError.local(path, "cannot write") }
             done += n
