@@ -58,6 +58,10 @@ import TestSupport
         cli.extraEnvironment = ["TERMHOST_FIXTURE_LOG": log]
         try Fixtures.cPlugin(in: cli.plugins, dirName: "w", id: "org.test.w", defines: ["FEATURE_SCOPE=TERMHOST_SCOPE_WORKSPACE"],
                              extraFeatureJSON: #", "scope": "workspace""#)
+        // The probe runs the feature once too (create, activate, shutdown, destroy); probed
+        // here first, and its lines set aside, so that only the command's own run is counted.
+        try cli.run("doctor")
+        try? FileManager.default.removeItem(atPath: log)
         let r = try cli.run("fixture", "prod")
         #expect(r.status == 0 && r.stdout == "fixture ran with 1 argument(s) [prod]\n")
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("init ") }
