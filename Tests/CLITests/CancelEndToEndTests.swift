@@ -140,6 +140,20 @@ import TestSupport
         #expect(!r.stderr.contains("org.test.z"), "\(r.stderr)")
     }
 
+    @Test func aSwiftCommandHearsCtrlCThroughTheSDK() throws {
+        let s = Setup()
+        defer { s.dir.remove() }
+        try Fixtures.swiftServices(in: s.cli.plugins)
+        let bg = try Background(Paths.termhost, ["swsvc", "cancel"], environment: s.cli.environment)
+        let p = bg.process
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        #expect(bg.firstLine() == "waiting\n")
+        kill(p.processIdentifier, SIGINT)
+        guard waitForExit(p) else { return }
+        #expect(p.terminationStatus == 130)
+        #expect(String(decoding: bg.stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "cancelled in scene of the command\n")
+    }
+
     @Test func aCommandRunningItselfStopsAtSixteenLevels() throws {
         let s = Setup()
         defer { s.dir.remove() }
