@@ -44,6 +44,20 @@ final class SwiftServices: Feature {
                 command.print("chose \(try host.interact!.choose("Pick", from: ["a", "b"], scene: command.scene))")
             case "setting":
                 command.print(try host.setting(feature: Self.info.id, key: command.arguments[1]) ?? "unset")
+            case "cancel":
+                // Waits for Ctrl-C through termhost.cancel/1: the handler wakes it, the flag ends it.
+                let cancellation = host.cancellation!
+                let heard = Mutex<UInt64?>(nil)
+                let wake = Mutex<Bool>(false)
+                let registration = try cancellation.onCancel(scene: command.scene) { scene in
+                    heard.withLock { $0 = scene }
+                    wake.withLock { $0 = true }
+                }
+                command.print("waiting")
+                while !cancellation.isCancelled(scene: command.scene) || !wake.withLock({ $0 }) { usleep(10_000) }
+                registration.remove()
+                command.print("cancelled in scene \(heard.withLock { $0 } == command.scene ? "of the command" : "?")")
+                return 130
             default:
                 command.printError("usage: termhost swsvc transaction|events|commands|secrets|choose|setting KEY|cancel")
                 return 2
