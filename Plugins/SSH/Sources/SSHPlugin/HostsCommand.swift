@@ -40,7 +40,7 @@ enum HostsCommand {
                     record = saved
                 }
                 while let option = args.popFirst() {
-                    guard let value = args.popFirst() else { c.printError("\(command): \(option) needs a value"); return 2 }
+                    guard let value = args.popFirst() else { c.printError("\(command): \(VisibleText.of(option)) needs a value"); return 2 }
                     if option == "--use-identity" {
                         guard try vault.identity(value) != nil else { c.printError("termhost hosts: no saved identity '\(VisibleText.of(value))' (termhost identities list)"); return 1 }
                         record.identity = value
@@ -56,7 +56,7 @@ enum HostsCommand {
                     }
                 }
                 try vault.save(record)
-                c.print("Saved host '\(name)' (\(shown(record))).")
+                c.print("Saved host '\(VisibleText.of(name))' (\(shown(record))).")
             case "list":
                 let hosts = try vault.all()
                 if c.jsonOutput { c.print(json(hosts)); return 0 }
