@@ -30,16 +30,7 @@ enum BoundaryArguments {
         if let s = String(validatingCString: p) { return s }
         // Name the first byte that breaks the encoding, so the author can find it.
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
-        var iterator = bytes.makeIterator()
-        var decoder = Unicode.UTF8()
-        var offset = 0
-        decoding: while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let c): offset += Unicode.UTF8.width(c)
-            case .emptyInput, .error: break decoding
-            }
-        }
-        let at = min(offset, bytes.count - 1)
+        let at = min(ArgumentRules.firstInvalidUTF8(bytes) ?? 0, bytes.count - 1)
         throw Refusal("\(call): \(name) is not valid UTF-8 (byte 0x\(String(bytes[at], radix: 16)) at offset \(at)); refused rather than rewritten, so that two different keys never become one")
     }
 
@@ -52,28 +43,22 @@ enum BoundaryArguments {
         return Array(UnsafeRawBufferPointer(start: p, count: size))
     }
 
-    /// Longest topic in bytes, like a feature ID (topics are reverse DNS too).
-    static let maxTopicBytes = 200
-
-    /// An event topic: 1 to 200 bytes of [a-z0-9._-] ("org.termhost.ssh.connected"). Subscribing
-    /// may also use "*" (every topic). A topic is matched byte for byte, so a rule this narrow
-    /// keeps look-alikes (case, Unicode, spaces, control characters) from splitting one topic
-    /// into several that subscribers never see, and keeps topics safe to print in logs.
+    /// An event topic (ArgumentRules.topicProblem): 1 to 200 bytes of [a-z0-9._-]
+    /// ("org.termhost.ssh.connected"). Subscribing may also use "*" (every topic). A topic is
+    /// matched byte for byte, so a rule this narrow keeps look-alikes (case, Unicode, spaces,
+    /// control characters) from splitting one topic into several that subscribers never see,
+    /// and keeps topics safe to print in logs.
     static func topic(_ p: UnsafePointer<CChar>?, call: String, wildcard: Bool = false) throws(Refusal) -> String {
         let t = try text(p, "topic", call: call)
         if wildcard && t == "*" { return t }
-        guard !t.isEmpty else { throw Refusal("\(call): topic is empty") }
-        guard t.utf8.count <= maxTopicBytes else {
-            throw Refusal("\(call): topic is \(t.utf8.count) bytes, more than the \(maxTopicBytes) a topic may have")
-        }
-        if let bad = t.unicodeScalars.first(where: { !isTopicCharacter($0) }) {
+        switch ArgumentRules.topicProblem(t) {
+        case nil: return t
+        case .empty?: throw Refusal("\(call): topic is empty")
+        case .tooLong(let bytes)?:
+            throw Refusal("\(call): topic is \(bytes) bytes, more than the \(ArgumentRules.maxTopicBytes) a topic may have")
+        case .character(let bad)?:
             throw Refusal("\(call): topic '\(VisibleText.of(String(t.prefix(60))))' contains \(describe(bad)); a topic is lowercase letters, digits, '.', '_' and '-'")
         }
-        return t
-    }
-
-    static func isTopicCharacter(_ c: Unicode.Scalar) -> Bool {
-        ("a"..."z").contains(c) || ("0"..."9").contains(c) || c == "." || c == "_" || c == "-"
     }
 
     static func describe(_ c: Unicode.Scalar) -> String {
@@ -86,7 +71,7 @@ enum BoundaryArguments {
     /// find out it is not).
     static func json(_ p: UnsafePointer<CChar>?, call: String) throws(Refusal) -> String {
         guard let text = try optionalText(p, "payload", call: call) else { return "null" }
-        guard (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil else {
+        guard ArgumentRules.isJSON(text) else {
             throw Refusal("\(call): payload is not JSON: '\(VisibleText.of(String(text.prefix(60))))\(text.count > 60 ? "…" : "")'")
         }
         return text
