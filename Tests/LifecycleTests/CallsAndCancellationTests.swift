@@ -51,6 +51,23 @@ import TermhostRegistry
         m.calls.leave(token)
     }
 
+    @Test func retiringWaitsForTheCommandInsideBeforeDestroying() throws {
+        let rec = Recorder()
+        let m = try manager([("session", .workspace, 1)], recorder: rec, options: .init(shutdownBound: 10, backgroundGrace: nil))
+        m.start()
+        let scene = m.attachScene(hasTerminal: false)
+        let w = try #require(m.openWorkspace(in: scene))
+        let session = try #require(m.instance(FeatureID(checked: "org.t.session"), scene: scene, workspace: w))
+        let token = m.calls.enter(session, feature: FeatureID(checked: "org.t.session"), source: "test", command: "shell")
+        Thread {
+            while rec.count("shutdown session") == 0 { usleep(1000) }
+            rec.add("command returns")
+            m.calls.leave(token)
+        }.start()
+        m.detachScene(scene)   // SIGHUP while the session's command runs
+        #expect(rec.events.suffix(3) == ["shutdown session@w\(w)", "command returns", "destroy session@w\(w)"], "\(rec.events)")
+    }
+
     @Test func waitingForCallsReturnsWhatIsStillRunningAtTheDeadline() throws {
         let calls = CallsInProgress()
         final class Instance {}

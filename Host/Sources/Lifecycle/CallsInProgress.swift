@@ -52,6 +52,17 @@ public final class CallsInProgress: @unchecked Sendable {
         return calls.keys.sorted().map { calls[$0]! }
     }
 
+    /// Waits until no call into any of `instances` is running or `deadline` passed; returns
+    /// the instances still called.
+    public func waitUntilNone(of instances: [AnyObject], before deadline: Date) -> Set<ObjectIdentifier> {
+        let wanted = Set(instances.map(ObjectIdentifier.init))
+        condition.lock()
+        defer { condition.unlock() }
+        func busy() -> Set<ObjectIdentifier> { wanted.intersection(calls.values.map(\.instance)) }
+        while !busy().isEmpty && condition.wait(until: deadline) {}
+        return busy()
+    }
+
     /// Waits until every call returned or `deadline` passed; returns the calls still running.
     public func waitUntilNone(before deadline: Date) -> [Call] {
         condition.lock()

@@ -294,6 +294,7 @@ public final class LifecycleManager: @unchecked Sendable {
         let progress = Progress()
         let done = DispatchSemaphore(value: 0)
         let calls = self.calls
+        let deadline = Date().addingTimeInterval(options.shutdownBound)
         let thread = Thread {
             for live in instances {
                 progress.lock.lock()
@@ -306,12 +307,21 @@ public final class LifecycleManager: @unchecked Sendable {
                 progress.lock.unlock()
                 if abandoned { return }
             }
-            for live in instances where !calls.isInside(live.instance) { live.instance.destroy() }
+            // A command still running in one of them (SIGHUP detaching the scene of a running
+            // session) gets until the deadline to return; its instance is destroyed only then.
+            let busy = calls.waitUntilNone(of: instances.map { $0.instance }, before: deadline)
+            progress.lock.lock()
+            let abandoned = progress.abandoned
+            progress.lock.unlock()
+            if abandoned { return }
+            for live in instances where !busy.contains(ObjectIdentifier(live.instance)) { live.instance.destroy() }
             done.signal()
         }
         thread.name = "termhost-retire"
         thread.start()
-        if done.wait(timeout: .now() + options.shutdownBound) == .timedOut {
+        // A little past the deadline: the thread's own wait for commands ends at it, and the
+        // destroy() calls after that are not a hang.
+        if done.wait(timeout: .now() + options.shutdownBound + 0.5) == .timedOut {
             progress.lock.lock()
             progress.abandoned = true
             let stuck = progress.current.map { [$0] } ?? []
