@@ -52,6 +52,24 @@ import TestSupport
         }
     }
 
+    @Test func aLockHeldByAnotherHolderFailsAsBusyInsteadOfHangingAndChangesNothing() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/secrets.json"
+        let id = try SecretsFile(path: path).put(namespace: "n", value: [1])
+        // flock(2) locks belong to an open file description, so a second open of the lock file
+        // conflicts exactly as another process's would.
+        let holder = open(path + ".lock", O_RDWR | O_CLOEXEC)
+        #expect(holder >= 0 && flock(holder, LOCK_EX) == 0)
+        let secrets = SecretsFile(path: path, lockWaitMilliseconds: 100)
+        #expect(throws: StoreError(.busy, "secrets '\(path)' are locked by another process (\(path).lock held for over 100 ms); nothing was changed: close the other termhost and retry")) {
+            try secrets.put(namespace: "n", value: [2])
+        }
+        #expect(throws: StoreError.self) { try secrets.remove(namespace: "n", id: id) }
+        close(holder)
+        #expect(try secrets.get(namespace: "n", id: id) == [1], "the secret is as it was, and usable once the lock is free")
+    }
+
     @Test func aSymbolicLinkAtTheLockOrTheFileIsRefusedAndNothingIsCreatedThroughIt() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -14,7 +14,13 @@ public final class SecretsFile: @unchecked Sendable {
     /// Only for `path == nil` (in-memory secrets).
     private var memory: [String: [String: String]] = [:]
 
-    public init(path: String?) { self.path = path }
+    /// How long a call waits for another process's lock on the file before it fails (busy).
+    let lockWaitMilliseconds: Int
+
+    public init(path: String?, lockWaitMilliseconds: Int = 2000) {
+        self.path = path
+        self.lockWaitMilliseconds = lockWaitMilliseconds
+    }
 
     public func put(namespace: String, value: [UInt8]) throws(StoreError) -> String {
         var raw = [UInt8](repeating: 0, count: 16)
@@ -69,8 +75,27 @@ public final class SecretsFile: @unchecked Sendable {
             guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
                 throw StoreError(.invalid, "'\(lockPath)' is not a regular file; refused: remove it")
             }
-            while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+            try waitForLock(fd, lockPath)
             return try body()
+        }
+    }
+
+    /// Waits at most `lockWaitMilliseconds` for the flock, as the store waits for SQLite's lock:
+    /// another process holding it (a stuck `termhost`, a backup tool) makes this call fail with
+    /// a message naming the file instead of hanging every command that needs a secret.
+    private func waitForLock(_ fd: Int32, _ lockPath: String) throws(StoreError) {
+        var waited = 0
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let e = errno
+            if e == EINTR { continue }
+            guard e == EWOULDBLOCK else {
+                throw StoreError(.io, "cannot lock secrets '\(path ?? "")': \(lockPath): \(String(cString: strerror(e)))")
+            }
+            guard waited < lockWaitMilliseconds else {
+                throw StoreError(.busy, "secrets '\(path ?? "")' are locked by another process (\(lockPath) held for over \(lockWaitMilliseconds % 1000 == 0 ? "\(lockWaitMilliseconds / 1000) s" : "\(lockWaitMilliseconds) ms")); nothing was changed: close the other termhost and retry")
+            }
+            usleep(10_000)
+            waited += 10
         }
     }
 
