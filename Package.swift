@@ -41,7 +41,7 @@ let package = Package(
         .systemLibrary(name: "CCrypto", path: "Host/Sources/CCrypto"),
         .target(name: "TermhostLoader", dependencies: ["TermhostRegistry", "TermhostSDK", "CTermhost", "CCrypto"],
                 path: "Host/Sources/Loader", swiftSettings: strict),
-        .target(name: "TermhostServices", dependencies: ["TermhostRegistry", "CTermhost", "CSQLite", "CCrypto"],
+        .target(name: "TermhostServices", dependencies: ["TermhostRegistry", "TermhostSDK", "CTermhost", "CSQLite", "CCrypto"],
                 path: "Host/Sources/Services", swiftSettings: strict),
         .target(name: "TermhostLifecycle", dependencies: ["TermhostRegistry"],
                 path: "Host/Sources/Lifecycle", swiftSettings: strict),

@@ -27,10 +27,12 @@ import TestSupport
         log.log(.debug, "org.a", "too quiet")
         log.log(.info, "org.a", "two\nlines")
         log.log(.warning, "host", "careful")
+        log.log(.error, "org.a", "name \u{1b}]0;PWNED\u{07}\r\u{1b}[2J")
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let lines = text.split(separator: "\n")
-        #expect(lines.count == 2)
+        #expect(lines.count == 3)
         #expect(lines[0].hasSuffix("info [org.a] two lines"))
         #expect(lines[1].hasSuffix("warning [host] careful"))
+        #expect(lines[2].hasSuffix(#"error [org.a] name \033]0;PWNED\007\015\033[2J"#))
     }
 }

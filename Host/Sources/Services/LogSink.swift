@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TermhostSDK
 
 /// Leveled log lines to stderr (at or above `stderrLevel`) and to a file (at or above
 /// `fileLevel`), each prefixed with its source ("host" or a plugin ID).
@@ -37,7 +38,10 @@ public final class LogSink: @unchecked Sendable {
     deinit { if fileFD >= 0 { close(fileFD) } }
 
     public func log(_ level: Level, _ source: String, _ message: String) {
-        let clean = message.replacingOccurrences(of: "\n", with: " ")
+        // One entry is one line, and nothing a plugin logs (which often quotes a server, a file
+        // or a remote name) can move the cursor, set a title or forge another entry: newlines
+        // become spaces and every other control character is shown as OpenSSH shows it.
+        let clean = VisibleText.of(message.replacingOccurrences(of: "\n", with: " "))
         lock.withLock {
             if level >= stderrLevel { emit(2, "termhost: \(source): \(level): \(clean)\n") }
             if level >= fileLevel, fileFD >= 0 {
