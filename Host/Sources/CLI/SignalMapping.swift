@@ -94,6 +94,10 @@ final class SignalMapping: @unchecked Sendable {
         if outcome.abandoned.isEmpty {
             return ["termhost: shutdown did not finish within \(bound) s; exiting anyway"]
         }
-        return outcome.abandoned.map { "termhost: feature '\($0)' did not return from shutdown() within \(bound) s; exiting without it\(rest)" }
+        // The count belongs to the first one, the culprit of this shutdown; any others were
+        // abandoned earlier (a detached scene, a closed workspace).
+        return outcome.abandoned.enumerated().map { i, id in
+            "termhost: feature '\(id)' did not return from shutdown() within \(bound) s; exiting without it\(i == 0 ? rest : "")"
+        }
     }
 }
