@@ -1,6 +1,11 @@
 /* A C plugin for the tests: `termhost tp HOST` opens a connection through the SSH transport
  * service, runs a command, closes it, then uses the stale handle, and prints each result;
- * `tp tcp|shell|listen|splice HOST ...` try its channels. */
+ * `tp tcp|shell|listen|splice HOST ...` try its channels; `tp deadline|cancel|parallel HOST ...`
+ * exec_bounded's deadline, its cancel flag set from another thread, and a short exec that
+ * completes while a long one runs on the same connection. */
+/* Declares ABI 1.1: exec_bounded (1.2) is used only after TERMHOST_HAS_FIELD says it is there. */
+#define TERMHOST_ABI_MINOR_NEEDED 1
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -135,6 +140,104 @@ static int32_t channels(const termhost_command_invocation_t *inv, const termhost
    return 0;
 }
 
+/* A long exec on its own thread; `started` is set once its first output arrived. */
+typedef struct {
+   const termhost_ssh_transport_t *ssh;
+   termhost_ssh_connection_t *c;
+   const char *command;
+   int32_t cancel;
+   volatile int started, finished;
+   termhost_status rc;
+   termhost_error_t err;
+} long_exec;
+
+static void mark_started(void *user, const void *data, size_t size) {
+   (void)data; (void)size;
+   ((long_exec *)user)->started = 1;
+}
+
+static void *run_long(void *arg) {
+   long_exec *l = arg;
+   int32_t status = -1;
+   l->rc = l->ssh->exec_bounded(l->c, l->command, NULL, 0, mark_started, NULL, l, 0, &l->cancel, &status, &l->err);
+   l->finished = 1;
+   return NULL;
+}
+
+/* Waits (at most 20 s) for *flag. */
+static int wait_flag(volatile int *flag) {
+   int i;
+   for (i = 0; i < 400 && !*flag; i++) usleep(50000);
+   return *flag;
+}
+
+static void *cancel_later(void *arg) {
+   long_exec *l = arg;
+   wait_flag(&l->started);
+   termhost_ssh_cancel_request(&l->cancel);
+   return NULL;
+}
+
+/* `tp reenter HOST`: a with_session body (on the connection's executor) calls exec on its own
+ * connection, which would wait for itself; a debug build of the SSH plugin traps instead. */
+typedef struct { const termhost_ssh_transport_t *ssh; termhost_ssh_connection_t *c; } reentry;
+
+static termhost_status reenter_body(void *user, void *session, int socket, termhost_error_t *err) {
+   reentry *r = user;
+   int32_t status = -1;
+   (void)session; (void)socket;
+   return r->ssh->exec(r->c, "true", NULL, 0, NULL, NULL, NULL, &status, err);
+}
+
+static int32_t bounded(const termhost_command_invocation_t *inv, const termhost_ssh_transport_t *ssh) {
+   termhost_ssh_connection_t *c = NULL;
+   termhost_error_t err;
+   int32_t status = -1;
+   int out = inv->stdout_fd;
+   const char *mode = inv->argv[0];
+   pthread_t thread;
+   if (!TERMHOST_HAS_FIELD(ssh, termhost_ssh_transport_t, exec_bounded) || !ssh->exec_bounded) {
+      dprintf(out, "no exec_bounded\n");
+      return 1;
+   }
+   if (ssh->open(H, inv->scene, inv->argv[1], &c, &err) != TERMHOST_OK) {
+      dprintf(inv->stderr_fd, "%s\n", err.message);
+      return 255;
+   }
+   if (strcmp(mode, "reenter") == 0) {
+      reentry r = { ssh, c };
+      dprintf(out, "reenter: %d\n", (int)ssh->with_session(c, reenter_body, &r, &err));
+   } else if (strcmp(mode, "deadline") == 0) {
+      termhost_status rc = ssh->exec_bounded(c, "sleep 30", NULL, 0, NULL, NULL, NULL, 1000, NULL, &status, &err);
+      dprintf(out, "deadline: %d %s\n", (int)rc, err.message);
+      rc = ssh->exec_bounded(c, "echo after", NULL, 0, print, NULL, &out, 5000, NULL, &status, &err);
+      dprintf(out, "then: %d status %d\n", (int)rc, (int)status);
+      rc = ssh->exec_bounded(c, "true", NULL, 0, NULL, NULL, NULL, 86400001, NULL, &status, &err);
+      dprintf(out, "too long: %d %s\n", (int)rc, err.message);
+   } else if (strcmp(mode, "cancel") == 0 && inv->argc == 3) {
+      /* A second thread cancels once the command has spoken; the first is blocked in the call. */
+      long_exec l = { ssh, c, inv->argv[2], 0, 0, 0, -1, { 0, "" } };
+      pthread_create(&thread, NULL, cancel_later, &l);
+      run_long(&l);
+      pthread_join(thread, NULL);
+      dprintf(out, "cancel: %d %s\n", (int)l.rc, l.err.message);
+   } else if (strcmp(mode, "parallel") == 0) {
+      long_exec l = { ssh, c, "echo started; sleep 30", 0, 0, 0, -1, { 0, "" } };
+      termhost_status rc;
+      pthread_create(&thread, NULL, run_long, &l);
+      dprintf(out, "long started: %d\n", wait_flag(&l.started));
+      /* The old exec, on the same connection, while the long one runs. */
+      rc = ssh->exec(c, "echo short", NULL, 0, print, NULL, &out, &status, &err);
+      dprintf(out, "short: %d status %d\n", (int)rc, (int)status);
+      dprintf(out, "long still running: %d\n", !l.finished);
+      termhost_ssh_cancel_request(&l.cancel);
+      pthread_join(thread, NULL);
+      dprintf(out, "long: %d\n", (int)l.rc);
+   }
+   ssh->close(c);
+   return 0;
+}
+
 static int32_t run(const termhost_feature_t *f, const termhost_command_invocation_t *inv) {
    const termhost_ssh_transport_t *ssh = H->get_service(H, TERMHOST_SSH_TRANSPORT);
    termhost_ssh_connection_t *c = NULL;
@@ -146,6 +249,9 @@ static int32_t run(const termhost_feature_t *f, const termhost_command_invocatio
    if (ssh && inv->argc >= 2 && (strcmp(inv->argv[0], "tcp") == 0 || strcmp(inv->argv[0], "shell") == 0 ||
                                  strcmp(inv->argv[0], "listen") == 0 || strcmp(inv->argv[0], "splice") == 0))
       return channels(inv, ssh);
+   if (ssh && inv->argc >= 2 && (strcmp(inv->argv[0], "deadline") == 0 || strcmp(inv->argv[0], "cancel") == 0 ||
+                                 strcmp(inv->argv[0], "parallel") == 0 || strcmp(inv->argv[0], "reenter") == 0))
+      return bounded(inv, ssh);
    if (!ssh || inv->argc != 1) return 2;
    rc = ssh->open(H, inv->scene, inv->argv[0], &c, &err);
    dprintf(out, "open: %d\n", (int)rc);

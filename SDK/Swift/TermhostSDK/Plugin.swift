@@ -152,19 +152,22 @@ enum FeatureBridge {
         f.initialize(to: termhost_feature_t(
             struct_size: UInt32(MemoryLayout<termhost_feature_t>.size),
             feature_data: Unmanaged.passRetained(Box(instance)).toOpaque(),
+            // Each [main] callback is marked for the debug checks of ThreadRules.
             activate: { f, _, err in
-                do { try FeatureBridge.feature(f).activate(); return Int32(TERMHOST_OK) } catch {
-                    let code = (error as? PluginError)?.code ?? Int32(TERMHOST_ERR_INTERNAL)
-                    termhostWriteError(err, code, "\(error)")
-                    return code
+                ThreadRules.main {
+                    do { try FeatureBridge.feature(f).activate(); return Int32(TERMHOST_OK) } catch {
+                        let code = (error as? PluginError)?.code ?? Int32(TERMHOST_ERR_INTERNAL)
+                        termhostWriteError(err, code, "\(error)")
+                        return code
+                    }
                 }
             },
-            scene_attached: { f, info in FeatureBridge.feature(f).sceneAttached(SceneInfo(info)) },
-            scene_detached: { f, info in FeatureBridge.feature(f).sceneDetached(SceneInfo(info)) },
-            background: { f in FeatureBridge.feature(f).background() },
-            foreground: { f in FeatureBridge.feature(f).foreground() },
-            expire: { f in FeatureBridge.feature(f).expire() },
-            shutdown: { f in FeatureBridge.feature(f).shutdown() },
+            scene_attached: { f, info in ThreadRules.main { FeatureBridge.feature(f).sceneAttached(SceneInfo(info)) } },
+            scene_detached: { f, info in ThreadRules.main { FeatureBridge.feature(f).sceneDetached(SceneInfo(info)) } },
+            background: { f in ThreadRules.main { FeatureBridge.feature(f).background() } },
+            foreground: { f in ThreadRules.main { FeatureBridge.feature(f).foreground() } },
+            expire: { f in ThreadRules.main { FeatureBridge.feature(f).expire() } },
+            shutdown: { f in ThreadRules.main { FeatureBridge.feature(f).shutdown() } },
             destroy: { f in
                 guard let f else { return }
                 Unmanaged<Box>.fromOpaque(f.pointee.feature_data).release()
@@ -177,9 +180,9 @@ enum FeatureBridge {
             run_command: { f, inv in
                 guard let inv = inv?.pointee else { return 2 }
                 let args = (0..<Int(inv.argc)).map { String(cString: inv.argv[$0]!) }
-                return FeatureBridge.feature(f).run(CommandInvocation(
+                return ThreadRules.main { FeatureBridge.feature(f).run(CommandInvocation(
                     command: String(cString: inv.command), arguments: args, scene: inv.scene,
-                    stdinFD: inv.stdin_fd, stdoutFD: inv.stdout_fd, stderrFD: inv.stderr_fd, jsonOutput: inv.json_output != 0))
+                    stdinFD: inv.stdin_fd, stdoutFD: inv.stdout_fd, stderrFD: inv.stderr_fd, jsonOutput: inv.json_output != 0)) }
             }))
         return f
     }

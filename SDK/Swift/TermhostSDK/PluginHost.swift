@@ -273,7 +273,9 @@ public struct Commands: @unchecked Sendable {
     let host: UnsafePointer<termhost_host_t>
     let vtable: UnsafePointer<termhost_host_commands_t>
 
+    /// [main]: from inside a callback the host made (checked in debug builds, ThreadRules).
     public func list() -> [(name: String, summary: String, feature: String)] {
+        ThreadRules.requireMain("commands.list")
         final class Box { var items: [(name: String, summary: String, feature: String)] = [] }
         let box = Box()
         vtable.pointee.list(host, { user, name, summary, feature in
@@ -285,7 +287,9 @@ public struct Commands: @unchecked Sendable {
     }
 
     /// Runs `argv[0]` with the rest as arguments in the scene; returns its exit status.
+    /// [main], like `list()`.
     public func run(_ argv: [String], scene: UInt64) throws(PluginError) -> Int32 {
+        ThreadRules.requireMain("commands.run")
         let cStrings = argv.map { UnsafePointer(strdup($0)) }
         defer { cStrings.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
         var status: Int32 = 0

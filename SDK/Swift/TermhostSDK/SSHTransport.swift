@@ -67,26 +67,73 @@ public struct SSHTransport: @unchecked Sendable {
         public func exec(_ command: String, stdin: [UInt8] = [],
                          stdout: ((UnsafeRawBufferPointer) -> Void)? = nil,
                          stderr: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(PluginError) -> Int32 {
-            final class Box {
-                var out: ((UnsafeRawBufferPointer) -> Void)?
-                var err: ((UnsafeRawBufferPointer) -> Void)?
+            try run(command, stdin: stdin, stdout: stdout, stderr: stderr) { user, input, status, err in
+                vtable.pointee.exec(handle, command, input.baseAddress, input.count, Connection.toStdout, Connection.toStderr,
+                                    user, status, err)
             }
-            return try withoutActuallyEscaping(stdout ?? { _ in }) { out throws(PluginError) -> Int32 in
+        }
+
+        /// Whether the SSH plugin offers `exec_bounded` (ABI 1.2).
+        public var offersBoundedExec: Bool {
+            TermhostStruct.has(vtable, \.exec_bounded) && vtable.pointee.exec_bounded != nil
+        }
+
+        /// `exec_bounded`: like `exec`, but the command must finish within `deadline` (nil: no
+        /// deadline; at most one day), and `cancel.cancel()` from any thread stops it. Either
+        /// way its channel is closed and the error says which, naming the command: code
+        /// TERMHOST_ERR_TIMEOUT or TERMHOST_ERR_CANCELLED. The handlers run on this thread.
+        /// Against an SSH plugin older than 1.2, TERMHOST_ERR_UNSUPPORTED.
+        public func exec(_ command: String, stdin: [UInt8] = [], deadline: Duration?, cancel: ExecCancel? = nil,
+                         stdout: ((UnsafeRawBufferPointer) -> Void)? = nil,
+                         stderr: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(PluginError) -> Int32 {
+            guard offersBoundedExec, let bounded = vtable.pointee.exec_bounded else {
+                throw PluginError("ssh: the SSH plugin predates ABI 1.2: it cannot run a command with a deadline or cancel it",
+                                  code: Int32(TERMHOST_ERR_UNSUPPORTED))
+            }
+            var ms = 0
+            if let deadline {
+                // Rounded up: a deadline of 0.5 ms is not "no deadline".
+                let (seconds, attoseconds) = deadline.components
+                // Saturating: a huge Duration is refused by the range check below, not a trap.
+                let whole = seconds.multipliedReportingOverflow(by: 1000)
+                let part = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+                let total = whole.overflow ? (partialValue: Int64.max, overflow: true) : whole.partialValue.addingReportingOverflow(part)
+                let value = total.overflow ? Int64.max : total.partialValue
+                do throws(NumberOutOfRange) { ms = try BoundedNumber.check(value, name: "exec's deadline", in: 1...86_400_000, unit: "ms") } catch {
+                    throw PluginError(error.description, code: Int32(TERMHOST_ERR_INVALID_ARGUMENT))
+                }
+            }
+            return try run(command, stdin: stdin, stdout: stdout, stderr: stderr) { user, input, status, err in
+                bounded(handle, command, input.baseAddress, input.count, Connection.toStdout, Connection.toStderr, user,
+                        UInt32(ms), cancel.map { UnsafePointer($0.flag) }, status, err)
+            }
+        }
+
+        /// The handlers of one exec call, reached from the C sinks through `user`.
+        private final class Sinks {
+            var out: ((UnsafeRawBufferPointer) -> Void)?
+            var err: ((UnsafeRawBufferPointer) -> Void)?
+        }
+
+        private static let toStdout: termhost_value_sink = { user, data, size in
+            Unmanaged<Sinks>.fromOpaque(user!).takeUnretainedValue().out?(UnsafeRawBufferPointer(start: data, count: size))
+        }
+        private static let toStderr: termhost_value_sink = { user, data, size in
+            Unmanaged<Sinks>.fromOpaque(user!).takeUnretainedValue().err?(UnsafeRawBufferPointer(start: data, count: size))
+        }
+
+        private func run(_ command: String, stdin: [UInt8], stdout: ((UnsafeRawBufferPointer) -> Void)?,
+                         stderr: ((UnsafeRawBufferPointer) -> Void)?,
+                         call: (UnsafeMutableRawPointer, UnsafeRawBufferPointer, UnsafeMutablePointer<Int32>,
+                                UnsafeMutablePointer<termhost_error_t>) -> termhost_status) throws(PluginError) -> Int32 {
+            try withoutActuallyEscaping(stdout ?? { _ in }) { out throws(PluginError) -> Int32 in
                 try withoutActuallyEscaping(stderr ?? { _ in }) { errOut throws(PluginError) -> Int32 in
-                    let box = Box()
-                    box.out = out
-                    box.err = errOut
+                    let sinks = Sinks()
+                    sinks.out = out
+                    sinks.err = errOut
                     var status: Int32 = 0
-                    let user = Unmanaged.passUnretained(box).toOpaque()
-                    try check { err in
-                        stdin.withUnsafeBytes { input in
-                            vtable.pointee.exec(handle, command, input.baseAddress, input.count, { user, data, size in
-                                Unmanaged<Box>.fromOpaque(user!).takeUnretainedValue().out?(UnsafeRawBufferPointer(start: data, count: size))
-                            }, { user, data, size in
-                                Unmanaged<Box>.fromOpaque(user!).takeUnretainedValue().err?(UnsafeRawBufferPointer(start: data, count: size))
-                            }, user, &status, err)
-                        }
-                    }
+                    let user = Unmanaged.passUnretained(sinks).toOpaque()
+                    try check { err in stdin.withUnsafeBytes { input in call(user, input, &status, err) } }
                     return status
                 }
             }
@@ -100,4 +147,21 @@ public struct SSHTransport: @unchecked Sendable {
             return fd
         }
     }
+}
+
+/// The cancel flag of `Connection.exec(_:deadline:cancel:)`: call `cancel()` from any thread
+/// while the exec runs (transport.h, termhost_ssh_cancel_request). One flag may serve several
+/// calls; once set it stays set.
+public final class ExecCancel: @unchecked Sendable {
+    let flag: UnsafeMutablePointer<Int32>
+
+    public init() {
+        flag = .allocate(capacity: 1)
+        flag.initialize(to: 0)
+    }
+
+    deinit { flag.deallocate() }
+
+    public func cancel() { termhost_ssh_cancel_request(flag) }
+    public var isCancelled: Bool { termhost_ssh_cancel_requested(flag) != 0 }
 }

@@ -2,7 +2,19 @@
  *
  * Each plugin receives its own termhost_host_t: the host uses the pointer to know which plugin
  * is calling (so the store and secrets services can namespace by plugin). Services are reached
- * by string ID with a version suffix ("termhost.store/1"); the ABI grows by adding IDs. */
+ * by string ID with a version suffix ("termhost.store/1"); the ABI grows by adding IDs.
+ *
+ * Provider context (ABI 1.2). A feature that provides a service returns, from its own
+ * get_service, a vtable of its instance: each instance allocates its table (at create or
+ * activate; valid until its destroy()) and fills a `void *context` member with its own state.
+ * A service table added in 1.2 or later starts { uint32_t struct_size; void *context; ... } and
+ * its entry points take the table as their first argument (`self`), reading self->context; a
+ * table that existed before 1.2 appends `context` (termhost_ssh_transport_t does) and reaches
+ * it from entry points that take a handle the instance made, or, for one that takes only the
+ * caller's host, through caller->get_service(caller, ID). So no provider keeps its host or
+ * state in a global: two instances (two features of one plugin, or one in a test harness next
+ * to the real one) each serve their own, and consumers built for 1.0/1.1 call the same
+ * entry points as before. Consumers never read or write `context`. */
 #ifndef TERMHOST_HOST_H
 #define TERMHOST_HOST_H
 

@@ -164,6 +164,7 @@ final class ChannelBridges: @unchecked Sendable {
 
     /// Adds a watcher, opening the sentinel channel on first use. [executor, blocking mode]
     func watch(_ w: Watcher) throws(SSHError) {
+        ExecutorCheck.onExecutor(executor)
         if let lost { throw SSHError(lost) }
         if sentinel == nil {
             // From here on probeAlive() is this connection's keepalive. libssh2's own must stop
@@ -263,6 +264,7 @@ final class ChannelBridges: @unchecked Sendable {
 
     /// Wraps a started channel; returns the caller's end. [executor]
     func bridge(_ channel: OpaquePointer, isShell: Bool) throws(SSHError) -> Int32 {
+        ExecutorCheck.onExecutor(executor)
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             libssh2_channel_free(channel)
@@ -294,6 +296,7 @@ final class ChannelBridges: @unchecked Sendable {
 
     /// Ends every bridge and listener (the connection is closing). [executor]
     func closeAll() {
+        ExecutorCheck.onExecutor(executor)
         watchers = []
         let closed = "ssh: the connection to \(connection.shownAddress) was closed"
         for o in opens { o.fail(SSHError(closed)) }
@@ -317,6 +320,7 @@ final class ChannelBridges: @unchecked Sendable {
 
     /// Queues a direct-tcpip open; the pass loop completes it. [executor]
     func enqueue(_ open: PendingOpen) {
+        ExecutorCheck.onExecutor(executor)
         if let lost { open.fail(SSHError(lost)); return }
         opens.append(open)
         schedule()
@@ -402,6 +406,7 @@ final class ChannelBridges: @unchecked Sendable {
 
     /// One non-blocking round over everything, then a short wait when nothing moved. [executor]
     private func pass() {
+        ExecutorCheck.onExecutor(executor)
         scheduled = false
         // Checked before touching the session: a pass queued before close() runs after
         // closeAll() and teardown(), when the session is already freed.
@@ -553,6 +558,7 @@ final class ChannelBridges: @unchecked Sendable {
     /// Finishes a half-sent packet before other work uses the session (exec, opens, close);
     /// bounded: after 5 s the next call reports the failure itself. [executor]
     func flushPending() {
+        ExecutorCheck.onExecutor(executor)
         guard pending != nil || !opens.isEmpty, lost == nil else { pending = nil; return }
         libssh2_session_set_blocking(connection.session, 0)
         defer { libssh2_session_set_blocking(connection.session, 1) }

@@ -44,12 +44,16 @@ final class SSHFeature: Feature {
         ])
 
     let host: PluginHost
-    init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
-
-    func activate() throws { TransportService.pluginHost = host }
+    /// This instance's transport service: its own table and context (host.h, "Provider
+    /// context"), so no global holds the host.
+    let transport: TransportProvider
+    init(host: PluginHost, scene: SceneInfo) throws {
+        self.host = host
+        transport = TransportProvider(host: host)
+    }
 
     func service(_ id: String) -> UnsafeRawPointer? {
-        id == TERMHOST_SSH_TRANSPORT ? UnsafeRawPointer(TransportService.vtable) : nil
+        id == TERMHOST_SSH_TRANSPORT ? UnsafeRawPointer(transport.table) : nil
     }
 
     func run(_ command: CommandInvocation) -> Int32 {
@@ -72,7 +76,7 @@ final class SSHFeature: Feature {
     func shutdown() {
         RawMode.leave()
         OpenSessions.endAll(status: 255)
-        TransportService.closeAll(bound: 0.4)
+        TransportService.closeAll(of: transport, bound: 0.4)
     }
 
     /// Takes a leading `-J a,b` off the arguments.

@@ -13,12 +13,16 @@ final class TransportConnection: @unchecked Sendable {
     let connection: SSHConnection
     let executor = DispatchQueue(label: "org.termhost.ssh.session")
     let bridges: ChannelBridges
+    /// The SSH feature instance that opened it: its shutdown closes what callers left open.
+    let provider: TransportProvider
     /// Set on the executor when close() freed the session: a call that found the handle just
     /// before must not touch it. [executor]
     var closed = false
-    init(_ connection: SSHConnection) {
+    init(_ connection: SSHConnection, provider: TransportProvider) {
         self.connection = connection
+        self.provider = provider
         bridges = ChannelBridges(connection: connection, executor: executor)
+        ExecutorCheck.mark(executor)
     }
 }
 
@@ -49,19 +53,18 @@ enum TransportHandles {
         return table.withLock { $0.live.removeValue(forKey: id) }
     }
 
-    /// Every connection still open, now no longer reachable through its handle.
-    static func removeAll() -> [TransportConnection] {
+    /// Every connection `provider` opened that is still open, now no longer reachable
+    /// through its handle.
+    static func removeAll(of provider: TransportProvider) -> [TransportConnection] {
         table.withLock { state in
-            defer { state.live = [:] }
-            return Array(state.live.values)
+            let mine = state.live.filter { $0.value.provider === provider }
+            for id in mine.keys { state.live[id] = nil }
+            return Array(mine.values)
         }
     }
 }
 
 enum TransportService {
-    /// The SSH plugin's own host (for the vault and prompts); set when the feature activates.
-    nonisolated(unsafe) static var pluginHost: PluginHost?
-
     static func closed(_ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status {
         fail(err, Int(TERMHOST_ERR_NOT_FOUND), "no such SSH connection: it was closed, or the handle is not one open() returned")
     }
@@ -69,6 +72,7 @@ enum TransportService {
     /// Runs body on the connection's executor, waking its pass loop first so the call does not
     /// wait out a poll() timeout, and finishing any half-sent packet before body sends its own.
     static func onExecutor<T>(_ c: TransportConnection, _ body: () -> T) -> T {
+        ExecutorCheck.offExecutor(c.executor)
         c.bridges.approach()
         return c.executor.sync {
             c.bridges.arrived()
@@ -103,12 +107,12 @@ enum TransportService {
 
     /// At the plugin's shutdown: closes what callers left open (a disconnect the server sees,
     /// not a dropped socket) and waits, at most `bound` seconds, for every close to finish.
-    static func closeAll(bound: Double) {
-        let left = TransportHandles.removeAll()
-        if !left.isEmpty { pluginHost?.log(.info, "closing \(left.count) SSH connection(s) other plugins left open") }
+    static func closeAll(of provider: TransportProvider, bound: Double) {
+        let left = TransportHandles.removeAll(of: provider)
+        if !left.isEmpty { provider.host.log(.info, "closing \(left.count) SSH connection(s) other plugins left open") }
         for c in left { DispatchQueue.global().async(group: closing) { close(c) } }
         if closing.wait(timeout: .now() + bound) == .timedOut {
-            pluginHost?.log(.warning, "SSH connections still closing after \(bound) s; exiting without them")
+            provider.host.log(.warning, "SSH connections still closing after \(bound) s; exiting without them")
         }
     }
 
@@ -117,14 +121,24 @@ enum TransportService {
         return Int32(code)
     }
 
-    nonisolated(unsafe) static let vtable: UnsafeMutablePointer<termhost_ssh_transport_t> = {
-        let t = UnsafeMutablePointer<termhost_ssh_transport_t>.allocate(capacity: 1)
-        t.initialize(to: termhost_ssh_transport_t(
+    /// The entry points, shared by every instance; each instance's TransportProvider copies
+    /// this and fills `context` (host.h, "Provider context").
+    static var template: termhost_ssh_transport_t {
+        termhost_ssh_transport_t(
             struct_size: UInt32(MemoryLayout<termhost_ssh_transport_t>.size),
-            open: { _, scene, destination, out, err in
-                guard let destination, let out else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open: NULL argument") }
-                guard let host = TransportService.pluginHost, let store = host.store else {
-                    return TransportService.fail(err, Int(TERMHOST_ERR_UNSUPPORTED), "the SSH feature is not active")
+            open: { caller, scene, destination, out, err in
+                guard let caller, let destination, let out else {
+                    return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT),
+                                                 "open: NULL caller, destination or out (caller is your plugin's termhost_host_t)")
+                }
+                // The caller's host says which instance serves it: no global holds ours.
+                guard let provider = TransportProvider.serving(caller) else {
+                    return TransportService.fail(err, Int(TERMHOST_ERR_UNSUPPORTED),
+                                                 "open: the SSH feature is not active for the calling plugin (the host offers it no \(TERMHOST_SSH_TRANSPORT))")
+                }
+                let host = provider.host
+                guard let store = host.store else {
+                    return TransportService.fail(err, Int(TERMHOST_ERR_UNSUPPORTED), "the SSH feature is not active: the host store is unavailable")
                 }
                 let target = String(cString: destination)
                 do {
@@ -134,7 +148,7 @@ enum TransportService {
                     let vault = Vault(store: store)
                     let c = try JumpRoute.connect(to: resolved, through: JumpRoute.hops(to: resolved, extra: [], vault: vault),
                                                   interaction: Interaction(host: host, scene: scene))
-                    out.pointee = TransportHandles.add(TransportConnection(c))
+                    out.pointee = TransportHandles.add(TransportConnection(c, provider: provider))
                     return Int32(TERMHOST_OK)
                 } catch let e as SSHError {
                     return TransportService.fail(err, Int(e.kind == .refused ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO), e.message)
@@ -154,19 +168,14 @@ enum TransportService {
                 guard let command else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "exec: NULL command") }
                 guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
                 let input = stdinData.map { Array(UnsafeRawBufferPointer(start: $0, count: stdinSize)) } ?? []
-                let text = String(cString: command)
-                return TransportService.onExecutor(c) { () -> termhost_status in
-                    if let s = TransportService.closedStatus(c, err) { return s }
-                    do {
-                        let code = try ExecChannel(connection: c.connection).run(text, input: input) { stream, data in
-                            _ = (stream == 0 ? onStdout : onStderr).map { $0(user, data.baseAddress, data.count) }
-                        }
-                        status?.pointee = code
-                        return Int32(TERMHOST_OK)
-                    } catch {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
-                    }
-                }
+                // Since 1.2 the same stepped channel as exec_bounded, without deadline or cancel:
+                // a long command no longer holds the connection's other traffic.
+                let r = TransportService.runExec(c, command: String(cString: command), input: input, deadlineMS: 0, cancel: nil,
+                                                 output: { stream, data in
+                                                     _ = (stream == 0 ? onStdout : onStderr).map { $0(user, data.baseAddress, data.count) }
+                                                 }, err: err)
+                if r.status == Int32(TERMHOST_OK) { status?.pointee = r.exitStatus }
+                return r.status
             },
             with_session: { raw, body, user, err in
                 guard let body else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "with_session: NULL body") }
@@ -312,7 +321,20 @@ enum TransportService {
                 guard let c = TransportHandles.find(raw) else { return }
                 c.executor.async { c.bridges.endSplice(stream) }
                 c.bridges.wake()
-            }))
-        return t
-    }()
+            },
+            context: nil,
+            exec_bounded: { raw, command, stdinData, stdinSize, onStdout, onStderr, user, deadline, cancel, status, err in
+                guard let command, stdinData != nil || stdinSize == 0 else {
+                    return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "exec_bounded: NULL command, or NULL stdin_data with a non-zero stdin_size")
+                }
+                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                let input = stdinData.map { Array(UnsafeRawBufferPointer(start: $0, count: stdinSize)) } ?? []
+                let r = TransportService.runExec(c, command: String(cString: command), input: input, deadlineMS: deadline, cancel: cancel,
+                                                 output: { stream, data in
+                                                     _ = (stream == 0 ? onStdout : onStderr).map { $0(user, data.baseAddress, data.count) }
+                                                 }, err: err)
+                if r.status == Int32(TERMHOST_OK) { status?.pointee = r.exitStatus }
+                return r.status
+            })
+    }
 }

@@ -9,7 +9,10 @@
  * Threading: each connection has one serial executor (libssh2 allows one caller per session).
  * Every call on a connection may be made from any thread; the service runs it on that
  * connection's executor and returns when it is done. Calls on different connections run in
- * parallel. */
+ * parallel. exec() and exec_bounded() hold the executor only for short steps, so a long
+ * command does not hold up the connection's other traffic. Callbacks that run on the executor
+ * ([session]) must not call this service on the same connection: it would wait for itself (a
+ * debug build of the SSH plugin traps there instead). */
 #ifndef TERMHOST_SSH_TRANSPORT_H
 #define TERMHOST_SSH_TRANSPORT_H
 
@@ -54,7 +57,10 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
    /* Runs command on an exec channel. stdin_data (stdin_size bytes, may be NULL) is sent and
     * then end-of-file. on_stdout and on_stderr (either may be NULL) receive the output in
     * order, as it arrives; their data is valid during the call only. *exit_status gets the
-    * remote status (255 if the command was killed by a signal). [any-thread] */
+    * remote status (255 if the command was killed by a signal). Since ABI 1.2 this is
+    * exec_bounded() with no deadline and no cancel flag: the channel runs in steps, other
+    * traffic on the connection goes on meanwhile, and the sinks run on the calling thread.
+    * [any-thread] */
    termhost_status (*exec)(termhost_ssh_connection_t *connection, const char *command,
                            const void *stdin_data, size_t stdin_size,
                            termhost_value_sink on_stdout, termhost_value_sink on_stderr, void *user,
@@ -69,8 +75,8 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
     * stream socket (AF_UNIX) in *fd, owned by the caller: read and write it like a TCP
     * connection, shut down writing to send end-of-file, close it to close the channel. The SSH
     * plugin moves the bytes on the connection's executor, with flow control: it stops reading
-    * the channel while the caller is not reading its socket. Bridges pause while an exec() or
-    * with_session() call runs on the same connection. */
+    * the channel while the caller is not reading its socket. Bridges pause while a
+    * with_session() call runs on the same connection (since 1.2, not during exec()). */
 
    /* A direct-tcpip channel: the server connects to host:port (as seen from the server), like
     * ssh -L. [any-thread] */
@@ -154,6 +160,41 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
     * on_done follows with TERMHOST_OK. A stream that already ended, or an unknown id, is
     * ignored. [any-thread, non-blocking] */
    void (*end_spliced)(termhost_ssh_connection_t *connection, uint64_t stream);
+
+   /* ---- Added in ABI 1.2 (context, exec_bounded): check TERMHOST_HAS_FIELD before use. ---- */
+
+   /* Added in ABI 1.2. The providing feature instance's own context (see "Provider context"
+    * in host.h): the SSH plugin fills it in the table each instance returns from get_service,
+    * and its entry points find their instance through it (open() through caller's lookup of
+    * this service). Callers never read or write it. */
+   void *context;
+
+   /* Added in ABI 1.2. exec() with a deadline and a cancellation flag, run as one channel among
+    * the connection's others: the executor is held only for short non-blocking steps, so
+    * bridges, splices and other exec calls on the same connection keep moving while it runs.
+    * deadline_ms: milliseconds from the call until the command must have finished, 0 for none
+    * (at most 86400000, one day). cancel: may be NULL; the caller sets *cancel to non-zero
+    * (termhost_ssh_cancel_request) from any thread to stop the command; it is polled at least
+    * every 50 ms. On a timeout or a cancel the channel is closed (the remote command sees
+    * end-of-file on its input and EPIPE/SIGPIPE on its next write; the server decides what
+    * else) and the call returns TERMHOST_ERR_TIMEOUT ("ssh: 'COMMAND' on HOST did not finish
+    * within N ms; its channel was closed") or TERMHOST_ERR_CANCELLED ("ssh: 'COMMAND' on HOST
+    * was cancelled; its channel was closed"); output already delivered stays delivered.
+    * on_stdout/on_stderr are called on the calling thread, never on the executor, so they may
+    * call this service (other connections, or other calls on this one). Everything else as
+    * exec(). [any-thread] */
+   termhost_status (*exec_bounded)(termhost_ssh_connection_t *connection, const char *command,
+                                   const void *stdin_data, size_t stdin_size,
+                                   termhost_value_sink on_stdout, termhost_value_sink on_stderr, void *user,
+                                   uint32_t deadline_ms, const int32_t *cancel,
+                                   int32_t *exit_status, termhost_error_t *err);
 } termhost_ssh_transport_t;
+
+/* The cancellation flag of exec_bounded: a plain int32_t the caller owns, read and written
+ * atomically so that another thread may set it while the call runs. */
+static inline void termhost_ssh_cancel_request(int32_t *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELEASE); }
+static inline int termhost_ssh_cancel_requested(const int32_t *flag) {
+   return flag != NULL && __atomic_load_n(flag, __ATOMIC_ACQUIRE) != 0;
+}
 
 #endif /* TERMHOST_SSH_TRANSPORT_H */

@@ -1,0 +1,193 @@
+import CLibSSH2
+import CTermhost
+import Foundation
+import Glibc
+import TermhostSDK
+
+/// The transport's exec (and exec_bounded, transport.h): one exec channel driven in short,
+/// non-blocking steps, each a separate turn on the connection's executor. Between steps the
+/// executor is free, so bridges, splices and other exec calls on the same connection move
+/// while a long command runs, and the calling thread checks its deadline and cancel flag.
+///
+/// The rule that makes steps safe to interleave (libssh2 1.10, see ChannelBridges.Pending): a
+/// step never ends with a packet half sent. A call that returns EAGAIN while libssh2 waits to
+/// write is repeated with the same arguments until the packet has gone (bounded), before
+/// anything else may use the session.
+final class SteppedExec {
+    let connection: SSHConnection
+    /// The connection's executor, for the debug checks of [executor].
+    let executor: DispatchQueue
+    let command: String
+    private var channel: OpaquePointer?
+    /// stdin, copied once: a write repeated after EAGAIN must pass the same pointer.
+    private let input: UnsafeMutableRawPointer
+    private let inputSize: Int
+    private var inputOffset = 0
+    private var eofSent = false
+    private var remoteEOF = false
+    /// Set once the channel is closed (or given up): the job is over.
+    private(set) var finished = false
+    /// The remote exit status once finished normally.
+    private(set) var status: Int32 = 0
+
+    /// Bytes read per stream per step: enough for bulk output, small enough that a step is a
+    /// short turn on the executor.
+    static let quantum = 256 * 1024
+    private let buffer = UnsafeMutableRawPointer.allocate(byteCount: SteppedExec.quantum, alignment: 1)
+
+    init(connection: SSHConnection, executor: DispatchQueue, command: String, input: [UInt8]) {
+        self.connection = connection
+        self.executor = executor
+        self.command = command
+        inputSize = input.count
+        self.input = .allocate(byteCount: max(input.count, 1), alignment: 1)
+        input.withUnsafeBytes { if !$0.isEmpty { self.input.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+    }
+
+    deinit {
+        input.deallocate()
+        buffer.deallocate()
+    }
+
+    /// What one step produced: output in arrival order (stream 0 stdout, 1 stderr), and
+    /// whether anything moved (if not, the caller waits for the socket before the next step).
+    struct Step {
+        var output: [(stream: Int32, bytes: [UInt8])] = []
+        var progressed = false
+    }
+
+    /// Opens the channel and starts the command (blocking mode: a short request-reply).
+    /// [executor]
+    func start() throws(SSHError) {
+        ExecutorCheck.onExecutor(executor)
+        let channel = try connection.openSessionChannel()
+        guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
+            let reason = connection.lastError()
+            libssh2_channel_free(channel)
+            throw SSHError("ssh: the server refused to run the command: \(reason)")
+        }
+        self.channel = channel
+    }
+
+    private var outboundBlocked: Bool {
+        libssh2_session_block_directions(connection.session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0
+    }
+
+    /// Runs call, repeating it while it leaves a packet half sent; at most 5 s (a server that
+    /// takes nothing for that long is gone). [executor, non-blocking]
+    private func finishing(_ call: () -> Int) throws(SSHError) -> Int {
+        var rc = call()
+        let limit = time(nil) + 5
+        while rc == Int(LIBSSH2_ERROR_EAGAIN) && outboundBlocked {
+            guard time(nil) <= limit else {
+                throw SSHError("Connection to \(connection.shownAddress) closed: the server took no data for 5 s")
+            }
+            var p = pollfd(fd: connection.socket, events: Int16(POLLOUT | POLLIN), revents: 0)
+            _ = poll(&p, 1, 100)
+            rc = call()
+        }
+        return rc
+    }
+
+    private func broken() -> SSHError {
+        SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
+    }
+
+    /// Moves what can move now without waiting. [executor]
+    func step() throws(SSHError) -> Step {
+        ExecutorCheck.onExecutor(executor)
+        var result = Step()
+        guard let channel, !finished else { return result }
+        let session = connection.session
+        libssh2_session_set_blocking(session, 0)
+        defer { libssh2_session_set_blocking(session, 1) }
+        // Ended: only the close is left (reading a channel being closed would be an error).
+        if remoteEOF {
+            try close(channel, &result)
+            return result
+        }
+        // Both streams every step: libssh2 keeps what other calls read for this channel.
+        for stream in [Int32(0), Int32(1)] {
+            var taken = 0
+            while taken < SteppedExec.quantum {
+                let n = try finishing { libssh2_channel_read_ex(channel, stream, buffer.assumingMemoryBound(to: CChar.self), SteppedExec.quantum) }
+                if n > 0 {
+                    result.output.append((stream, Array(UnsafeRawBufferPointer(start: buffer, count: n))))
+                    taken += n
+                    result.progressed = true
+                    continue
+                }
+                if n == 0 || n == Int(LIBSSH2_ERROR_EAGAIN) { break }
+                throw broken()
+            }
+        }
+        if !remoteEOF && libssh2_channel_eof(channel) != 0 { remoteEOF = true; result.progressed = true }
+        // stdin, up to a quantum a step; the window closing (EAGAIN, nothing half sent) waits.
+        var sent = 0
+        while inputOffset < inputSize && sent < SteppedExec.quantum {
+            let n = try finishing { libssh2_channel_write_ex(channel, 0, (input + inputOffset).assumingMemoryBound(to: CChar.self), inputSize - inputOffset) }
+            if n > 0 { inputOffset += n; sent += n; result.progressed = true; continue }
+            if n == Int(LIBSSH2_ERROR_EAGAIN) { break }
+            throw broken()
+        }
+        if inputOffset == inputSize && !eofSent && !remoteEOF {
+            let rc = try finishing { Int(libssh2_channel_send_eof(channel)) }
+            if rc != Int(LIBSSH2_ERROR_EAGAIN) { eofSent = true; result.progressed = true }
+        }
+        if remoteEOF { try close(channel, &result) }
+        try connection.checkAlive(mayWrite: true)
+        return result
+    }
+
+    /// Drained and ended: closes, which waits (EAGAIN, nothing to send) for the server's close;
+    /// the exit status came before it. [executor, non-blocking]
+    private func close(_ channel: OpaquePointer, _ result: inout Step) throws(SSHError) {
+        let rc = try finishing { Int(libssh2_channel_close(channel)) }
+        guard rc != Int(LIBSSH2_ERROR_EAGAIN) else { return }
+        status = exitStatus(channel, &result)
+        free(channel)
+        result.progressed = true
+    }
+
+    /// Closes the channel early (deadline or cancel): the server sees the close and ends the
+    /// command's pipes. Call until `finished`; each call waits for nothing. [executor]
+    func abort() {
+        ExecutorCheck.onExecutor(executor)
+        guard let channel, !finished else { return }
+        let session = connection.session
+        libssh2_session_set_blocking(session, 0)
+        defer { libssh2_session_set_blocking(session, 1) }
+        let rc = (try? finishing { Int(libssh2_channel_close(channel)) }) ?? Int(LIBSSH2_ERROR_SOCKET_SEND)
+        if rc != Int(LIBSSH2_ERROR_EAGAIN) { free(channel) }
+    }
+
+    /// Gives up on a close the server never confirmed: the channel is left to the session's
+    /// teardown (freeing it now would wait for that confirmation again). [executor]
+    func abandon() {
+        channel = nil
+        finished = true
+    }
+
+    private func free(_ channel: OpaquePointer) {
+        // The close is done (local and remote): libssh2 frees without another round trip.
+        libssh2_channel_free(channel)
+        self.channel = nil
+        finished = true
+    }
+
+    /// The remote status as ours: 255 for a signal (named on stderr, shown, not obeyed) or a
+    /// number outside 0...255 (a process exit status has 8 bits; 256 would read as success).
+    private func exitStatus(_ channel: OpaquePointer, _ result: inout Step) -> Int32 {
+        var signal: UnsafeMutablePointer<CChar>?
+        var signalLength = 0
+        libssh2_channel_get_exit_signal(channel, &signal, &signalLength, nil, nil, nil, nil)
+        if let signal {
+            let name = VisibleText.of(String(cString: signal))
+            Glibc.free(signal)
+            result.output.append((1, Array("termhost: remote command killed by signal \(name)\n".utf8)))
+            return 255
+        }
+        let status = libssh2_channel_get_exit_status(channel)
+        return (0...255).contains(status) ? status : 255
+    }
+}
