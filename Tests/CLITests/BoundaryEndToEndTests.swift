@@ -140,4 +140,24 @@ import TestSupport
         #expect(newer.status == 1, "\(newer.output)")
         #expect(newer.stderr.contains("built for Termhost ABI 1.\(host + 1) but this host implements ABI 1.\(host)"), "\(newer.output)")
     }
+
+    @Test func aTooLongNameIsRefusedForItsLengthNotItsCharacters() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var cli = try setUp(dir)
+        let longID = "org." + String(repeating: "a", count: 197)
+        try Fixtures.cPlugin(in: cli.plugins, dirName: "longid", id: longID)
+        let check = try cli.run("plugins", "check", cli.plugins + "/longid")
+        #expect(check.status == 1, "\(check.output)")
+        #expect(check.output.contains("invalid feature ID '\(longID.prefix(40))…': 201 bytes, more than the 200 a feature ID may have"),
+                "\(check.output)")
+        try FileManager.default.removeItem(atPath: cli.plugins + "/longid")
+        let longCommand = String(repeating: "c", count: 65)
+        try Fixtures.cPlugin(in: cli.plugins, dirName: "longcmd", id: "org.test.longcmd", defines: ["COMMAND_NAME=\"\(longCommand)\""])
+        cli.extraEnvironment = [:]
+        let features = try cli.run("features")
+        #expect(features.output.contains("feature 'org.test.longcmd' contributes command '\(longCommand.prefix(40))…', whose name is 65 bytes, more than the 64 a command name may have; it was dropped"),
+                "\(features.output)")
+        try expectOthersWork(cli)
+    }
 }
