@@ -29,7 +29,7 @@ import TestSupport
         guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
         let manifest = dir + "/manifest.json"
         _ = FileManager.default.createFile(atPath: manifest, contents: Data("""
-        { "id": "org.test.crashy", "version": "1.0.0", "abi": "1.1", "library": "libcrashy.so",
+        { "id": "org.test.crashy", "version": "1.0.0", "abi": "1.2", "library": "libcrashy.so",
           "features": [ { "id": "org.test.crashy", "version": "1.0.0", "order": 100,
                           "commands": [ { "name": "crashy", "summary": "crash-containment fixture command" } ] } ] }
         """.utf8))
@@ -99,6 +99,18 @@ import TestSupport
         let second = try cli.run("good")
         #expect(second.status == 0)
         #expect(second.stderr.hasPrefix("termhost: plugin 'org.test.crashy' (\(crashy.library)) crashed the previous run with SIGABRT in run_command(\"crashy\"); quarantined"), "\(second.output)")
+    }
+
+    @Test func aCrashOnAThreadThePluginStartedIsAttributedByItsCode() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let (cli, crashy) = try Self.setUp(dir, mode: "CRASH_IN_THREAD")
+        let first = try cli.run("crashy")
+        #expect(first.signaled && first.status == SIGSEGV, "\(first.output)")
+        let second = try cli.run("good")
+        #expect(!second.signaled && second.status == 0)
+        #expect(second.stderr == "termhost: plugin 'org.test.crashy' (\(crashy.library)) crashed the previous run with SIGSEGV in a thread it started; quarantined until the library changes; 'termhost plugins quarantine clear org.test.crashy' lifts it\n")
+        #expect(try cli.run("crashy").status == 1)
     }
 
     @Test func quarantineListAndClear() throws {

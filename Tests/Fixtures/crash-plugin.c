@@ -5,7 +5,10 @@
  *   -DCRASH_IN_COMMAND   the command does (create and activate are fine, so only the host's
  *                        fatal-signal recorder can name it)
  *   -DABORT_IN_COMMAND   the command calls abort() (SIGABRT, the way a failed assert ends)
+ *   -DCRASH_IN_THREAD    the command starts a thread of its own that writes through a bad
+ *                        pointer (no host call on that thread: found by the code's address)
  * Built with PLUGIN_ID, FEATURE_ID and COMMAND_NAME like Tests/Fixtures/fixture-plugin.c. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +28,7 @@
 #define COMMAND_NAME "crashy"
 #endif
 
-#if defined(CRASH_IN_CREATE) || defined(CRASH_IN_ACTIVATE) || defined(CRASH_IN_COMMAND)
+#if defined(CRASH_IN_CREATE) || defined(CRASH_IN_ACTIVATE) || defined(CRASH_IN_COMMAND) || defined(CRASH_IN_THREAD)
 static void crash(void) { *(volatile int *)(uintptr_t)16 = 1; }
 #endif
 
@@ -46,6 +49,10 @@ static termhost_status f_activate(const termhost_feature_t *f, const termhost_sc
    return TERMHOST_OK;
 }
 
+#ifdef CRASH_IN_THREAD
+static void *crasher(void *arg) { (void)arg; crash(); return NULL; }
+#endif
+
 static int32_t f_run(const termhost_feature_t *f, const termhost_command_invocation_t *inv) {
    (void)f;
    dprintf(inv->stdout_fd, "%s running\n", COMMAND_NAME);
@@ -54,6 +61,12 @@ static int32_t f_run(const termhost_feature_t *f, const termhost_command_invocat
 #endif
 #ifdef ABORT_IN_COMMAND
    abort();
+#endif
+#ifdef CRASH_IN_THREAD
+   {
+      pthread_t t;
+      if (pthread_create(&t, NULL, crasher, NULL) == 0) pthread_join(t, NULL);
+   }
 #endif
    return 0;
 }

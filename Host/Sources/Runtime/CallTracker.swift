@@ -16,6 +16,12 @@ enum CallTracker {
         return termhost_crash_recorder_add_plugin(record)
     }
 
+    /// Tells the recorder where the plugin's code is (the image holding `address`, such as its
+    /// entry struct), so that a fault on a thread the plugin started itself is attributed too.
+    static func registerImage(_ plugin: Int32, containing address: UnsafeRawPointer) {
+        _ = termhost_crash_recorder_add_image(plugin, address)
+    }
+
     /// Runs `body` (a call into plugin code) with the slot saying which plugin and call it is.
     /// `call` is a literal, so its bytes outlive the call; `argument` (a feature ID, a command
     /// name) is copied to a C string only for the duration of the call.

@@ -23,8 +23,12 @@ public enum CrashMarker {
         public var sha256: String
         public var library: String
 
-        /// `activate("org.x.feature")`, `run_command("exec")`, `init()`.
-        public var callText: String { argument.isEmpty ? "\(call)()" : "\(call)(\"\(argument)\")" }
+        /// `activate("org.x.feature")`, `run_command("exec")`, `init()`; "a thread it started"
+        /// for a fault in its code on a thread with no host call in it.
+        public var callText: String {
+            if call == "thread" { return "a thread it started" }
+            return argument.isEmpty ? "\(call)()" : "\(call)(\"\(argument)\")"
+        }
     }
 
     /// A marker larger than this is not read (each line is at most 16 KiB, one per crash).

@@ -84,6 +84,7 @@ public final class HostRuntime: @unchecked Sendable {
                 let entry = try CallTracker.inside(slot, "dlopen") { () throws(LoadFailure) in
                     try PluginEntry.load(fd: fd, displayPath: record.libraryPath ?? record.directory)
                 }
+                CallTracker.registerImage(slot, containing: UnsafeRawPointer(entry.entry))
                 inspection.catalog.records[i].loadMilliseconds = Date().timeIntervalSince(loadStart) * 1000
                 let initStart = Date()
                 let host = HostBridge.makeHost(pluginID: pluginID, services: services)

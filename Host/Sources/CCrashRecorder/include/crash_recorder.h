@@ -46,6 +46,12 @@ static inline void termhost_call_leave(termhost_call_slot_t previous) {
  * Called before any call into that plugin. */
 int32_t termhost_crash_recorder_add_plugin(const char *record);
 
+/* Records the executable segments of the loaded image that holds `address_in_image` as the
+ * plugin's: a fault on a thread the plugin started itself (where no host call is in the slot)
+ * is then attributed by the faulting instruction's address. Returns 0, or -1 when the image is
+ * not found or the table (4096 segments) is full. */
+int termhost_crash_recorder_add_image(int32_t plugin, const void *address_in_image);
+
 /* Installs the handler for the six fatal signals, writing to `marker_fd` (opened by the caller
  * with O_APPEND). Returns 0, or -1 with errno. A crash outside plugin code writes nothing and
  * goes to the handler that was there before (the Swift runtime's backtracer), or the default. */
