@@ -241,7 +241,8 @@ import TestSupport
     /// Builds Tests/Fixtures/transport-plugin.c (`termhost tp ...`) into the harness's plugins.
     static func buildTransportPlugin(_ h: SSHHarness, _ dir: TemporaryDirectory) throws {
         try Fixtures.serviceClient(source: "transport-plugin.c", id: "org.test.transport", command: "tp",
-                                   requires: "org.termhost.ssh.transport/1", in: h.plugins, defines: ["-D_DEFAULT_SOURCE"])
+                                   requires: "org.termhost.ssh.transport/1", in: h.plugins, defines: ["-D_DEFAULT_SOURCE"],
+                                   abi: "1.1")  // it declares 1.1 and reaches 1.2's exec_bounded through TERMHOST_HAS_FIELD
     }
 
     @Test func aClosedHandleIsRefusedAndRefusalsAreDistinguishable() throws {

@@ -138,7 +138,7 @@ extension Fixtures {
     /// Tests/Fixtures/<source> as strict C99 into plugins/<id's last part>/lib<command>.so with
     /// a manifest whose feature (the plugin's ID) contributes `command` and requires `service`.
     public static func serviceClient(source: String, id: String, command: String, requires service: String,
-                                     in plugins: String, defines: [String] = []) throws {
+                                     in plugins: String, defines: [String] = [], abi: String = "1.2") throws {
         let bundle = plugins + "/" + (id.split(separator: ".").last.map(String.init) ?? id)
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L"] + defines +
@@ -146,7 +146,7 @@ extension Fixtures {
                                 "-o", "\(bundle)/lib\(command).so", Paths.root + "/Tests/Fixtures/" + source])
         guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
         let manifest = """
-        { "id": "\(id)", "version": "1.0.0", "abi": "1.1", "library": "lib\(command).so",
+        { "id": "\(id)", "version": "1.0.0", "abi": "\(abi)", "library": "lib\(command).so",
           "features": [ { "id": "\(id)", "version": "1.0.0", "order": 1000,
                           "requiresServices": ["\(service)"], "commands": [ { "name": "\(command)", "summary": "test client" } ] } ] }
         """

@@ -14,9 +14,13 @@
  *   1.0  entry, host, feature factory; services log, config, store, secrets, interact, events,
  *        commands.
  *   1.1  termhost_host_interact_t.can_prompt; termhost_ssh_transport_t.watch, open_exec,
- *        splice_direct_tcpip, end_spliced; termhost_sftp_transfer_t.bytes_per_second. */
+ *        splice_direct_tcpip, end_spliced; termhost_sftp_transfer_t.bytes_per_second.
+ *   1.2  service termhost.cancel/1 (Ctrl-C reaches a running command); provider context
+ *        (termhost_ssh_transport_t.context, one table per providing instance);
+ *        termhost_ssh_transport_t.exec_bounded (deadline and cancellation); TERMHOST_HAS_FIELD
+ *        and TERMHOST_ABI_MINOR_NEEDED. */
 #define TERMHOST_ABI_MAJOR 1
-#define TERMHOST_ABI_MINOR 1
+#define TERMHOST_ABI_MINOR 2
 #define TERMHOST_ABI_PATCH 0
 
 typedef struct termhost_version {

@@ -9,7 +9,7 @@ enum ExecutorCheck {
     #if DEBUG
     /// Marks each connection's executor with its own identity (`mark`), so a check can tell
     /// "this queue" from "some other connection's queue".
-    nonisolated(unsafe) private static let key = DispatchSpecificKey<ObjectIdentifier>()
+    private static let key = DispatchSpecificKey<ObjectIdentifier>()
     #endif
 
     /// Called once per executor, when its connection is made.

@@ -105,9 +105,10 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
    /* Stops the listener on bound_port; connections already accepted go on. [any-thread] */
    termhost_status (*cancel_forward)(termhost_ssh_connection_t *connection, int32_t bound_port, termhost_error_t *err);
 
-   /* ---- Appended fields: check struct_size before use (offsetof(field) + sizeof(field)). ---- */
+   /* ---- Added in ABI 1.1 (watch, open_exec, splice_direct_tcpip, end_spliced): check
+    *      TERMHOST_HAS_FIELD(transport, termhost_ssh_transport_t, <field>) before use. ---- */
 
-   /* Asks to be told when the connection dies: keepalive/dead-peer detection (the saved host's
+   /* Added in ABI 1.1. Asks to be told when the connection dies: keepalive/dead-peer detection (the saved host's
     * or the SSH feature's keepaliveInterval x keepaliveCountMax), a socket error, or the server
     * disconnecting. The connection is watched even while idle (no channels, no listeners).
     * on_lost(user, reason) is called at most once per watch, on the connection's executor
@@ -121,7 +122,7 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
    termhost_status (*watch)(termhost_ssh_connection_t *connection, void (*on_lost)(void *user, const char *reason),
                             void *user, termhost_error_t *err);
 
-   /* Runs command on an exec channel bridged to a local socket, like open_direct_tcpip: the
+   /* Added in ABI 1.1. Runs command on an exec channel bridged to a local socket, like open_direct_tcpip: the
     * command's stdout arrives on *fd, bytes written to *fd go to its stdin, shutdown(*fd,
     * SHUT_WR) sends end-of-file, close(*fd) closes the channel (the remote command then gets
     * SIGPIPE on its next write). stderr is read and discarded (redirect it into stdout in
@@ -132,7 +133,7 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
    termhost_status (*open_exec)(termhost_ssh_connection_t *connection, const char *command, int32_t *fd,
                                 termhost_error_t *err);
 
-   /* Joins a stream socket the caller accepted (a TCP client, say) to a new direct-tcpip
+   /* Added in ABI 1.1. Joins a stream socket the caller accepted (a TCP client, say) to a new direct-tcpip
     * channel to host:port, with no socket of the SSH plugin's own in between and without
     * waiting: the call queues the channel open and returns. For forwarders (ssh -L, -D): the
     * bytes never pass through the caller, and the stream costs no thread hand-off.
@@ -156,7 +157,7 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
                                           void (*on_done)(void *user, termhost_status status, const char *message),
                                           void *user, uint64_t *stream, termhost_error_t *err);
 
-   /* Ends a spliced stream now (a forward being stopped): its channel and fd are closed and its
+   /* Added in ABI 1.1. Ends a spliced stream now (a forward being stopped): its channel and fd are closed and its
     * on_done follows with TERMHOST_OK. A stream that already ended, or an unknown id, is
     * ignored. [any-thread, non-blocking] */
    void (*end_spliced)(termhost_ssh_connection_t *connection, uint64_t stream);
