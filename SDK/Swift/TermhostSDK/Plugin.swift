@@ -17,12 +17,23 @@ public final class Plugin: @unchecked Sendable {
     public let id: String
     public let version: String
     let features: [any Feature.Type]
+    /// The ABI minor this plugin declares (the manifest's "abi" must say the same): by default
+    /// the minor of the headers the SDK was built with. A plugin that uses nothing newer may
+    /// declare less, so that it also loads in an older host; it then checks every member added
+    /// later with `TermhostStruct.has` and expects `nil` for services that came later (the
+    /// SDK's own wrappers already do both).
+    public let abiMinorNeeded: UInt32
     let onInit: ((PluginHost) throws -> Void)?
     /// Set by init(); nil before and after deinit(). Touched only on the host's lifecycle thread.
     var host: PluginHost?
 
     public init(id: String, version: String, features: [any Feature.Type],
+                abiMinorNeeded: UInt32 = UInt32(TERMHOST_ABI_MINOR),
                 onInit: ((PluginHost) throws -> Void)? = nil) {
+        // Declaring a minor these headers do not have would promise members that are not there.
+        precondition(abiMinorNeeded <= UInt32(TERMHOST_ABI_MINOR),
+                     "abiMinorNeeded \(abiMinorNeeded) is newer than these headers' ABI 1.\(TERMHOST_ABI_MINOR)")
+        self.abiMinorNeeded = abiMinorNeeded
         self.id = id
         self.version = version
         self.features = features
@@ -36,7 +47,7 @@ public final class Plugin: @unchecked Sendable {
             Plugin.current = self
             let e = UnsafeMutablePointer<termhost_plugin_entry_t>.allocate(capacity: 1)
             e.initialize(to: termhost_plugin_entry_t(
-                abi: termhost_version_t(major: UInt32(TERMHOST_ABI_MAJOR), minor: UInt32(TERMHOST_ABI_MINOR),
+                abi: termhost_version_t(major: UInt32(TERMHOST_ABI_MAJOR), minor: abiMinorNeeded,
                                         patch: UInt32(TERMHOST_ABI_PATCH)),
                 struct_size: UInt32(MemoryLayout<termhost_plugin_entry_t>.size),
                 plugin_id: Immortal.string(id),

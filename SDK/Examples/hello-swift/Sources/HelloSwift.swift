@@ -37,7 +37,10 @@ final class HelloSwift: Feature {
     }
 }
 
-let plugin = Plugin(id: "org.termhost.examples.hello-swift", version: "1.0.0", features: [HelloSwift.self])
+// It uses only ABI 1.0 (the store), so it declares 1.0 and loads in any 1.x host; its manifest
+// says "abi": "1.0" to match.
+let plugin = Plugin(id: "org.termhost.examples.hello-swift", version: "1.0.0", features: [HelloSwift.self],
+                    abiMinorNeeded: 0)
 
 @_cdecl("termhost_plugin_entry")
 public func termhostPluginEntry() -> UnsafeRawPointer { plugin.entry }
