@@ -48,6 +48,15 @@ static int32_t browse(int out, termhost_scene_id scene, const char *dest, const 
    termhost_sftp_session_t *s = NULL;
    termhost_error_t err;
    char a[4096], b[4096];
+   termhost_sftp_transfer_t t;
+   memset(&t, 0, sizeof t);
+   t.struct_size = sizeof t;
+   t.destination = dest;
+   t.remote_path = dir;
+   t.local_path = dir;
+   dprintf(out, "null caller open: %d %s\n", (int)F->open(NULL, scene, dest, &s, &err), err.message);
+   dprintf(out, "null caller transfer: %d %s\n", (int)F->transfer(NULL, scene, &t, NULL, NULL, NULL, NULL, &err), err.message);
+   dprintf(out, "null caller stop: %d %s\n", (int)F->stop(NULL, 7, 0, &err), err.message);
    if (F->open(H, scene, dest, &s, &err) != TERMHOST_OK) {
       dprintf(out, "open failed: %s\n", err.message);
       return 1;

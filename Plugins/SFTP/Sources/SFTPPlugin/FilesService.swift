@@ -76,8 +76,12 @@ enum FilesService {
         let t = UnsafeMutablePointer<termhost_sftp_files_t>.allocate(capacity: 1)
         t.initialize(to: termhost_sftp_files_t(
             struct_size: UInt32(MemoryLayout<termhost_sftp_files_t>.size),
-            open: { _, scene, destination, out, err in
-                guard let destination = text(destination), let out else { return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "open: NULL argument") }
+            open: { caller, scene, destination, out, err in
+                // The caller names who asks (its scene's prompts, its cookies); a NULL one is a
+                // caller's bug, refused like the transport's open refuses it.
+                guard caller != nil, let destination = text(destination), let out else {
+                    return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "open: NULL caller, destination or out (caller is your plugin's termhost_host_t)")
+                }
                 guard let host = pluginHost, let transport = SSHTransport(host: host) else {
                     return fail(err, Int32(TERMHOST_ERR_UNSUPPORTED), "the SFTP feature is not active or the SSH transport is unavailable")
                 }
@@ -130,6 +134,9 @@ enum FilesService {
                 transfer(caller, scene, request, progress, user, summarySink, summaryUser, err)
             },
             stop: { caller, cookie, pause, err in
+                guard caller != nil else {
+                    return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "stop: NULL caller (caller is your plugin's termhost_host_t; cookies are kept per caller)")
+                }
                 guard let control = running.withLock({ $0[key(caller, cookie)] }) else {
                     return fail(err, Int32(TERMHOST_ERR_NOT_FOUND), "no running transfer with cookie \(cookie)")
                 }
@@ -147,6 +154,9 @@ enum FilesService {
                          _ progress: termhost_sftp_progress?, _ user: UnsafeMutableRawPointer?,
                          _ summarySink: termhost_value_sink?, _ summaryUser: UnsafeMutableRawPointer?,
                          _ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status {
+        guard caller != nil else {
+            return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "transfer: NULL caller (caller is your plugin's termhost_host_t; cookies are kept per caller)")
+        }
         guard let r = request?.pointee, let destination = text(r.destination), let remote = text(r.remote_path), let local = text(r.local_path) else {
             return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "transfer: NULL request, destination or path")
         }
