@@ -25,8 +25,10 @@ public final class TmuxSession {
     }
 
     /// Waits until the screen contains text; returns the screen (or what it was at the deadline).
+    /// The deadline only bounds a failing test: with the whole suite running on two cores a
+    /// connection plus a command has been seen to take more than 20 s, so it is generous.
     @discardableResult
-    public func waitFor(_ text: String, timeout: Double = 20) -> String {
+    public func waitFor(_ text: String, timeout: Double = 60) -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var s = screen()
         while !s.contains(text) && Date() < deadline {
@@ -38,7 +40,7 @@ public final class TmuxSession {
 
     /// Waits until text appears at least `count` times on the screen.
     @discardableResult
-    public func waitFor(_ text: String, count: Int, timeout: Double = 20) -> String {
+    public func waitFor(_ text: String, count: Int, timeout: Double = 60) -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var s = screen()
         while s.components(separatedBy: text).count - 1 < count && Date() < deadline {
