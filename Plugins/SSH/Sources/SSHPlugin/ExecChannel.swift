@@ -124,10 +124,9 @@ struct ChannelPump {
                 let rc = libssh2_channel_send_eof(channel)
                 if rc != LIBSSH2_ERROR_EAGAIN { eofSent = true }
             }
-            // A keepalive may go out unless a transport packet is half sent (libssh2 says it waits
-            // to write); a write waiting only for the channel window leaves the socket free.
-            let transportBusy = libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0
-            try connection.checkAlive(mayWrite: pendingStart == pendingEnd || !transportBusy)
+            // A keepalive may go out unless a transport packet is half sent (HalfSentPacket); a
+            // write waiting only for the channel window leaves the socket free.
+            try connection.checkAlive(mayWrite: pendingStart == pendingEnd || !HalfSentPacket.isLeft(in: session))
             // Wait for the socket (and stdin when there is room for more input).
             var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)]
             let directions = libssh2_session_block_directions(session)

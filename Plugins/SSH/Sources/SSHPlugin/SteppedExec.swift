@@ -9,10 +9,9 @@ import TermhostSDK
 /// executor is free, so bridges, splices and other exec calls on the same connection move
 /// while a long command runs, and the calling thread checks its deadline and cancel flag.
 ///
-/// The rule that makes steps safe to interleave (libssh2 1.10, see ChannelBridges.Pending): a
-/// step never ends with a packet half sent. A call that returns EAGAIN while libssh2 waits to
-/// write is repeated with the same arguments until the packet has gone (bounded), before
-/// anything else may use the session.
+/// The rule that makes steps safe to interleave (libssh2 1.10, HalfSentPacket): a step never
+/// ends with a packet half sent. A call that leaves one is repeated with the same arguments
+/// until the packet has gone (bounded), before anything else may use the session.
 final class SteppedExec {
     let connection: SSHConnection
     /// The connection's executor, for the debug checks of [executor].
@@ -69,22 +68,19 @@ final class SteppedExec {
         self.channel = channel
     }
 
-    private var outboundBlocked: Bool {
-        libssh2_session_block_directions(connection.session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0
-    }
-
-    /// Runs call, repeating it while it leaves a packet half sent; at most 5 s (a server that
-    /// takes nothing for that long is gone). [executor, non-blocking]
+    /// Runs call, repeating it while it leaves a packet half sent (HalfSentPacket, bounded).
+    /// [executor, non-blocking]
     private func finishing(_ call: () -> Int) throws(SSHError) -> Int {
+        ExecutorCheck.onExecutor(executor)
+        let session = connection.session
         var rc = call()
-        let limit = time(nil) + 5
-        while rc == Int(LIBSSH2_ERROR_EAGAIN) && outboundBlocked {
-            guard time(nil) <= limit else {
-                throw SSHError("Connection to \(connection.shownAddress) closed: the server took no data for 5 s")
-            }
-            var p = pollfd(fd: connection.socket, events: Int16(POLLOUT | POLLIN), revents: 0)
-            _ = poll(&p, 1, 100)
+        guard rc == Int(LIBSSH2_ERROR_EAGAIN) && HalfSentPacket.isLeft(in: session) else { return rc }
+        let gone = HalfSentPacket.finish(socket: connection.socket, by: time(nil) + HalfSentPacket.bound) {
             rc = call()
+            return !(rc == Int(LIBSSH2_ERROR_EAGAIN) && HalfSentPacket.isLeft(in: session))
+        }
+        guard gone else {
+            throw SSHError("Connection to \(connection.shownAddress) closed: the server took no data for \(HalfSentPacket.bound) s")
         }
         return rc
     }
@@ -142,6 +138,7 @@ final class SteppedExec {
     /// Drained and ended: closes, which waits (EAGAIN, nothing to send) for the server's close;
     /// the exit status came before it. [executor, non-blocking]
     private func close(_ channel: OpaquePointer, _ result: inout Step) throws(SSHError) {
+        ExecutorCheck.onExecutor(executor)
         let rc = try finishing { Int(libssh2_channel_close(channel)) }
         guard rc != Int(LIBSSH2_ERROR_EAGAIN) else { return }
         status = exitStatus(channel, &result)
@@ -164,6 +161,7 @@ final class SteppedExec {
     /// Gives up on a close the server never confirmed: the channel is left to the session's
     /// teardown (freeing it now would wait for that confirmation again). [executor]
     func abandon() {
+        ExecutorCheck.onExecutor(executor)
         channel = nil
         finished = true
     }

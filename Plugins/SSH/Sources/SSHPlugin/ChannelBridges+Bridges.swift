@@ -1,0 +1,179 @@
+import CLibSSH2
+import CTermhost
+import Glibc
+import TermhostSDK
+
+/// The bridges: a started channel joined to a local stream socket, and the remote-forward
+/// listeners whose accepted channels become bridges.
+///
+/// Flow control: each direction holds at most one 256 KiB buffer; the channel is not read
+/// while the caller's socket has not taken the last chunk, so the SSH window closes and the
+/// server stops sending (and the other way round).
+extension ChannelBridges {
+    final class Bridge {
+        let channel: OpaquePointer
+        let fd: Int32            // our end, non-blocking
+        let callerFD: Int32      // the caller's end, for resize lookups
+        let isShell: Bool
+        static let capacity = 256 * 1024
+        let toChannel = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+        let toLocal = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+        var outStart = 0, outEnd = 0      // toChannel pending
+        var inStart = 0, inEnd = 0        // toLocal pending
+        var localEOF = false, eofSent = false, channelEOF = false, shutWR = false, closing = false, freed = false
+        /// A spliced stream (splice_direct_tcpip): fd is the caller's socket, and onDone is
+        /// told once when it is closed. 0 and nil for a bridge of our own socket pair.
+        var stream: UInt64 = 0
+        var onDone: ((Int32, String) -> Void)?
+        /// end_spliced asked for this end: its owner hears TERMHOST_OK however it closes.
+        var endRequested = false
+
+        init(channel: OpaquePointer, fd: Int32, callerFD: Int32, isShell: Bool) {
+            self.channel = channel
+            self.fd = fd
+            self.callerFD = callerFD
+            self.isShell = isShell
+        }
+
+        deinit {
+            toChannel.deallocate()
+            toLocal.deallocate()
+        }
+    }
+
+    struct Listener {
+        let listener: OpaquePointer
+        let port: Int32
+        let onAccept: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, Int32) -> Void
+        let user: UnsafeMutableRawPointer?
+    }
+
+    /// SO_SNDBUF and SO_RCVBUF asked for on both ends of a bridge's socket pair.
+    static let socketBuffer: Int32 = 1024 * 1024
+
+    /// Wraps a started channel; returns the caller's end. [executor]
+    func bridge(_ channel: OpaquePointer, isShell: Bool) throws(SSHError) -> Int32 {
+        ExecutorCheck.onExecutor(executor)
+        var pair: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            libssh2_channel_free(channel)
+            throw SSHError("ssh: socketpair: \(String(cString: strerror(errno)))")
+        }
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        // The default AF_UNIX buffer (wmem_default, about 208 KiB) holds less than one of our
+        // 256 KiB chunks, so a bulk stream ping-pongs between the caller's thread and this pass
+        // loop on every chunk. Asking for 1 MiB a side (the kernel doubles it, capped by
+        // net.core.wmem_max) lets each wake-up move whole chunks; flow control is unchanged.
+        var size: Int32 = ChannelBridges.socketBuffer
+        for fd in pair {
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        bridges.append(Bridge(channel: channel, fd: pair[0], callerFD: pair[1], isShell: isShell))
+        schedule()
+        return pair[1]
+    }
+
+    /// Services a remote-forward listener from the next pass on. [executor]
+    func addListener(_ l: Listener) {
+        ExecutorCheck.onExecutor(executor)
+        listeners.append(l)
+        schedule()
+    }
+
+    /// Stops servicing the listener on `port`; the caller cancels it. [executor]
+    func removeListener(port: Int32) -> OpaquePointer? {
+        ExecutorCheck.onExecutor(executor)
+        guard let i = listeners.firstIndex(where: { $0.port == port }) else { return nil }
+        return listeners.remove(at: i).listener
+    }
+
+    /// The shell channel whose caller's end is `callerFD`, for window changes. [executor]
+    func shell(callerFD: Int32) -> OpaquePointer? {
+        ExecutorCheck.onExecutor(executor)
+        return bridges.first { $0.isShell && $0.callerFD == callerFD }?.channel
+    }
+
+    /// Ends every bridge and listener (the connection is closing). [executor]
+    func closeAll() {
+        ExecutorCheck.onExecutor(executor)
+        watchers = []
+        let closed = "ssh: the connection to \(connection.shownAddress) was closed"
+        for o in opens { o.fail(SSHError(closed)) }
+        opens = []
+        // A lost session cannot answer: its channels go with libssh2_session_free.
+        if lost == nil {
+            libssh2_session_set_blocking(connection.session, 1)
+            libssh2_session_set_timeout(connection.session, 2000)
+            for l in listeners { libssh2_channel_forward_cancel(l.listener) }
+            for b in bridges { libssh2_channel_free(b.channel) }
+            if let sentinel { libssh2_channel_free(sentinel) }
+        }
+        for b in bridges where !b.freed { ended(b, Int32(TERMHOST_ERR_IO), closed) }
+        listeners = []
+        bridges = []
+        sentinel = nil
+        lost = lost ?? "closed"
+    }
+
+    /// Frees a closing bridge's channel; the caller's end reads end-of-file. [executor]
+    func free(_ b: Bridge) {
+        ExecutorCheck.onExecutor(executor)
+        if libssh2_channel_free(b.channel) == LIBSSH2_ERROR_EAGAIN {
+            _ = halfSent(.free(b))
+            return
+        }
+        ended(b, Int32(TERMHOST_OK), "")
+        b.freed = true
+    }
+
+    /// Moves what can move for one bridge; true if any byte moved. Stops at the first call
+    /// that leaves a packet half sent. [executor, non-blocking]
+    func service(_ b: Bridge) -> Bool {
+        ExecutorCheck.onExecutor(executor)
+        guard !b.closing else { return false }
+        var moved = false
+        // Channel -> caller, only when the caller took the last chunk.
+        if b.inStart == b.inEnd && !b.channelEOF {
+            let n = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), Bridge.capacity)
+            if n > 0 { b.inStart = 0; b.inEnd = n; moved = true }
+            else if n == Int(LIBSSH2_ERROR_EAGAIN) { if halfSent(.read(b)) { return moved } }
+            else if n < 0 { noteFatal(n); b.closing = true; return true }
+            // Nothing reads a bridged channel's stderr; drain it so the window stays open.
+            var e = 0
+            repeat { e = libssh2_channel_read_ex(b.channel, 1, scratch, 4096) } while e > 0
+            if e == Int(LIBSSH2_ERROR_EAGAIN) && halfSent(.stderr(b)) { return moved }
+            if b.inStart == b.inEnd && libssh2_channel_eof(b.channel) != 0 { b.channelEOF = true }
+        }
+        if b.inStart < b.inEnd {
+            // MSG_NOSIGNAL: a caller that closed its end must not raise SIGPIPE in the host.
+            let n = send(b.fd, b.toLocal + b.inStart, b.inEnd - b.inStart, Int32(MSG_NOSIGNAL))
+            if n > 0 { b.inStart += n; moved = true }
+            else if n < 0 && errno != EAGAIN && errno != EINTR { b.closing = true; return true }   // caller closed
+        }
+        if b.channelEOF && b.inStart == b.inEnd && !b.shutWR { shutdown(b.fd, Int32(SHUT_WR)); b.shutWR = true; moved = true }
+        // Caller -> channel: one outstanding write, the same bytes again after EAGAIN.
+        if b.outStart == b.outEnd && !b.localEOF {
+            let n = read(b.fd, b.toChannel, Bridge.capacity)
+            if n > 0 { b.outStart = 0; b.outEnd = n; moved = true }
+            else if n == 0 { b.localEOF = true; moved = true }
+            // A reset, not an end-of-file: nothing more will come or go that way.
+            else if errno != EAGAIN && errno != EINTR { b.closing = true; return true }
+        }
+        // libssh2 sends at most one packet (32 KiB) a call: keep going while it takes more, so
+        // one pass moves the whole chunk instead of a packet.
+        while b.outStart < b.outEnd {
+            let n = libssh2_channel_write_ex(b.channel, 0, (b.toChannel + b.outStart).assumingMemoryBound(to: CChar.self), b.outEnd - b.outStart)
+            if n > 0 { b.outStart += n; moved = true; continue }
+            if n == Int(LIBSSH2_ERROR_EAGAIN) { if halfSent(.write(b)) { return moved } else { break } }
+            noteFatal(n); b.closing = true; return true
+        }
+        if b.localEOF && b.outStart == b.outEnd && !b.eofSent {
+            let rc = libssh2_channel_send_eof(b.channel)
+            if rc != LIBSSH2_ERROR_EAGAIN { b.eofSent = true; moved = true }
+            else if halfSent(.eof(b)) { return moved }
+        }
+        if b.channelEOF && b.shutWR && (b.eofSent || b.isShell) { b.closing = true; moved = true }
+        return moved
+    }
+}
