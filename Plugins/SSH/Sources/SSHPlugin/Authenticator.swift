@@ -9,7 +9,7 @@ import TermhostSDK
 /// cached or logged; the buffers holding them are wiped after use.
 struct Authenticator {
     let connection: SSHConnection
-    let interaction: Interaction
+    let interaction: ConnectionPrompts
 
     var session: OpaquePointer { connection.session }
     var user: String { connection.user }

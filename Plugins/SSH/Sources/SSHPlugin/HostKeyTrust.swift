@@ -17,7 +17,7 @@ enum HostKeyTrust {
         return data + "/termhost/known_hosts"
     }
 
-    static func verify(_ c: SSHConnection, interaction: Interaction) throws(SSHError) {
+    static func verify(_ c: SSHConnection, interaction: ConnectionPrompts) throws(SSHError) {
         var length = 0
         var type: Int32 = 0
         guard let raw = libssh2_session_hostkey(c.session, &length, &type), length > 0 else {

@@ -39,7 +39,7 @@ enum JumpRoute {
     static func key(_ d: Destination) -> String { "\(d.user ?? SSHConnection.localUser())@\(d.address):\(d.port)" }
 
     /// Connects hop by hop, each one through a direct-tcpip channel of the previous.
-    static func connect(to target: Destination, through hops: [Destination], interaction: Interaction) throws(SSHError) -> SSHConnection {
+    static func connect(to target: Destination, through hops: [Destination], interaction: ConnectionPrompts) throws(SSHError) -> SSHConnection {
         var current: SSHConnection? = nil
         for next in hops + [target] {
             guard let outer = current else {

@@ -4,7 +4,7 @@ import Glibc
 import TermhostSDK
 
 /// What a connection attempt may ask the user, and where (the scene's terminal, if any).
-struct Interaction {
+struct ConnectionPrompts {
     let host: PluginHost
     let scene: UInt64
 
@@ -30,7 +30,7 @@ final class SSHConnection {
     var keepaliveCountMax = 3
 
     /// Connects over TCP, or over `socket` when given (one end of a jump host's tunnel).
-    init(to destination: Destination, interaction: Interaction, over tunnelSocket: Int32? = nil,
+    init(to destination: Destination, interaction: ConnectionPrompts, over tunnelSocket: Int32? = nil,
          timeoutSeconds: Int = 15) throws(SSHError) {
         self.destination = destination
         // Callers pass a checked setting; clamped again because it becomes milliseconds.
@@ -147,7 +147,7 @@ final class SSHConnection {
 /// What libssh2's callbacks need (keyboard-interactive prompts, the receive timestamp); they
 /// reach it through the session's abstract pointer because a C callback cannot capture context.
 final class SessionContext {
-    let interaction: Interaction
+    let interaction: ConnectionPrompts
     let destination: Destination
     let user: String
     var failed = false
@@ -157,7 +157,7 @@ final class SessionContext {
     /// A saved password for keyboard-interactive's password prompt, during that call only.
     var savedPassword: String?
     let received = ReceiveBuffer()
-    init(interaction: Interaction, destination: Destination, user: String) {
+    init(interaction: ConnectionPrompts, destination: Destination, user: String) {
         self.interaction = interaction
         self.destination = destination
         self.user = user

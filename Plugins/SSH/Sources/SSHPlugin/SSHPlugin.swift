@@ -108,7 +108,7 @@ final class SSHFeature: Feature {
                 return 2
             }
             let hops = try JumpRoute.hops(to: destination, extra: jump, vault: vault)
-            let connection = try JumpRoute.connect(to: destination, through: hops, interaction: Interaction(host: host, scene: c.scene))
+            let connection = try JumpRoute.connect(to: destination, through: hops, interaction: ConnectionPrompts(host: host, scene: c.scene))
             defer { connection.teardown() }
             // History starts only once authenticated, and ends however the session ends: normally
             // here, or from shutdown() when a signal cuts the command short.

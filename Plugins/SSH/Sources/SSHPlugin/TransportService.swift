@@ -147,7 +147,7 @@ enum TransportService {
                     }
                     let vault = Vault(store: store)
                     let c = try JumpRoute.connect(to: resolved, through: JumpRoute.hops(to: resolved, extra: [], vault: vault),
-                                                  interaction: Interaction(host: host, scene: scene))
+                                                  interaction: ConnectionPrompts(host: host, scene: scene))
                     out.pointee = TransportHandles.add(TransportConnection(c, provider: provider))
                     return Int32(TERMHOST_OK)
                 } catch let e as SSHError {
