@@ -38,13 +38,6 @@ public final class CallsInProgress: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Whether some call into `instance` has not returned.
-    public func isInside(_ instance: AnyObject) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return calls.values.contains { $0.instance == ObjectIdentifier(instance) }
-    }
-
     /// Calls that have not returned, oldest first.
     public var current: [Call] {
         condition.lock()

@@ -80,7 +80,6 @@ public final class LifecycleManager: @unchecked Sendable {
     // MARK: - Queries
 
     public var phase: Phase { locked { shutdownState != nil ? .terminating : aggregate } }
-    public func scenePhase(_ scene: UInt64) -> Phase? { locked { scenes[scene]?.phase } }
     public var sceneIDs: [UInt64] { locked { sceneOrder } }
     public func workspaceIDs(in scene: UInt64) -> [UInt64] { locked { scenes[scene]?.workspaces ?? [] } }
     public func workspaceIndex(_ workspace: UInt64) -> Int? { locked { workspaces[workspace]?.index } }

@@ -15,8 +15,6 @@ public struct PluginCatalog: Sendable {
     /// Every search directory with what was found there ("3 plugins", "does not exist").
     public var searched: [(entry: PluginSearchPath.Entry, note: String)]
 
-    public var candidates: [PluginRecord] { records.filter { $0.failure == nil } }
-
     public init(records: [PluginRecord], pluginSets: [(path: String, set: PluginSet)] = [], problems: [String] = [],
                 searched: [(entry: PluginSearchPath.Entry, note: String)] = []) {
         self.records = records
