@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "TermhostSDK", dependencies: ["CTermhost"], path: "SDK/Swift/TermhostSDK",
                 swiftSettings: strict),
 
-        .target(name: "TermhostRegistry", path: "Registry/Sources", swiftSettings: strict),
+        .target(name: "TermhostRegistry", dependencies: ["TermhostSDK"], path: "Registry/Sources", swiftSettings: strict),
 
         .systemLibrary(name: "CSQLite", path: "Host/Sources/CSQLite"),
         .systemLibrary(name: "CCrypto", path: "Host/Sources/CCrypto"),
@@ -59,19 +59,22 @@ let package = Package(
                           path: "Benchmarks/ABICallCost", swiftSettings: strict),
 
         // Feature plugins, each a .dynamic library with its manifest beside it.
-        .systemLibrary(name: "CLibSSH2", path: "Plugins/SSH/Sources/CLibSSH2"),
+        // What the SSH and SFTP plugins share by name: the libssh2 (and libcrypto) module, and
+        // the one SHA-256 and HMAC-SHA1 both use. Static code each plugin links, not a plugin.
+        .systemLibrary(name: "CLibSSH2", path: "Plugins/Shared/CLibSSH2"),
+        .target(name: "SSHCrypto", dependencies: ["CLibSSH2"], path: "Plugins/Shared/SSHCrypto", swiftSettings: strict),
         // libssh2 1.10 ciphers one 16-byte block per call; this OpenSSL provider makes its
         // AES-CTR keystream in bulk (see its header).
         .target(name: "BatchedCTR", path: "Plugins/SSH/Sources/BatchedCTR", linkerSettings: [.linkedLibrary("crypto")]),
-        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "BatchedCTR"], path: "Plugins/SSH/Sources/SSHPlugin",
+        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto", "BatchedCTR"], path: "Plugins/SSH/Sources/SSHPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
         // SFTP runs libssh2's SFTP layer on sessions the SSH plugin's transport service lends it.
-        .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2"], path: "Plugins/SFTP/Sources/SFTPPlugin",
+        .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto"], path: "Plugins/SFTP/Sources/SFTPPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         // Metrics: procfs parsing and computation in a static library of its own (pure Swift,
-        // no Foundation) that the plugin links and the tests import.
-        .target(name: "MetricsCore", path: "Plugins/Metrics/Sources/MetricsCore", swiftSettings: strict),
+        // no Foundation; the SDK only for JSON quoting) that the plugin links and the tests import.
+        .target(name: "MetricsCore", dependencies: ["TermhostSDK"], path: "Plugins/Metrics/Sources/MetricsCore", swiftSettings: strict),
         .target(name: "MetricsPlugin", dependencies: ["TermhostSDK", "CTermhost", "MetricsCore"], path: "Plugins/Metrics/Sources/MetricsPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
@@ -90,7 +93,7 @@ let package = Package(
         .testTarget(name: "LifecycleTests", dependencies: ["TermhostLifecycle", "TermhostRuntime", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LoaderTests", dependencies: ["TermhostLoader", "TermhostRuntime", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SDKTests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SDKTests", dependencies: ["TestSupport", "TermhostSDK"], swiftSettings: strict),
         .testTarget(name: "SSHPluginTests", dependencies: ["TestSupport", "BatchedCTR", "CCrypto"], swiftSettings: strict),
         .testTarget(name: "SFTPPluginTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "MetricsPluginTests", dependencies: ["MetricsCore", "TestSupport"], exclude: ["Fixtures"],

@@ -1,3 +1,7 @@
+#if canImport(TermhostSDK)
+import TermhostSDK   // JSONText; the fuzz targets compile JSONText.swift in instead
+#endif
+
 /// A JSON value, for per-feature settings whose shape only the feature knows.
 public enum JSONValue: Hashable, Sendable, Codable, CustomStringConvertible {
     case null
@@ -36,29 +40,11 @@ public enum JSONValue: Hashable, Sendable, Codable, CustomStringConvertible {
         case .bool(let b): return b ? "true" : "false"
         case .number(let n):
             return n.rounded() == n && abs(n) < 1e15 ? String(Int64(n)) : String(n)
-        case .string(let s): return JSONValue.quote(s)
+        case .string(let s): return JSONText.quoted(s)
         case .array(let a): return "[" + a.map(\.description).joined(separator: ",") + "]"
         case .object(let o):
-            return "{" + o.keys.sorted().map { JSONValue.quote($0) + ":" + o[$0]!.description }
+            return "{" + o.keys.sorted().map { JSONText.quoted($0) + ":" + o[$0]!.description }
                 .joined(separator: ",") + "}"
         }
     }
-
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
-    }
 }
-
-import Foundation

@@ -87,8 +87,8 @@ import TestSupport
         try Fixtures.cPlugin(in: system, dirName: "tampered", id: "org.test.tampered", defines: ["COMMAND_NAME=\"b\""])
         try Fixtures.cPlugin(in: system, dirName: "old", id: "org.test.old", defines: ["COMMAND_NAME=\"c\""])
         try Fixtures.cPlugin(in: third, dirName: "extra", id: "org.test.extra", defines: ["COMMAND_NAME=\"d\""])
-        let hash = SHA256.hex(Array(FileManager.default.contents(atPath: listed.library)!))
-        let oldHash = SHA256.hex(Array(FileManager.default.contents(atPath: system + "/old/libold.so")!))
+        let hash = LibraryHash.hex(Array(FileManager.default.contents(atPath: listed.library)!))
+        let oldHash = LibraryHash.hex(Array(FileManager.default.contents(atPath: system + "/old/libold.so")!))
         let setPath = dir.write("system/plugin-set.json", """
         { "name": "test-set", "version": "1", "plugins": [
           { "id": "org.test.listed", "version": "1.0.0", "sha256": "\(hash)" },
@@ -189,7 +189,7 @@ import TestSupport
         let dist = dir.sub("dist"), user = dir.sub("user")
         let pinned = try Fixtures.cPlugin(in: dist, dirName: "p", id: "org.test.pinned")
         try Fixtures.cPlugin(in: user, dirName: "p", id: "org.test.pinned", defines: ["COMMAND_NAME=\"other\""])
-        let hash = SHA256.hex(Array(FileManager.default.contents(atPath: pinned.library)!))
+        let hash = LibraryHash.hex(Array(FileManager.default.contents(atPath: pinned.library)!))
         _ = dir.write("dist/plugin-set.json", #"{ "name": "d", "version": "1", "plugins": [ { "id": "org.test.pinned", "version": "1.0.0", "sha256": "\#(hash)" } ] }"#)
         var i = Inspection.run(options(dir, plugins: [.init(directory: user, origin: .user), .init(directory: dist, origin: .distribution)],
                                        safeMode: true), probe: true)

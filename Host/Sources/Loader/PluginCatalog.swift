@@ -90,7 +90,7 @@ public struct PluginCatalog: Sendable {
             record.failure = .badManifest(error.description)
             return record
         }
-        record.manifestSHA256 = SHA256.hex([UInt8](bytes))
+        record.manifestSHA256 = LibraryHash.hex([UInt8](bytes))
         do { record.manifest = try PluginManifest.decode(bytes, file: manifestPath) } catch {
             record.failure = .badManifest(error.description)
         }

@@ -90,7 +90,7 @@ public enum Preflight {
             }
         }
 
-        do { record.sha256 = try SHA256.hex(fd: fd) } catch {
+        do { record.sha256 = try LibraryHash.hex(fd: fd) } catch {
             return .libraryMissing(path: path, reason: error.description)
         }
         if let expected = manifest.sha256?.lowercased(), expected != record.sha256 {

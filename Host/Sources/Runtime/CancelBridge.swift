@@ -1,5 +1,6 @@
 import CTermhost
 import Foundation
+import TermhostSDK
 
 /// `termhost.cancel/1` (SDK/include/termhost/services/commands.h) over the runtime's
 /// `CommandCancellation`. Added in ABI 1.2.
@@ -14,7 +15,7 @@ extension HostBridge {
             },
             on_cancel: { host, scene, handler, user, token, err in
                 guard let host, let handler, let token else {
-                    return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "on_cancel: NULL handler or token")
+                    return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "on_cancel: NULL handler or token")
                 }
                 // The pointer travels as bits: it belongs to the plugin, which keeps it valid
                 // until remove() returns.

@@ -141,6 +141,6 @@ public enum CrashQuarantine {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        return try? SHA256.hex(fd: fd)
+        return try? LibraryHash.hex(fd: fd)
     }
 }

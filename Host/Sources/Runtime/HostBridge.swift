@@ -68,24 +68,19 @@ public enum HostBridge {
         return nil
     }
 
-    static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
-        termhostWriteError(err, Int32(code), message)
-        return termhost_status(code)
-    }
-
     static func refuse(_ err: UnsafeMutablePointer<termhost_error_t>?, _ refusal: BoundaryArguments.Refusal) -> termhost_status {
-        fail(err, TERMHOST_ERR_INVALID_ARGUMENT, refusal.message)
+        termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, refusal.message)
     }
 
     static func storeFailure(_ err: UnsafeMutablePointer<termhost_error_t>?, _ error: any Error) -> termhost_status {
-        guard let e = error as? StoreError else { return fail(err, TERMHOST_ERR_INTERNAL, "\(error)") }
+        guard let e = error as? StoreError else { return termhostFail(err, TERMHOST_ERR_INTERNAL, "\(error)") }
         let code = switch e.kind {
         case .busy: TERMHOST_ERR_BUSY
         case .notFound: TERMHOST_ERR_NOT_FOUND
         case .invalid: TERMHOST_ERR_INVALID_ARGUMENT
         case .io: TERMHOST_ERR_IO
         }
-        return HostBridge.fail(err, code, e.message)
+        return termhostFail(err, code, e.message)
     }
 
     // MARK: log
@@ -110,7 +105,7 @@ public enum HostBridge {
         t.initialize(to: termhost_host_config_t(
             struct_size: UInt32(MemoryLayout<termhost_host_config_t>.size),
             get_setting: { host, feature, key, buf, size, needed, err in
-                guard let host else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get_setting: host is NULL") }
+                guard let host else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get_setting: host is NULL") }
                 let ctx = HostBridge.context(host)
                 let featureText: String, keyText: String
                 do throws(BoundaryArguments.Refusal) {
@@ -119,15 +114,15 @@ public enum HostBridge {
                     keyText = try BoundaryArguments.text(key, "key", call: "get_setting")
                 } catch { return HostBridge.refuse(err, error) }
                 guard let id = try? FeatureID(featureText) else {
-                    return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get_setting: invalid feature ID '\(VisibleText.of(featureText))'")
+                    return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get_setting: invalid feature ID '\(VisibleText.of(featureText))'")
                 }
                 guard let value = ctx.services.policy.setting(id, keyText) else {
-                    return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "setting '\(VisibleText.of(keyText))' of '\(id)' is not set")
+                    return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "setting '\(VisibleText.of(keyText))' of '\(id)' is not set")
                 }
                 let text = Array(value.description.utf8)
                 needed?.pointee = text.count + 1
                 guard let buf, size > text.count else {
-                    return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "setting '\(keyText)' needs \(text.count + 1) bytes")
+                    return termhostFail(err, TERMHOST_ERR_TOO_LARGE, "setting '\(keyText)' needs \(text.count + 1) bytes")
                 }
                 text.withUnsafeBytes { UnsafeMutableRawPointer(buf).copyMemory(from: $0.baseAddress!, byteCount: text.count) }
                 buf[text.count] = 0
@@ -147,8 +142,8 @@ public enum HostBridge {
         t.initialize(to: termhost_host_store_t(
             struct_size: UInt32(MemoryLayout<termhost_host_store_t>.size),
             put: { host, collection, key, value, size, err in
-                guard let host else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: host is NULL") }
-                if let problem = HostBridge.sizeProblem(size) { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "put: \(problem)") }
+                guard let host else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: host is NULL") }
+                if let problem = HostBridge.sizeProblem(size) { return termhostFail(err, TERMHOST_ERR_TOO_LARGE, "put: \(problem)") }
                 let ctx = HostBridge.context(host)
                 let collectionText: String, keyText: String, bytes: [UInt8]
                 do throws(BoundaryArguments.Refusal) {
@@ -162,7 +157,7 @@ public enum HostBridge {
                 } catch { return HostBridge.storeFailure(err, error) }
             },
             get: { host, collection, key, sink, user, err in
-                guard let host, let sink else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: host or sink is NULL") }
+                guard let host, let sink else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: host or sink is NULL") }
                 let ctx = HostBridge.context(host)
                 let collectionText: String, keyText: String
                 do throws(BoundaryArguments.Refusal) {
@@ -171,14 +166,14 @@ public enum HostBridge {
                 } catch { return HostBridge.refuse(err, error) }
                 do {
                     guard let bytes = try ctx.services.store!.get(namespace: ctx.pluginID, collection: collectionText, key: keyText) else {
-                        return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no key '\(VisibleText.of(keyText))' in collection '\(VisibleText.of(collectionText))'")
+                        return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no key '\(VisibleText.of(keyText))' in collection '\(VisibleText.of(collectionText))'")
                     }
                     bytes.withUnsafeBytes { sink(user, $0.baseAddress, $0.count) }
                     return termhost_status(TERMHOST_OK)
                 } catch { return HostBridge.storeFailure(err, error) }
             },
             remove: { host, collection, key, err in
-                guard let host else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: host is NULL") }
+                guard let host else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: host is NULL") }
                 let ctx = HostBridge.context(host)
                 let collectionText: String, keyText: String
                 do throws(BoundaryArguments.Refusal) {
@@ -188,11 +183,11 @@ public enum HostBridge {
                 do {
                     let existed = try ctx.services.store!.remove(namespace: ctx.pluginID, collection: collectionText, key: keyText)
                     return existed ? termhost_status(TERMHOST_OK)
-                        : HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no key '\(VisibleText.of(keyText))' in collection '\(VisibleText.of(collectionText))'")
+                        : termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no key '\(VisibleText.of(keyText))' in collection '\(VisibleText.of(collectionText))'")
                 } catch { return HostBridge.storeFailure(err, error) }
             },
             list: { host, collection, prefix, visitor, user, err in
-                guard let host, let visitor else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "list: host or visitor is NULL") }
+                guard let host, let visitor else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "list: host or visitor is NULL") }
                 let ctx = HostBridge.context(host)
                 let collectionText: String, prefixText: String
                 do throws(BoundaryArguments.Refusal) {
@@ -207,7 +202,7 @@ public enum HostBridge {
                 } catch { return HostBridge.storeFailure(err, error) }
             },
             transaction: { host, body, user, err in
-                guard let host, let body else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "transaction: NULL argument") }
+                guard let host, let body else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "transaction: NULL argument") }
                 struct BodyFailed: Error { let code: termhost_status }
                 do {
                     try HostBridge.context(host).services.store!.transaction {
@@ -220,11 +215,11 @@ public enum HostBridge {
                 } catch let e as StoreError {
                     return HostBridge.storeFailure(err, e)
                 } catch {
-                    return HostBridge.fail(err, TERMHOST_ERR_INTERNAL, "\(error)")
+                    return termhostFail(err, TERMHOST_ERR_INTERNAL, "\(error)")
                 }
             },
             journal_since: { host, after, visitor, user, err in
-                guard let host, let visitor else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "journal_since: NULL argument") }
+                guard let host, let visitor else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "journal_since: NULL argument") }
                 do {
                     try HostBridge.context(host).services.store!.journal(after: after) { row in
                         visitor(user, row.sequence, row.namespace, row.collection, row.key, row.operation) == 0
@@ -257,8 +252,8 @@ public enum HostBridge {
         t.initialize(to: termhost_host_secrets_t(
             struct_size: UInt32(MemoryLayout<termhost_host_secrets_t>.size),
             put: { host, value, size, outID, err in
-                guard let host, let outID else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: host or out_id is NULL") }
-                if let problem = HostBridge.sizeProblem(size) { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "put: \(problem)") }
+                guard let host, let outID else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "put: host or out_id is NULL") }
+                if let problem = HostBridge.sizeProblem(size) { return termhostFail(err, TERMHOST_ERR_TOO_LARGE, "put: \(problem)") }
                 let ctx = HostBridge.context(host)
                 var bytes: [UInt8]
                 do throws(BoundaryArguments.Refusal) { bytes = try BoundaryArguments.bytes(value, size, "value", call: "put") }
@@ -272,14 +267,14 @@ public enum HostBridge {
                 } catch { return HostBridge.secretsFailure(ctx, err, error) }
             },
             get: { host, id, sink, user, err in
-                guard let host, let sink else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: host or sink is NULL") }
+                guard let host, let sink else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get: host or sink is NULL") }
                 let ctx = HostBridge.context(host)
                 let idText: String
                 do throws(BoundaryArguments.Refusal) { idText = try BoundaryArguments.text(id, "id", call: "get") }
                 catch { return HostBridge.refuse(err, error) }
                 do {
                     guard var bytes = try ctx.services.secrets.get(namespace: ctx.pluginID, id: idText) else {
-                        return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(VisibleText.of(idText))'")
+                        return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(VisibleText.of(idText))'")
                     }
                     bytes.withUnsafeBytes { sink(user, $0.baseAddress, $0.count) }
                     for i in bytes.indices { bytes[i] = 0 }
@@ -287,7 +282,7 @@ public enum HostBridge {
                 } catch { return HostBridge.secretsFailure(ctx, err, error) }
             },
             remove: { host, id, err in
-                guard let host else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: host is NULL") }
+                guard let host else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove: host is NULL") }
                 let ctx = HostBridge.context(host)
                 let idText: String
                 do throws(BoundaryArguments.Refusal) { idText = try BoundaryArguments.text(id, "id", call: "remove") }
@@ -295,7 +290,7 @@ public enum HostBridge {
                 do {
                     return try ctx.services.secrets.remove(namespace: ctx.pluginID, id: idText)
                         ? termhost_status(TERMHOST_OK)
-                        : HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(VisibleText.of(idText))'")
+                        : termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no secret with ID '\(VisibleText.of(idText))'")
                 } catch { return HostBridge.secretsFailure(ctx, err, error) }
             }))
         return t
@@ -304,11 +299,11 @@ public enum HostBridge {
     // MARK: interact
 
     static func interactFailure(_ err: UnsafeMutablePointer<termhost_error_t>?, _ error: any Error) -> termhost_status {
-        guard let e = error as? Interaction.Failure else { return fail(err, TERMHOST_ERR_INTERNAL, "\(error)") }
+        guard let e = error as? Interaction.Failure else { return termhostFail(err, TERMHOST_ERR_INTERNAL, "\(error)") }
         return switch e {
-        case .nonInteractive: HostBridge.fail(err, TERMHOST_ERR_NON_INTERACTIVE, e.description)
-        case .cancelled: HostBridge.fail(err, TERMHOST_ERR_CANCELLED, e.description)
-        case .tooLong: HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, e.description)
+        case .nonInteractive: termhostFail(err, TERMHOST_ERR_NON_INTERACTIVE, e.description)
+        case .cancelled: termhostFail(err, TERMHOST_ERR_CANCELLED, e.description)
+        case .tooLong: termhostFail(err, TERMHOST_ERR_TOO_LARGE, e.description)
         }
     }
 
@@ -317,25 +312,25 @@ public enum HostBridge {
         t.initialize(to: termhost_host_interact_t(
             struct_size: UInt32(MemoryLayout<termhost_host_interact_t>.size),
             prompt_text: { host, scene, prompt, echo, buf, size, err in
-                guard let host, let buf, size > 0 else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "prompt_text: NULL argument") }
+                guard let host, let buf, size > 0 else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "prompt_text: NULL argument") }
                 do {
                     var answer = Array(try HostBridge.context(host).services.interaction.promptText(scene: scene, prompt: HostBridge.str(prompt), echo: echo != 0).utf8)
                     defer { for i in answer.indices { answer[i] = 0 } }
-                    guard answer.count < size else { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, "the answer does not fit in \(size) bytes") }
+                    guard answer.count < size else { return termhostFail(err, TERMHOST_ERR_TOO_LARGE, "the answer does not fit in \(size) bytes") }
                     for (i, b) in answer.enumerated() { buf[i] = CChar(bitPattern: b) }
                     buf[answer.count] = 0
                     return termhost_status(TERMHOST_OK)
                 } catch { return HostBridge.interactFailure(err, error) }
             },
             confirm: { host, scene, question, answer, err in
-                guard let host, let answer else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "confirm: NULL argument") }
+                guard let host, let answer else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "confirm: NULL argument") }
                 do {
                     answer.pointee = try HostBridge.context(host).services.interaction.confirm(scene: scene, question: HostBridge.str(question)) ? 1 : 0
                     return termhost_status(TERMHOST_OK)
                 } catch { return HostBridge.interactFailure(err, error) }
             },
             choose: { host, scene, prompt, choices, count, chosen, err in
-                guard let host, let chosen, count > 0, let choices else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "choose: no choices") }
+                guard let host, let chosen, count > 0, let choices else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "choose: no choices") }
                 let list = (0..<Int(count)).map { HostBridge.str(choices[$0]) }
                 do {
                     chosen.pointee = UInt32(try HostBridge.context(host).services.interaction.choose(scene: scene, prompt: HostBridge.str(prompt), choices: list))
@@ -363,7 +358,7 @@ public enum HostBridge {
         t.initialize(to: termhost_host_events_t(
             struct_size: UInt32(MemoryLayout<termhost_host_events_t>.size),
             publish: { host, topic, payload, err in
-                guard let host else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "publish: host is NULL") }
+                guard let host else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "publish: host is NULL") }
                 let topicText: String, json: String
                 do throws(BoundaryArguments.Refusal) {
                     topicText = try BoundaryArguments.topic(topic, call: "publish")
@@ -373,7 +368,7 @@ public enum HostBridge {
                 return termhost_status(TERMHOST_OK)
             },
             subscribe: { host, topic, handler, user, token, err in
-                guard let host, let handler, let token else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "subscribe: host, handler or token is NULL") }
+                guard let host, let handler, let token else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "subscribe: host, handler or token is NULL") }
                 let ctx = HostBridge.context(host)
                 let topicText: String
                 do throws(BoundaryArguments.Refusal) { topicText = try BoundaryArguments.topic(topic, call: "subscribe", wildcard: true) }
@@ -402,16 +397,16 @@ public enum HostBridge {
                 for c in HostBridge.context(host).services.commandList() where visitor(user, c.name, c.summary, c.feature) != 0 { break }
             },
             run: { host, scene, argc, argv, status, err in
-                guard let host, let argv, argc > 0 else { return HostBridge.fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "run: no command") }
+                guard let host, let argv, argc > 0 else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "run: no command") }
                 // Every argument, not only the name: a NULL one used to become "" and a non-UTF-8
                 // one was rewritten, so the command ran with arguments the caller never passed.
                 var args: [String] = []
                 do throws(BoundaryArguments.Refusal) {
                     for i in 0..<Int(argc) { args.append(try BoundaryArguments.text(argv[i], "argv[\(i)]", call: "run")) }
                 } catch { return HostBridge.refuse(err, error) }
-                if let refusal = CommandDepth.refusal(args[0]) { return HostBridge.fail(err, TERMHOST_ERR_TOO_LARGE, refusal) }
+                if let refusal = CommandDepth.refusal(args[0]) { return termhostFail(err, TERMHOST_ERR_TOO_LARGE, refusal) }
                 guard let rc = HostBridge.context(host).services.runCommand(scene, args) else {
-                    return HostBridge.fail(err, TERMHOST_ERR_NOT_FOUND, "no enabled feature contributes command '\(args[0])'")
+                    return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no enabled feature contributes command '\(args[0])'")
                 }
                 status?.pointee = rc
                 return termhost_status(TERMHOST_OK)

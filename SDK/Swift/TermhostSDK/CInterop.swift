@@ -15,6 +15,14 @@ public func termhostWriteError(_ err: UnsafeMutablePointer<termhost_error_t>?, _
     }
 }
 
+/// Reports a failure from a service entry point: writes `code` and `message` into `err` (as
+/// `termhostWriteError` does; NULL is ignored) and returns `code` as the call's status, so an
+/// entry point ends with `return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no such ...")`.
+public func termhostFail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
+    termhostWriteError(err, Int32(code), message)
+    return termhost_status(code)
+}
+
 /// Reads the message a callee wrote into a `termhost_error_t`.
 public func termhostErrorMessage(_ err: termhost_error_t) -> String {
     var copy = err

@@ -1,3 +1,5 @@
+import TermhostSDK
+
 /// A JSON value with ordered keys, written by hand so that unknown values are an explicit
 /// null (Codable's synthesized encoders drop nil keys) and non-finite numbers never appear.
 public indirect enum JSON: Sendable, Equatable {
@@ -22,7 +24,7 @@ public indirect enum JSON: Sendable, Equatable {
         case .bool(let b): out += b ? "true" : "false"
         case .number(let d):
             if d == d.rounded(), abs(d) < 1e15 { out += String(Int64(d)) } else { out += "\(d)" }
-        case .string(let s): JSON.quote(s, into: &out)
+        case .string(let s): JSONText.quote(s, into: &out)
         case .array(let items):
             out += "["
             for (i, v) in items.enumerated() { if i > 0 { out += "," }; v.write(to: &out) }
@@ -31,31 +33,12 @@ public indirect enum JSON: Sendable, Equatable {
             out += "{"
             for (i, (k, v)) in members.enumerated() {
                 if i > 0 { out += "," }
-                JSON.quote(k, into: &out)
+                JSONText.quote(k, into: &out)
                 out += ":"
                 v.write(to: &out)
             }
             out += "}"
         }
-    }
-
-    static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 {
-                    let hex = String(u.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else { out.unicodeScalars.append(u) }
-            }
-        }
-        out += "\""
     }
 }
 

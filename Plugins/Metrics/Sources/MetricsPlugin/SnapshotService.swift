@@ -12,27 +12,22 @@ enum SnapshotService {
         t.initialize(to: termhost_metrics_snapshot_t(
             struct_size: UInt32(MemoryLayout<termhost_metrics_snapshot_t>.size),
             list_hosts: { sink, user, err in
-                guard let sink else { return fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "list_hosts: NULL sink") }
+                guard let sink else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "list_hosts: NULL sink") }
                 let hosts = Samplers.all.map(\.host).sorted()
                 deliver(JSON.array(hosts.map { .string($0) }).text, sink, user)
                 return Int32(TERMHOST_OK)
             },
             get_snapshot: { host, sink, user, err in
-                guard let host, let sink else { return fail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get_snapshot: NULL argument") }
+                guard let host, let sink else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "get_snapshot: NULL argument") }
                 let name = String(cString: host)
                 guard let sampler = Samplers.find(name) else {
-                    return fail(err, TERMHOST_ERR_NOT_FOUND, "no metrics sampler for '\(name)' in this process")
+                    return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no metrics sampler for '\(name)' in this process")
                 }
                 deliver(SnapshotJSON.render(sampler.report, now: Date().timeIntervalSince1970).text, sink, user)
                 return Int32(TERMHOST_OK)
             }))
         return t
     }()
-
-    static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
-        termhostWriteError(err, Int32(code), message)
-        return Int32(code)
-    }
 
     static func deliver(_ text: String, _ sink: termhost_value_sink, _ user: UnsafeMutableRawPointer?) {
         var bytes = Array(text.utf8)

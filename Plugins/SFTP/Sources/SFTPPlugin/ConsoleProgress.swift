@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TermhostSDK
 
 /// Shows a batch to a person or a script: a progress bar with rate and ETA when stderr is a
 /// terminal, one summary line otherwise, or JSON lines on stdout with --json.
@@ -41,7 +42,7 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
             // Sizes and offsets are the server's (or a checkpoint's) word: sums saturate.
             movedBytes = Pacing.saturatingAdd(movedBytes, offset)
         }
-        if mode == .json { event("file-start", ["path": jsonString(path), "size": "\(size)", "offset": "\(offset)"]) }
+        if mode == .json { event("file-start", ["path": JSONText.quoted(path), "size": "\(size)", "offset": "\(offset)"]) }
     }
 
     func progressed(_ path: String, bytes: Int) {
@@ -58,7 +59,7 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
         guard draw else { return }
         switch mode {
         case .bar: drawBar(current: path)
-        case .json: event("progress", ["path": jsonString(path), "bytes": "\(fileTotal)", "rate": "\(ConsoleProgress.bytes(rate()))"])
+        case .json: event("progress", ["path": JSONText.quoted(path), "bytes": "\(fileTotal)", "rate": "\(ConsoleProgress.bytes(rate()))"])
         case .summary: break
         }
     }
@@ -69,11 +70,11 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
             fileBytes[path] = nil
         }
         switch (mode, outcome) {
-        case (.json, .done(let bytes)): event("file-done", ["path": jsonString(path), "bytes": "\(bytes)"])
-        case (.json, .skipped(let why)): event("file-skipped", ["path": jsonString(path), "reason": jsonString(why)])
-        case (.json, .paused(let offset, let why)): event("file-paused", ["path": jsonString(path), "offset": "\(offset)", "reason": jsonString(why)])
-        case (.json, .cancelled): event("file-cancelled", ["path": jsonString(path)])
-        case (.json, .failed(let why)): event("file-error", ["path": jsonString(path), "message": jsonString(why)])
+        case (.json, .done(let bytes)): event("file-done", ["path": JSONText.quoted(path), "bytes": "\(bytes)"])
+        case (.json, .skipped(let why)): event("file-skipped", ["path": JSONText.quoted(path), "reason": JSONText.quoted(why)])
+        case (.json, .paused(let offset, let why)): event("file-paused", ["path": JSONText.quoted(path), "offset": "\(offset)", "reason": JSONText.quoted(why)])
+        case (.json, .cancelled): event("file-cancelled", ["path": JSONText.quoted(path)])
+        case (.json, .failed(let why)): event("file-error", ["path": JSONText.quoted(path), "message": JSONText.quoted(why)])
         case (_, .failed(let why)), (_, .paused(_, let why)): line(err, why)
         case (_, .skipped(let why)): line(err, "sftp: skipped: \(why)")
         default: if mode == .bar { drawBar(current: path) }
@@ -81,7 +82,7 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
     }
 
     func notice(_ text: String) {
-        if mode == .json { event("notice", ["message": jsonString(text)]) } else { line(err, "sftp: " + text) }
+        if mode == .json { event("notice", ["message": JSONText.quoted(text)]) } else { line(err, "sftp: " + text) }
     }
 
     func batchFinished(_ s: BatchSummary) {
@@ -114,7 +115,7 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
         let eta = speed > 0 && total > moved ? Int(min(Double(total - moved) / speed, 359_996_400)) : 0
         var columns = winsize()
         let width = ioctl(err, UInt(TIOCGWINSZ), &columns) == 0 && columns.ws_col > 0 ? Int(columns.ws_col) : 80
-        let stats = " \(String(Int(fraction * 100)).leftPadded(3))% \(ConsoleProgress.size(moved)) \(ConsoleProgress.size(ConsoleProgress.bytes(speed)))/s ETA \(eta / 60):\(String(eta % 60).leftPadded(2, "0")) \(done)/\(count)"
+        let stats = " \(String(Int(fraction * 100)).rightAligned(3))% \(ConsoleProgress.size(moved)) \(ConsoleProgress.size(ConsoleProgress.bytes(speed)))/s ETA \(eta / 60):\(String(eta % 60).zeroPadded(2)) \(done)/\(count)"
         let barWidth = max(10, min(30, width - stats.count - 24))
         let filled = Int(fraction * Double(barWidth))
         let bar = "[" + String(repeating: "=", count: filled) + String(repeating: " ", count: barWidth - filled) + "]"

@@ -1,5 +1,6 @@
 import CLibSSH2
 import Glibc
+import SSHCrypto
 
 /// One file from the server to a local partial file, renamed into place when the byte count
 /// is exact. Runs on the connection's executor (inside SFTPConnection.run).

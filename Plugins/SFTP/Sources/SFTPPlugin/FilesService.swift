@@ -9,59 +9,25 @@ enum FilesService {
     nonisolated(unsafe) static var pluginHost: PluginHost?
 
     /// Session handles are generation tokens, as the transport's are: a stale one finds nothing.
-    private static let sessions = Mutex<(next: UInt64, live: [UInt64: SFTPConnection])>((0, [:]))
+    private static let sessions = HandleTable<SFTPConnection>()
     /// Running transfers by (caller, cookie), for stop().
     private static let running = Mutex<[String: TransferControl]>([:])
 
-    static func add(_ c: SFTPConnection) -> OpaquePointer {
-        let id = sessions.withLock { s -> UInt64 in
-            s.next += 1
-            s.live[s.next] = c
-            return s.next
-        }
-        return OpaquePointer(bitPattern: UInt(id))!
-    }
-
-    static func id(_ handle: OpaquePointer?) -> UInt64 { UInt64(UInt(bitPattern: Int(bitPattern: handle.map { UnsafeRawPointer($0) }))) }
-    static func find(_ handle: OpaquePointer?) -> SFTPConnection? { sessions.withLock { $0.live[id(handle)] } }
-    static func remove(_ handle: OpaquePointer?) -> SFTPConnection? { sessions.withLock { $0.live.removeValue(forKey: id(handle)) } }
-
     /// Closes every session other plugins left open (at shutdown), and forgets the host.
     static func closeAll() {
-        let open = sessions.withLock { s -> [SFTPConnection] in
-            defer { s.live = [:] }
-            return Array(s.live.values)
-        }
-        open.forEach { $0.close() }
+        sessions.removeAll().forEach { $0.close() }
         pluginHost = nil
-    }
-
-    static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int32, _ message: String) -> termhost_status {
-        termhostWriteError(err, code, message)
-        return code
-    }
-
-    static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ e: SFTPError) -> termhost_status {
-        let code: Int32 = switch e.kind {
-        case .refused, .denied: Int32(TERMHOST_ERR_DENIED)
-        case .stopped, .paused: Int32(TERMHOST_ERR_CANCELLED)
-        case .remote where e.status == 2 || e.status == 10: Int32(TERMHOST_ERR_NOT_FOUND)
-        case .remote where e.status == 3: Int32(TERMHOST_ERR_DENIED)
-        case .failed: Int32(TERMHOST_ERR_INVALID_ARGUMENT)
-        default: Int32(TERMHOST_ERR_IO)
-        }
-        return fail(err, code, e.message)
     }
 
     /// Runs one request on a session, mapping its failure to a status.
     static func on(_ raw: OpaquePointer?, _ err: UnsafeMutablePointer<termhost_error_t>?,
                    _ body: (RemoteFS) throws(SFTPError) -> Void) -> termhost_status {
-        guard let c = find(raw) else { return fail(err, Int32(TERMHOST_ERR_NOT_FOUND), "no such SFTP session: it was closed, or the handle is not one open() returned") }
+        guard let c = sessions.lookup(raw) else { return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no such SFTP session: it was closed, or the handle is not one open() returned") }
         do {
             try c.run { fs, _ throws(SFTPError) in try body(fs) }
             return Int32(TERMHOST_OK)
         } catch {
-            return fail(err, error)
+            return termhostFail(err, error.serviceStatus, error.message)
         }
     }
 
@@ -80,23 +46,23 @@ enum FilesService {
                 // The caller names who asks (its scene's prompts, its cookies); a NULL one is a
                 // caller's bug, refused like the transport's open refuses it.
                 guard caller != nil, let destination = text(destination), let out else {
-                    return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "open: NULL caller, destination or out (caller is your plugin's termhost_host_t)")
+                    return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "open: NULL caller, destination or out (caller is your plugin's termhost_host_t)")
                 }
                 guard let host = pluginHost, let transport = SSHTransport(host: host) else {
-                    return fail(err, Int32(TERMHOST_ERR_UNSUPPORTED), "the SFTP feature is not active or the SSH transport is unavailable")
+                    return termhostFail(err, TERMHOST_ERR_UNSUPPORTED, "the SFTP feature is not active or the SSH transport is unavailable")
                 }
                 do throws(SFTPError) {
                     let c = try SFTPConnection(transport: transport, destination: destination, scene: scene)
                     try c.run { fs, _ throws(SFTPError) in _ = try fs.realpath(".") }
-                    out.pointee = add(c)
+                    out.pointee = sessions.insert(c)
                     return Int32(TERMHOST_OK)
                 } catch {
-                    return fail(err, error)
+                    return termhostFail(err, error.serviceStatus, error.message)
                 }
             },
-            close: { raw in remove(raw)?.close() },
+            close: { raw in sessions.remove(raw)?.close() },
             list: { raw, path, sink, user, err in
-                guard let path = text(path) else { return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "list: NULL path") }
+                guard let path = text(path) else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "list: NULL path") }
                 return on(raw, err) { fs throws(SFTPError) in
                     let entry = try fs.stat(path)
                     let entries = entry.isDirectory ? try fs.list(path) : [entry]
@@ -104,30 +70,30 @@ enum FilesService {
                 }
             },
             stat: { raw, path, follow, sink, user, err in
-                guard let path = text(path) else { return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "stat: NULL path") }
+                guard let path = text(path) else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "stat: NULL path") }
                 return on(raw, err) { fs throws(SFTPError) in deliver(sink, user, try fs.stat(path, follow: follow != 0).json) }
             },
             read: { raw, path, offset, maxBytes, sink, user, err in
-                guard let path = text(path) else { return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "read: NULL path") }
+                guard let path = text(path) else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "read: NULL path") }
                 return on(raw, err) { fs throws(SFTPError) in
                     let bytes = try fs.read(path, offset: offset, max: Int(min(maxBytes, 64 << 20)))
                     bytes.withUnsafeBytes { sink?(user, $0.baseAddress, $0.count) }
                 }
             },
             make_directory: { raw, path, err in
-                guard let path = text(path) else { return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "make_directory: NULL path") }
+                guard let path = text(path) else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "make_directory: NULL path") }
                 return on(raw, err) { fs throws(SFTPError) in try fs.mkdir(path) }
             },
             remove_file: { raw, path, err in
-                guard let path = text(path) else { return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "remove_file: NULL path") }
+                guard let path = text(path) else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove_file: NULL path") }
                 return on(raw, err) { fs throws(SFTPError) in try fs.remove(path) }
             },
             remove_directory: { raw, path, err in
-                guard let path = text(path) else { return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "remove_directory: NULL path") }
+                guard let path = text(path) else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "remove_directory: NULL path") }
                 return on(raw, err) { fs throws(SFTPError) in try fs.rmdir(path) }
             },
             rename: { raw, from, to, err in
-                guard let from = text(from), let to = text(to) else { return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "rename: NULL path") }
+                guard let from = text(from), let to = text(to) else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "rename: NULL path") }
                 return on(raw, err) { fs throws(SFTPError) in try fs.rename(from, to) }
             },
             transfer: { caller, scene, request, progress, user, summarySink, summaryUser, err in
@@ -135,10 +101,10 @@ enum FilesService {
             },
             stop: { caller, cookie, pause, err in
                 guard caller != nil else {
-                    return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "stop: NULL caller (caller is your plugin's termhost_host_t; cookies are kept per caller)")
+                    return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "stop: NULL caller (caller is your plugin's termhost_host_t; cookies are kept per caller)")
                 }
                 guard let control = running.withLock({ $0[key(caller, cookie)] }) else {
-                    return fail(err, Int32(TERMHOST_ERR_NOT_FOUND), "no running transfer with cookie \(cookie)")
+                    return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no running transfer with cookie \(cookie)")
                 }
                 control.request(pause != 0 ? .pause : .cancel)
                 return Int32(TERMHOST_OK)
@@ -155,16 +121,16 @@ enum FilesService {
                          _ summarySink: termhost_value_sink?, _ summaryUser: UnsafeMutableRawPointer?,
                          _ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status {
         guard caller != nil else {
-            return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "transfer: NULL caller (caller is your plugin's termhost_host_t; cookies are kept per caller)")
+            return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "transfer: NULL caller (caller is your plugin's termhost_host_t; cookies are kept per caller)")
         }
         guard let r = request?.pointee, let destination = text(r.destination), let remote = text(r.remote_path), let local = text(r.local_path) else {
-            return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "transfer: NULL request, destination or path")
+            return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "transfer: NULL request, destination or path")
         }
         guard let host = pluginHost, let transport = SSHTransport(host: host) else {
-            return fail(err, Int32(TERMHOST_ERR_UNSUPPORTED), "the SFTP feature is not active or the SSH transport is unavailable")
+            return termhostFail(err, TERMHOST_ERR_UNSUPPORTED, "the SFTP feature is not active or the SSH transport is unavailable")
         }
         guard r.conflict <= 3 else {
-            return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "transfer: conflict \(r.conflict) is not a termhost_sftp_conflict_t value")
+            return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "transfer: conflict \(r.conflict) is not a termhost_sftp_conflict_t value")
         }
         TransferQueue.shared.apply(settingsOf: host)
         var options = TransferOptions()
@@ -182,7 +148,7 @@ enum FilesService {
                 return false
             }
             if taken {
-                return fail(err, Int32(TERMHOST_ERR_INVALID_ARGUMENT), "transfer: cookie \(r.cookie) already names a running transfer of this plugin")
+                return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "transfer: cookie \(r.cookie) already names a running transfer of this plugin")
             }
         }
         defer { if r.cookie != 0 { _ = running.withLock { $0.removeValue(forKey: name) } } }
@@ -194,14 +160,28 @@ enum FilesService {
                 : try transfers.download(host: destination, remote: remote, local: absoluteLocal(local), options: options, observer: observer, control: control)
             deliver(summarySink, summaryUser, s.json)
             if s.cancelled > 0 || (control.requested != .none && s.paused + s.notStarted > 0) {
-                return fail(err, Int32(TERMHOST_ERR_CANCELLED), "sftp: transfer stopped: \(s.done) done, \(s.paused + s.notStarted) paused, \(s.cancelled) cancelled")
+                return termhostFail(err, TERMHOST_ERR_CANCELLED, "sftp: transfer stopped: \(s.done) done, \(s.paused + s.notStarted) paused, \(s.cancelled) cancelled")
             }
             if s.failed + s.paused + s.notStarted > 0 {
-                return fail(err, Int32(TERMHOST_ERR_IO), s.errors.first ?? "sftp: \(s.failed) failed, \(s.paused + s.notStarted) paused")
+                return termhostFail(err, TERMHOST_ERR_IO, s.errors.first ?? "sftp: \(s.failed) failed, \(s.paused + s.notStarted) paused")
             }
             return Int32(TERMHOST_OK)
         } catch {
-            return fail(err, error)
+            return termhostFail(err, error.serviceStatus, error.message)
+        }
+    }
+}
+
+extension SFTPError {
+    /// The status a service call that failed this way returns.
+    var serviceStatus: Int {
+        switch kind {
+        case .refused, .denied: TERMHOST_ERR_DENIED
+        case .stopped, .paused: TERMHOST_ERR_CANCELLED
+        case .remote where status == 2 || status == 10: TERMHOST_ERR_NOT_FOUND
+        case .remote where status == 3: TERMHOST_ERR_DENIED
+        case .failed: TERMHOST_ERR_INVALID_ARGUMENT
+        default: TERMHOST_ERR_IO
         }
     }
 }
@@ -236,6 +216,6 @@ final class CallbackObserver: TransferObserver, @unchecked Sendable {
 
 extension BatchSummary {
     var json: String {
-        "{\"files\":\(files),\"done\":\(done),\"skipped\":\(skipped),\"paused\":\(paused),\"not_started\":\(notStarted),\"failed\":\(failed),\"cancelled\":\(cancelled),\"bytes\":\(bytes),\"seconds\":\(String(format: "%.3f", seconds)),\"errors\":[\(errors.map(jsonString).joined(separator: ","))]}"
+        "{\"files\":\(files),\"done\":\(done),\"skipped\":\(skipped),\"paused\":\(paused),\"not_started\":\(notStarted),\"failed\":\(failed),\"cancelled\":\(cancelled),\"bytes\":\(bytes),\"seconds\":\(String(format: "%.3f", seconds)),\"errors\":[\(errors.map(JSONText.quoted).joined(separator: ","))]}"
     }
 }

@@ -47,7 +47,7 @@ struct RemoteEntry: Sendable, Equatable {
         let owner = uid.map(String.init) ?? "?", group = gid.map(String.init) ?? "?"
         let sizeText = size.map(String.init) ?? "?"
         // The name is the server's: shown, so a newline in it cannot fake another line.
-        return "\(kind)\(rwx) \(owner.leftPadded(6)) \(group.leftPadded(6)) \(sizeText.leftPadded(12)) \(date) \(name.shown)"
+        return "\(kind)\(rwx) \(owner.rightAligned(6)) \(group.rightAligned(6)) \(sizeText.rightAligned(12)) \(date) \(name.shown)"
     }
 
     static let dateFormatter: DateFormatter = {
@@ -61,7 +61,7 @@ struct RemoteEntry: Sendable, Equatable {
     var json: String {
         let kind = isDirectory ? "directory" : isSymlink ? "symlink" : isRegular ? "file" : "other"
         func n<T>(_ v: T?) -> String { v.map { "\($0)" } ?? "null" }
-        return "{\"name\":\(jsonString(name)),\"type\":\"\(kind)\",\"size\":\(n(size)),\"mode\":\(permissions.map { "\($0 & 0o7777)" } ?? "null"),\"mtime\":\(n(mtime)),\"uid\":\(n(uid)),\"gid\":\(n(gid))}"
+        return "{\"name\":\(JSONText.quoted(name)),\"type\":\"\(kind)\",\"size\":\(n(size)),\"mode\":\(permissions.map { "\($0 & 0o7777)" } ?? "null"),\"mtime\":\(n(mtime)),\"uid\":\(n(uid)),\"gid\":\(n(gid))}"
     }
 }
 
@@ -73,29 +73,4 @@ enum FileType {
     static let symlink: UInt32 = 0o120000
 
     static func of(_ st: stat) -> UInt32 { UInt32(st.st_mode) & mask }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
-}
-
-/// A JSON string literal, escaping what RFC 8259 requires (names may hold newlines).
-func jsonString(_ s: String) -> String {
-    var out = "\""
-    for scalar in s.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        default:
-            // Control characters (C0, DEL, C1, bidi overrides) escaped too: a script that
-            // prints a decoded name should not be the one to make it safe.
-            if VisibleText.isUnsafe(scalar) {
-                for unit in String(scalar).utf16 { out += String(format: "\\u%04x", unit) }
-            } else { out.unicodeScalars.append(scalar) }
-        }
-    }
-    return out + "\""
 }

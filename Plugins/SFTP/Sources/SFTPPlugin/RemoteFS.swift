@@ -1,6 +1,7 @@
 import CLibSSH2
 import Foundation
 import Glibc
+import SSHCrypto
 import TermhostSDK
 
 /// SFTP requests on one session, through libssh2 (blocking mode). Valid only inside a

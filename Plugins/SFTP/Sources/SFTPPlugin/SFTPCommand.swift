@@ -209,7 +209,7 @@ struct SFTPCommand {
         let all = checkpoints.all()
         if invocation.jsonOutput {
             invocation.print("[" + all.map { c in
-                "{\"direction\":\"\(c.checkpoint.direction)\",\"host\":\(jsonString(c.checkpoint.host)),\"remote\":\(jsonString(c.checkpoint.remotePath)),\"local\":\(jsonString(c.checkpoint.localPath)),\"partial\":\(jsonString(c.checkpoint.partialPath)),\"offset\":\(c.checkpoint.offset),\"size\":\(c.checkpoint.sourceSize)}"
+                "{\"direction\":\"\(c.checkpoint.direction)\",\"host\":\(JSONText.quoted(c.checkpoint.host)),\"remote\":\(JSONText.quoted(c.checkpoint.remotePath)),\"local\":\(JSONText.quoted(c.checkpoint.localPath)),\"partial\":\(JSONText.quoted(c.checkpoint.partialPath)),\"offset\":\(c.checkpoint.offset),\"size\":\(c.checkpoint.sourceSize)}"
             }.joined(separator: ",") + "]")
             return 0
         }

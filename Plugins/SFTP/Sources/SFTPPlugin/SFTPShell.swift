@@ -133,7 +133,7 @@ struct SFTPShell {
             let used = space.total - min(space.available, space.total)
             // The server's numbers: a percentage of sizes near 2^64 must not overflow.
             let pct = space.total > 0 ? UInt64(Double(used) / Double(space.total) * 100) : 0
-            invocation.print("\(ConsoleProgress.size(space.total).leftPadded(12)) \(ConsoleProgress.size(used).leftPadded(12)) \(ConsoleProgress.size(space.available).leftPadded(12))           \(pct)%")
+            invocation.print("\(ConsoleProgress.size(space.total).rightAligned(12)) \(ConsoleProgress.size(used).rightAligned(12)) \(ConsoleProgress.size(space.available).rightAligned(12))           \(pct)%")
         case "get", "put":
             try transfer(command, args, cwd: cwd, lcwd: lcwd)
         default:

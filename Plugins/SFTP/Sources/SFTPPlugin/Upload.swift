@@ -1,5 +1,6 @@
 import CLibSSH2
 import Glibc
+import SSHCrypto
 
 /// One local file to a remote partial file, committed by rename once the server holds exactly
 /// the file's bytes. Runs on the connection's executor (inside SFTPConnection.run).

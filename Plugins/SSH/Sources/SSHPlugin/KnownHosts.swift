@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SSHCrypto
 import TermhostSDK
 
 /// OpenSSH `known_hosts` files, read by us: libssh2 1.10's reader stops at the first line it does
@@ -169,12 +170,12 @@ struct KnownHosts {
 
     /// A hashed line for a newly trusted key, as `ssh-keygen -H` writes them.
     static func hashedLine(host: String, port: Int, keyType: String, key: [UInt8]) -> String {
-        let salt = Digest.random(20)
+        let salt = SecureRandom.bytes(20)
         let name = Array(lookupName(host: host, port: port).utf8).map(KnownHostsParser.lowercased)
-        let hash = Digest.hmacSHA1(key: salt, data: name)
+        let hash = HMACSHA1.mac(key: salt, data: name)
         return "|1|\(Base64.encode(salt))|\(Base64.encode(hash)) \(keyType) \(Base64.encode(key))"
     }
 
     /// OpenSSH's fingerprint format: "SHA256:" and unpadded base64 of the key blob's SHA-256.
-    static func fingerprint(_ key: [UInt8]) -> String { "SHA256:" + Base64.encode(Digest.sha256(key), padding: false) }
+    static func fingerprint(_ key: [UInt8]) -> String { "SHA256:" + Base64.encode(SHA256.digest(key), padding: false) }
 }

@@ -39,7 +39,7 @@ enum OpenSessions {
 
     private static func finish(_ s: Session, status: Int32) {
         try? s.pluginHost.events?.publish("org.termhost.ssh.session.ended",
-                                          json: "{\"host\":\(jsonString(s.host)),\"status\":\(status)}")
+                                          json: "{\"host\":\(JSONText.quoted(s.host)),\"status\":\(status)}")
         try? ConnectionHistory(store: s.vault.store).record(.init(host: s.host, user: s.user, started: s.started,
                                                                   ended: Date().timeIntervalSince1970, status: status))
     }

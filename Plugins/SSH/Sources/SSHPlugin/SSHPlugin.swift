@@ -115,7 +115,7 @@ final class SSHFeature: Feature {
             let session = OpenSessions.Session(host: destination.name, user: connection.user,
                                                started: Date().timeIntervalSince1970, vault: vault, pluginHost: host)
             try? host.events?.publish("org.termhost.ssh.session.started",
-                                      json: "{\"host\":\(jsonString(destination.name)),\"user\":\(jsonString(connection.user))}")
+                                      json: "{\"host\":\(JSONText.quoted(destination.name)),\"user\":\(JSONText.quoted(connection.user))}")
             let token = OpenSessions.add(session)
             var status: Int32 = 255
             defer { OpenSessions.end(token, status: status) }
@@ -141,10 +141,6 @@ final class SSHFeature: Feature {
                                                         stdout: c.stdoutFD, stderr: c.stderrFD)
         }
     }
-}
-
-func jsonString(_ s: String) -> String {
-    "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
 }
 
 let plugin = Plugin(id: "org.termhost.ssh", version: "0.1.0", features: [SSHFeature.self]) { host in

@@ -29,7 +29,7 @@ extension TransportService {
         do {
             _ = try BoundedNumber.check(Int(deadlineMS), name: "exec_bounded's deadline_ms", in: deadlineRange, unit: "ms")
         } catch {
-            return ExecOutcome(status: fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), error.description))
+            return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, error.description))
         }
         let started = DispatchTime.now().uptimeNanoseconds
         let limit: UInt64? = deadlineMS == 0 ? nil : started &+ UInt64(deadlineMS) &* 1_000_000
@@ -38,7 +38,7 @@ extension TransportService {
             if let s = closedStatus(c, err) { return s }
             if let s = lostStatus(c, err) { return s }
             do throws(SSHError) { try job.start() } catch {
-                return fail(err, Int(TERMHOST_ERR_IO), error.message)
+                return termhostFail(err, TERMHOST_ERR_IO, error.message)
             }
             return nil
         }
@@ -46,12 +46,12 @@ extension TransportService {
         while true {
             if termhost_ssh_cancel_requested(cancel) != 0 {
                 stop(c, job)
-                return ExecOutcome(status: fail(err, Int(TERMHOST_ERR_CANCELLED), "ssh: \(shown) was cancelled; its channel was closed"))
+                return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_CANCELLED, "ssh: \(shown) was cancelled; its channel was closed"))
             }
             let now = DispatchTime.now().uptimeNanoseconds
             if let limit, now >= limit {
                 stop(c, job)
-                return ExecOutcome(status: fail(err, Int(TERMHOST_ERR_TIMEOUT),
+                return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_TIMEOUT,
                                                 "ssh: \(shown) did not finish within \(deadlineMS) ms; its channel was closed"))
             }
             let step: Result<SteppedExec.Step, SSHError>? = onExecutor(c) {
@@ -60,12 +60,12 @@ extension TransportService {
             }
             guard let step else {
                 if let s = closedStatus(c, err) { return ExecOutcome(status: s) }
-                return ExecOutcome(status: fail(err, Int(TERMHOST_ERR_IO), c.bridges.lost ?? "ssh: the connection was lost"))
+                return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_IO, c.bridges.lost ?? "ssh: the connection was lost"))
             }
             switch step {
             case .failure(let error):
                 onExecutor(c) { job.abandon() }
-                return ExecOutcome(status: fail(err, Int(TERMHOST_ERR_IO), error.message))
+                return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_IO, error.message))
             case .success(let s):
                 for chunk in s.output { chunk.bytes.withUnsafeBytes { output(chunk.stream, $0) } }
                 if job.finished { return ExecOutcome(status: Int32(TERMHOST_OK), exitStatus: job.status) }

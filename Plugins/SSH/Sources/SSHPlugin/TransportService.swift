@@ -1,7 +1,6 @@
 import CLibSSH2
 import CTermhost
 import Foundation
-import Synchronization
 import TermhostSDK
 
 /// The service other plugins use instead of reimplementing SSH
@@ -26,47 +25,13 @@ final class TransportConnection: @unchecked Sendable {
     }
 }
 
-/// Handles given to callers are generation tokens, not pointers: each open() gets a number
-/// never used before, so a handle kept after close() (or a stray one) finds nothing and gets
-/// TERMHOST_ERR_NOT_FOUND instead of touching freed memory or a newer connection.
-enum TransportHandles {
-    private static let table = Mutex<(next: UInt64, live: [UInt64: TransportConnection])>((0, [:]))
-
-    static func add(_ c: TransportConnection) -> OpaquePointer {
-        let id = table.withLock { state -> UInt64 in
-            state.next += 1
-            state.live[state.next] = c
-            return state.next
-        }
-        return OpaquePointer(bitPattern: UInt(id))!
-    }
-
-    static func find(_ handle: OpaquePointer?) -> TransportConnection? {
-        guard let handle else { return nil }
-        let id = UInt64(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(handle))))
-        return table.withLock { $0.live[id] }
-    }
-
-    static func remove(_ handle: OpaquePointer?) -> TransportConnection? {
-        guard let handle else { return nil }
-        let id = UInt64(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(handle))))
-        return table.withLock { $0.live.removeValue(forKey: id) }
-    }
-
-    /// Every connection `provider` opened that is still open, now no longer reachable
-    /// through its handle.
-    static func removeAll(of provider: TransportProvider) -> [TransportConnection] {
-        table.withLock { state in
-            let mine = state.live.filter { $0.value.provider === provider }
-            for id in mine.keys { state.live[id] = nil }
-            return Array(mine.values)
-        }
-    }
-}
-
 enum TransportService {
+    /// The handles callers hold: generation tokens, so one kept after close() (or a stray one)
+    /// gets TERMHOST_ERR_NOT_FOUND instead of touching freed memory or a newer connection.
+    static let handles = HandleTable<TransportConnection>()
+
     static func closed(_ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status {
-        fail(err, Int(TERMHOST_ERR_NOT_FOUND), "no such SSH connection: it was closed, or the handle is not one open() returned")
+        termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no such SSH connection: it was closed, or the handle is not one open() returned")
     }
 
     /// Runs body on the connection's executor, waking its pass loop first so the call does not
@@ -84,7 +49,7 @@ enum TransportService {
 
     /// TERMHOST_ERR_IO with the reason, when `watch` saw the connection die. [executor]
     static func lostStatus(_ c: TransportConnection, _ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status? {
-        c.bridges.lost.map { fail(err, Int(TERMHOST_ERR_IO), $0) }
+        c.bridges.lost.map { termhostFail(err, TERMHOST_ERR_IO, $0) }
     }
 
     /// Closes in progress: the plugin's shutdown waits for them, so the process never exits
@@ -108,17 +73,12 @@ enum TransportService {
     /// At the plugin's shutdown: closes what callers left open (a disconnect the server sees,
     /// not a dropped socket) and waits, at most `bound` seconds, for every close to finish.
     static func closeAll(of provider: TransportProvider, bound: Double) {
-        let left = TransportHandles.removeAll(of: provider)
+        let left = handles.removeAll { $0.provider === provider }
         if !left.isEmpty { provider.host.log(.info, "closing \(left.count) SSH connection(s) other plugins left open") }
         for c in left { DispatchQueue.global().async(group: closing) { close(c) } }
         if closing.wait(timeout: .now() + bound) == .timedOut {
             provider.host.log(.warning, "SSH connections still closing after \(bound) s; exiting without them")
         }
-    }
-
-    static func fail(_ err: UnsafeMutablePointer<termhost_error_t>?, _ code: Int, _ message: String) -> termhost_status {
-        termhostWriteError(err, Int32(code), message)
-        return Int32(code)
     }
 
     /// The entry points, shared by every instance; each instance's TransportProvider copies
@@ -128,32 +88,32 @@ enum TransportService {
             struct_size: UInt32(MemoryLayout<termhost_ssh_transport_t>.size),
             open: { caller, scene, destination, out, err in
                 guard let caller, let destination, let out else {
-                    return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT),
+                    return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT,
                                                  "open: NULL caller, destination or out (caller is your plugin's termhost_host_t)")
                 }
                 // The caller's host says which instance serves it: no global holds ours.
                 guard let provider = TransportProvider.serving(caller) else {
-                    return TransportService.fail(err, Int(TERMHOST_ERR_UNSUPPORTED),
+                    return termhostFail(err, TERMHOST_ERR_UNSUPPORTED,
                                                  "open: the SSH feature is not active for the calling plugin (the host offers it no \(TERMHOST_SSH_TRANSPORT))")
                 }
                 let host = provider.host
                 guard let store = host.store else {
-                    return TransportService.fail(err, Int(TERMHOST_ERR_UNSUPPORTED), "the SSH feature is not active: the host store is unavailable")
+                    return termhostFail(err, TERMHOST_ERR_UNSUPPORTED, "the SSH feature is not active: the host store is unavailable")
                 }
                 let target = String(cString: destination)
                 do {
                     guard let resolved = try Vault(store: store).resolve(target) else {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "'\(target)' is neither a saved host nor user@host[:port]")
+                        return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "'\(target)' is neither a saved host nor user@host[:port]")
                     }
                     let vault = Vault(store: store)
                     let c = try JumpRoute.connect(to: resolved, through: JumpRoute.hops(to: resolved, extra: [], vault: vault),
                                                   interaction: ConnectionPrompts(host: host, scene: scene))
-                    out.pointee = TransportHandles.add(TransportConnection(c, provider: provider))
+                    out.pointee = TransportService.handles.insert(TransportConnection(c, provider: provider))
                     return Int32(TERMHOST_OK)
                 } catch let e as SSHError {
-                    return TransportService.fail(err, Int(e.kind == .refused ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO), e.message)
+                    return termhostFail(err, Int(e.kind == .refused ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO), e.message)
                 } catch {
-                    return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
+                    return termhostFail(err, TERMHOST_ERR_IO, "\(error)")
                 }
             },
             close: { raw in
@@ -161,12 +121,12 @@ enum TransportService {
                 // connection or waits for this close.
                 TransportService.closing.enter()
                 defer { TransportService.closing.leave() }
-                guard let c = TransportHandles.remove(raw) else { return }
+                guard let c = TransportService.handles.remove(raw) else { return }
                 TransportService.close(c)
             },
             exec: { raw, command, stdinData, stdinSize, onStdout, onStderr, user, status, err in
-                guard let command else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "exec: NULL command") }
-                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                guard let command else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "exec: NULL command") }
+                guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 let input = stdinData.map { Array(UnsafeRawBufferPointer(start: $0, count: stdinSize)) } ?? []
                 // Since 1.2 the same stepped channel as exec_bounded, without deadline or cancel:
                 // a long command no longer holds the connection's other traffic.
@@ -178,8 +138,8 @@ enum TransportService {
                 return r.status
             },
             with_session: { raw, body, user, err in
-                guard let body else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "with_session: NULL body") }
-                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                guard let body else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "with_session: NULL body") }
+                guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) {
                     if let s = TransportService.closedStatus(c, err) { return s }
                     libssh2_session_set_blocking(c.connection.session, 1)
@@ -187,8 +147,8 @@ enum TransportService {
                 }
             },
             open_direct_tcpip: { raw, host, port, fd, err in
-                guard let host, let fd else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open_direct_tcpip: NULL argument") }
-                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                guard let host, let fd else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "open_direct_tcpip: NULL argument") }
+                guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 // Queued on the pass loop and awaited here, off the executor: while the server
                 // connects to the target, the connection's other channels keep moving.
                 let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port)
@@ -200,14 +160,14 @@ enum TransportService {
                     fd.pointee = channelFD
                     return Int32(TERMHOST_OK)
                 case .failure(let error)?:
-                    return TransportService.fail(err, Int(TERMHOST_ERR_IO), error.message)
+                    return termhostFail(err, TERMHOST_ERR_IO, error.message)
                 case nil:
-                    return TransportService.fail(err, Int(TERMHOST_ERR_INTERNAL), "open_direct_tcpip: no result")
+                    return termhostFail(err, TERMHOST_ERR_INTERNAL, "open_direct_tcpip: no result")
                 }
             },
             open_shell: { raw, term, columns, rows, fd, err in
-                guard let fd else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open_shell: NULL fd") }
-                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                guard let fd else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "open_shell: NULL fd") }
+                guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 let terminal = term.map { String(cString: $0) } ?? "xterm-256color"
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     if let s = TransportService.closedStatus(c, err) { return s }
@@ -218,36 +178,36 @@ enum TransportService {
                               libssh2_channel_process_startup(channel, "shell", 5, nil, 0) == 0 else {
                             let reason = c.connection.lastError()
                             libssh2_channel_free(channel)
-                            return TransportService.fail(err, Int(TERMHOST_ERR_IO), "ssh: the server refused a shell on a terminal: \(reason)")
+                            return termhostFail(err, TERMHOST_ERR_IO, "ssh: the server refused a shell on a terminal: \(reason)")
                         }
                         fd.pointee = try c.bridges.bridge(channel, isShell: true)
                         return Int32(TERMHOST_OK)
                     } catch {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
+                        return termhostFail(err, TERMHOST_ERR_IO, "\(error)")
                     }
                 }
             },
             resize_shell: { raw, fd, columns, rows, err in
-                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     guard let channel = c.bridges.shell(callerFD: fd) else {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_NOT_FOUND), "no shell of this connection has local end \(fd)")
+                        return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no shell of this connection has local end \(fd)")
                     }
                     guard libssh2_channel_request_pty_size_ex(channel, max(columns, 1), max(rows, 1), 0, 0) == 0 else {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "window change failed: \(c.connection.lastError())")
+                        return termhostFail(err, TERMHOST_ERR_IO, "window change failed: \(c.connection.lastError())")
                     }
                     return Int32(TERMHOST_OK)
                 }
             },
             forward_listen: { raw, bindHost, port, boundPort, onAccept, user, err in
-                guard let onAccept else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "forward_listen: NULL on_accept") }
-                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                guard let onAccept else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "forward_listen: NULL on_accept") }
+                guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 let host = bindHost.map { String(cString: $0) } ?? "localhost"
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     if let lost = TransportService.lostStatus(c, err) { return lost }
                     var bound: Int32 = 0
                     guard let listener = libssh2_channel_forward_listen_ex(c.connection.session, host, port, &bound, 16) else {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_IO),
+                        return termhostFail(err, TERMHOST_ERR_IO,
                                                      "ssh: \(c.connection.destination.address) refused to listen on \(host) port \(port): \(c.connection.lastError())")
                     }
                     let actual = port == 0 ? bound : port
@@ -257,28 +217,28 @@ enum TransportService {
                 }
             },
             cancel_forward: { raw, port, err in
-                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     guard let listener = c.bridges.removeListener(port: port) else {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_NOT_FOUND), "no remote forward on port \(port)")
+                        return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no remote forward on port \(port)")
                     }
                     libssh2_channel_forward_cancel(listener)
                     return Int32(TERMHOST_OK)
                 }
             },
             watch: { raw, onLost, user, err in
-                guard let onLost else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "watch: NULL on_lost") }
-                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                guard let onLost else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "watch: NULL on_lost") }
+                guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     do throws(SSHError) { try c.bridges.watch(.init(onLost: onLost, user: user)) } catch {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), error.message)
+                        return termhostFail(err, TERMHOST_ERR_IO, error.message)
                     }
                     return Int32(TERMHOST_OK)
                 }
             },
             open_exec: { raw, command, fd, err in
-                guard let command, let fd else { return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "open_exec: NULL argument") }
-                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                guard let command, let fd else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "open_exec: NULL argument") }
+                guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 let text = String(cString: command)
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     if let lost = TransportService.lostStatus(c, err) { return lost }
@@ -287,22 +247,22 @@ enum TransportService {
                         guard libssh2_channel_process_startup(channel, "exec", 4, text, UInt32(text.utf8.count)) == 0 else {
                             let reason = c.connection.lastError()
                             libssh2_channel_free(channel)
-                            return TransportService.fail(err, Int(TERMHOST_ERR_IO), "ssh: the server refused to run the command: \(reason)")
+                            return termhostFail(err, TERMHOST_ERR_IO, "ssh: the server refused to run the command: \(reason)")
                         }
                         fd.pointee = try c.bridges.bridge(channel, isShell: false)
                         return Int32(TERMHOST_OK)
                     } catch {
-                        return TransportService.fail(err, Int(TERMHOST_ERR_IO), "\(error)")
+                        return termhostFail(err, TERMHOST_ERR_IO, "\(error)")
                     }
                 }
             },
             splice_direct_tcpip: { raw, host, port, fd, initial, initialSize, onDone, user, stream, err in
                 guard let host, let onDone, fd >= 0, initialSize <= 65536, initial != nil || initialSize == 0 else {
                     if fd >= 0 { Glibc.close(fd) }
-                    return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT),
+                    return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT,
                                                  "splice_direct_tcpip: NULL host or on_done, a negative fd, or more than 65536 initial bytes")
                 }
-                guard let c = TransportHandles.find(raw) else {
+                guard let c = TransportService.handles.lookup(raw) else {
                     Glibc.close(fd)
                     return TransportService.closed(err)
                 }
@@ -318,16 +278,16 @@ enum TransportService {
                 return Int32(TERMHOST_OK)
             },
             end_spliced: { raw, stream in
-                guard let c = TransportHandles.find(raw) else { return }
+                guard let c = TransportService.handles.lookup(raw) else { return }
                 c.executor.async { c.bridges.endSplice(stream) }
                 c.bridges.wake()
             },
             context: nil,
             exec_bounded: { raw, command, stdinData, stdinSize, onStdout, onStderr, user, deadline, cancel, status, err in
                 guard let command, stdinData != nil || stdinSize == 0 else {
-                    return TransportService.fail(err, Int(TERMHOST_ERR_INVALID_ARGUMENT), "exec_bounded: NULL command, or NULL stdin_data with a non-zero stdin_size")
+                    return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "exec_bounded: NULL command, or NULL stdin_data with a non-zero stdin_size")
                 }
-                guard let c = TransportHandles.find(raw) else { return TransportService.closed(err) }
+                guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 let input = stdinData.map { Array(UnsafeRawBufferPointer(start: $0, count: stdinSize)) } ?? []
                 let r = TransportService.runExec(c, command: String(cString: command), input: input, deadlineMS: deadline, cancel: cancel,
                                                  output: { stream, data in

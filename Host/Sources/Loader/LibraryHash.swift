@@ -1,8 +1,10 @@
 import CCrypto
 import Glibc
 
-/// SHA-256 through OpenSSL's EVP interface (libcrypto, already a dependency of libssh2).
-public enum SHA256 {
+/// The SHA-256 that names a plugin's library (and its manifest) in the probe cache, the pinned
+/// set and the crash marker, through OpenSSL's EVP interface (libcrypto, already a dependency of
+/// libssh2). The host's own: the loader never links plugin code.
+public enum LibraryHash {
     /// Hex digest of everything readable from fd, read with pread from offset 0 so the caller's
     /// file position is untouched.
     public static func hex(fd: Int32) throws(LoaderIOError) -> String {
@@ -36,7 +38,8 @@ public enum SHA256 {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         EVP_DigestFinal_ex(ctx, &digest, &length)
-        return digest.map { String($0, radix: 16).leftPadded(2) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] }, as: UTF8.self)
     }
 }
 
@@ -45,8 +48,4 @@ public struct LoaderIOError: Error, Equatable, CustomStringConvertible {
     public let call: String
     public let errno: Int32
     public var description: String { "\(call): \(String(cString: strerror(errno)))" }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
