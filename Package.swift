@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(name: "TermhostBench", dependencies: ["TermhostRuntime", "CTermhost"],
                           path: "Benchmarks/ABICallCost", swiftSettings: strict),
 
-        // Feature plugins, each a .dynamic library with its manifest beside it.
+        // Feature plugins, each a .dynamic library (its manifest is derived at stage time).
         // What the SSH and SFTP plugins share by name: the libssh2 (and libcrypto) module, and
         // the one SHA-256 and HMAC-SHA1 both use. Static code each plugin links, not a plugin.
         .systemLibrary(name: "CLibSSH2", path: "Plugins/Shared/CLibSSH2"),
@@ -86,7 +86,7 @@ let package = Package(
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         .target(name: "SwiftServicesFixture", dependencies: ["TermhostSDK"], path: "Tests/Fixtures/SwiftServicesPlugin",
-                exclude: ["manifest.json"], swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         .testTarget(name: "RegistryTests", dependencies: ["TermhostRegistry"], swiftSettings: strict),
         .testTarget(name: "ServicesTests", dependencies: ["TermhostServices", "TestSupport"], swiftSettings: strict),

@@ -23,23 +23,26 @@ plugins="$prefix/lib/termhost/plugins"
 rm -rf "$prefix"
 mkdir -p "$prefix/bin" "$plugins"
 cp "$bin/termhost" "$bin/termhost-probe" "$prefix/bin/"
+plugins=$(cd "$plugins" && pwd)
+termhost="$(cd "$prefix/bin" && pwd)/termhost"
 
-# Swift plugins built by SwiftPM: <bundle dir> <product library> <manifest>
+# Swift plugins built by SwiftPM: <bundle dir> <product library>. The manifest is derived from
+# the library's own code by the staged host's probe (a plugin declares its features once).
 bundle_swift() {
   local dir="$plugins/$1"
   mkdir -p "$dir"
   cp "$bin/$2" "$dir/"
-  cp "$3" "$dir/manifest.json"
+  "$termhost" plugins manifest "$dir/$2" --output "$dir/manifest.json"
 }
-bundle_swift org.termhost.examples.hello-swift libHelloSwiftPlugin.so SDK/Examples/hello-swift/manifest.json
-bundle_swift org.termhost.ssh libSSHPlugin.so Plugins/SSH/manifest.json
-bundle_swift org.termhost.sftp libSFTPPlugin.so Plugins/SFTP/manifest.json
-bundle_swift org.termhost.metrics libMetricsPlugin.so Plugins/Metrics/manifest.json
-bundle_swift org.termhost.forwarding libForwardingPlugin.so Plugins/Forwarding/manifest.json
+bundle_swift org.termhost.examples.hello-swift libHelloSwiftPlugin.so
+bundle_swift org.termhost.ssh libSSHPlugin.so
+bundle_swift org.termhost.sftp libSFTPPlugin.so
+bundle_swift org.termhost.metrics libMetricsPlugin.so
+bundle_swift org.termhost.forwarding libForwardingPlugin.so
 
-# C plugins built with make from the SDK header alone.
-make -s -C SDK/Examples/hello-c OUT="$PWD/$plugins"
-make -s -C SDK/Examples/remote-c OUT="$PWD/$plugins"
+# C plugins built with make from the SDK header alone; their manifests come the same way.
+make -s -C SDK/Examples/hello-c OUT="$plugins" TERMHOST="$termhost"
+make -s -C SDK/Examples/remote-c OUT="$plugins" TERMHOST="$termhost"
 
 # The plugin set pins each plugin's version and the sha256 of its library.
 {

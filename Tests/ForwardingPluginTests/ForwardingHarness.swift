@@ -7,7 +7,7 @@ extension SSHHarness {
     /// the SSH plugin.
     static func forwarding(dir: TemporaryDirectory, serverConfig: String = "") throws -> SSHHarness {
         let h = try SSHHarness(dir: dir, serverConfig: serverConfig)
-        _ = try Fixtures.bundle("libForwardingPlugin.so", manifest: "Plugins/Forwarding/manifest.json", as: "org.termhost.forwarding", in: h.plugins)
+        _ = try Fixtures.bundle("libForwardingPlugin.so", as: "org.termhost.forwarding", in: h.plugins)
         return h
     }
 

@@ -8,7 +8,7 @@ import TestSupport
     func environment(_ dir: TemporaryDirectory) throws -> [String: String] {
         let plugins = dir.sub("plugins")
         try Fixtures.sshPlugin(in: plugins)
-        _ = try Fixtures.bundle("libForwardingPlugin.so", manifest: "Plugins/Forwarding/manifest.json", as: "org.termhost.forwarding", in: plugins)
+        _ = try Fixtures.bundle("libForwardingPlugin.so", as: "org.termhost.forwarding", in: plugins)
         var env = Fixtures.environment(dir, pluginPath: plugins)
         env["HOME"] = dir.sub("home")
         return env

@@ -8,7 +8,7 @@ extension SSHHarness {
     static func metrics(dir: TemporaryDirectory, authorize: Bool = true, trustServer: Bool = true,
                         serverConfig: String = "") throws -> SSHHarness {
         let h = try SSHHarness(dir: dir, trustServer: trustServer, authorize: authorize, serverConfig: serverConfig)
-        _ = try Fixtures.bundle("libMetricsPlugin.so", manifest: "Plugins/Metrics/manifest.json", as: "org.termhost.metrics", in: h.plugins)
+        _ = try Fixtures.bundle("libMetricsPlugin.so", as: "org.termhost.metrics", in: h.plugins)
         return h
     }
 }

@@ -106,8 +106,7 @@ import TestSupport
         defer { dir.remove() }
         let h = try SSHHarness(dir: dir)
         defer { h.server.stop() }
-        let make = try Shell.run("/usr/bin/make", ["-s", "-C", Paths.root + "/SDK/Examples/remote-c", "OUT=\(h.plugins)"])
-        #expect(make.status == 0, "\(make.output)")
+        _ = try Fixtures.makeExample("remote-c", in: h.plugins)
         let r = try h.termhost(["remote-run", h.target, "sh", "-c", "'echo via-service; echo warn >&2; exit 5'"])
         #expect(r.stdout == "via-service\n", "\(r.stderr)")
         #expect(r.stderr == "warn\n")

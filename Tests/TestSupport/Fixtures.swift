@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Builds real plugin bundles (manifest.json + .so) during the test run: C fixtures compiled
 /// with cc from Tests/Fixtures/fixture-plugin.c, and the example plugins.
@@ -47,34 +48,60 @@ public enum Fixtures {
     /// The hello-c example built with its own Makefile into `parent`.
     @discardableResult
     public static func helloC(in parent: String) throws -> Plugin {
-        let r = try Shell.run("/usr/bin/make", ["-s", "-C", Paths.root + "/SDK/Examples/hello-c", "OUT=\(parent)"])
-        guard r.status == 0 else { throw Shell.Failure(description: "make failed: \(r.output)") }
-        let dir = parent + "/org.termhost.examples.hello-c"
+        let dir = try makeExample("hello-c", in: parent)
         return Plugin(directory: dir, library: dir + "/libhello-c.so", manifest: dir + "/manifest.json")
     }
 
-    /// A plugin library SwiftPM built, bundled with its manifest (a path in the repository)
-    /// into `parent/dirName`, as Scripts/stage.sh does.
-    public static func bundle(_ library: String, manifest: String, as dirName: String, in parent: String) throws -> Plugin {
+    /// Builds SDK/Examples/<name> with its Makefile into `parent` (the manifest derived by the
+    /// built termhost), and returns the bundle directory.
+    public static func makeExample(_ name: String, in parent: String) throws -> String {
+        let r = try Shell.run("/usr/bin/make", ["-s", "-C", Paths.root + "/SDK/Examples/" + name, "OUT=\(parent)",
+                                                "TERMHOST=\(Paths.termhost)"])
+        guard r.status == 0 else { throw Shell.Failure(description: "make failed: \(r.output)") }
+        return parent + "/org.termhost.examples." + name
+    }
+
+    /// A plugin library SwiftPM built, bundled into `parent/dirName` with the manifest its code
+    /// declares, as Scripts/stage.sh does (`termhost plugins manifest`).
+    public static func bundle(_ library: String, as dirName: String, in parent: String) throws -> Plugin {
         let dir = parent + "/" + dirName
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let lib = dir + "/" + library
         for file in [lib, dir + "/manifest.json"] { try? FileManager.default.removeItem(atPath: file) }
-        try FileManager.default.copyItem(atPath: Paths.products + "/" + library, toPath: lib)
-        try FileManager.default.copyItem(atPath: Paths.root + "/" + manifest, toPath: dir + "/manifest.json")
+        let built = Paths.products + "/" + library
+        let manifest = try derivedManifest(of: built)
+        try FileManager.default.copyItem(atPath: built, toPath: lib)
+        _ = FileManager.default.createFile(atPath: dir + "/manifest.json", contents: manifest)
         return Plugin(directory: dir, library: lib, manifest: dir + "/manifest.json")
     }
+
+    /// `termhost plugins manifest <library>`, run once per test run and library: each run
+    /// probes the library in a child, and dozens of tests bundle the same few plugins. Keyed by
+    /// path and mtime, so a library rebuilt during the run gets a new manifest.
+    public static func derivedManifest(of library: String) throws -> Data {
+        let attributes = try FileManager.default.attributesOfItem(atPath: library)
+        let key = library + "@" + String((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)
+        return try manifestCache.withLock { cache in
+            if let cached = cache[key] { return cached }
+            let r = try Shell.run(Paths.termhost, ["plugins", "manifest", library])
+            guard r.status == 0 else { throw Shell.Failure(description: "termhost plugins manifest \(library) failed: \(r.output)") }
+            cache[key] = Data(r.stdout.utf8)
+            return cache[key]!
+        }
+    }
+
+    private static let manifestCache = Mutex<[String: Data]>([:])
 
     /// The hello-swift example as SwiftPM built it.
     @discardableResult
     public static func helloSwift(in parent: String) throws -> Plugin {
-        try bundle("libHelloSwiftPlugin.so", manifest: "SDK/Examples/hello-swift/manifest.json", as: "org.termhost.examples.hello-swift", in: parent)
+        try bundle("libHelloSwiftPlugin.so", as: "org.termhost.examples.hello-swift", in: parent)
     }
 
     /// The Swift services fixture (Tests/Fixtures/SwiftServicesPlugin) as SwiftPM built it.
     @discardableResult
     public static func swiftServices(in parent: String) throws -> Plugin {
-        try bundle("libSwiftServicesFixture.so", manifest: "Tests/Fixtures/SwiftServicesPlugin/manifest.json", as: "swift-services", in: parent)
+        try bundle("libSwiftServicesFixture.so", as: "swift-services", in: parent)
     }
 
     /// The directory holding the loaded libswiftCore.so, for fixtures that pretend to be Swift.

@@ -131,7 +131,7 @@ extension Fixtures {
     /// The SSH plugin as SwiftPM built it, bundled with its manifest into `parent`.
     @discardableResult
     public static func sshPlugin(in parent: String) throws -> Plugin {
-        try bundle("libSSHPlugin.so", manifest: "Plugins/SSH/manifest.json", as: "org.termhost.ssh", in: parent)
+        try bundle("libSSHPlugin.so", as: "org.termhost.ssh", in: parent)
     }
 
     /// A one-feature C test plugin that uses a plugin-provided service: compiles
@@ -156,6 +156,6 @@ extension Fixtures {
     /// The SFTP plugin as SwiftPM built it (it needs the SSH plugin beside it).
     @discardableResult
     public static func sftpPlugin(in parent: String) throws -> Plugin {
-        try bundle("libSFTPPlugin.so", manifest: "Plugins/SFTP/manifest.json", as: "org.termhost.sftp", in: parent)
+        try bundle("libSFTPPlugin.so", as: "org.termhost.sftp", in: parent)
     }
 }

@@ -3,13 +3,16 @@ import TermhostLoader
 import TermhostRegistry
 import TermhostRuntime
 
-/// `termhost plugins list | info <id> | check <dir>`. list and info read manifests and the
-/// probe cache only: no plugin code runs. check probes the given plugin in a child process.
+/// `termhost plugins list | info <id> | check <dir> | manifest <library>`. list and info read
+/// manifests and the probe cache only: no plugin code runs. check and manifest probe the given
+/// plugin in a child process.
 enum PluginsCommand {
     static let usage = """
     usage: termhost plugins list              every plugin directory found, with its status
            termhost plugins info <id>         one plugin: manifest, library, hash, features
            termhost plugins check <dir>       validate a built plugin bundle; prints every problem
+           termhost plugins manifest <library> [--output FILE]
+                                              the manifest.json a built library declares (probed in a child)
            termhost plugins quarantine list   plugins kept out after a crash or hang, why and since when
            termhost plugins quarantine clear <id>  lift one (it is probed again on the next start)
     """
@@ -35,6 +38,8 @@ enum PluginsCommand {
             return info(record, inspection, g)
         case "quarantine":
             return QuarantineCommand.run(Array(args.dropFirst()), g)
+        case "manifest":
+            return ManifestCommand.run(Array(args.dropFirst()), g)
         case "check":
             guard args.count == 2 else { Output.err("usage: termhost plugins check <plugin-directory>"); return ExitCode.usage }
             return check(args[1], g)
@@ -83,34 +88,15 @@ enum PluginsCommand {
         } else if let fd = Preflight.check(&record, catalog: catalog) {
             defer { close(fd) }
             if let elf = try? ELFFile(fd: fd) {
-                let extra = elf.exportedSymbols.filter { $0 != "termhost_plugin_entry" }
-                if !elf.exportedSymbols.contains("termhost_plugin_entry") {
-                    problems.append("\(record.libraryPath!) does not export termhost_plugin_entry")
-                }
-                if !extra.isEmpty {
-                    problems.append("\(record.libraryPath!) exports \(extra.count) symbol(s) besides termhost_plugin_entry (e.g. \(extra.prefix(3).joined(separator: ", "))); link with a version script that exports only the entry (Docs/PluginGuide.md)")
-                }
+                problems += BundleReview.exportProblems(elf, library: record.libraryPath!)
                 notes.append("library: \(record.libraryPath!) (\(elf.architecture), \(elf.usesSwiftRuntime ? "Swift" : "C"), sha256 \(record.sha256 ?? "?"))")
             }
             switch g.runtimeOptions().probe.probe(fd: fd, record: record) {
             case .passed(let report):
                 notes.append("probe: entry, init, factory, each feature's create, activate, shutdown and destroy, and deinit ran cleanly (load \(Output.ms(report.loadMilliseconds)), init \(Output.ms(report.initMilliseconds)))")
-                var registry = FeatureRegistry()
-                for d in record.manifest!.descriptors(source: record.label) {
-                    do { try registry.register(d) } catch { problems.append("\(error)") }
-                }
-                let resolution = registry.resolve(EffectivePolicy(), hostServices: HostServices.hostServiceIDs,
-                                                  reservedCommands: HostRuntime.builtInCommands)
-                problems += resolution.problems.map(\.description)
-                for f in resolution.features where f.state != .enabled {
-                    if case .unavailable(.missingDependency) = f.state {
-                        notes.append("feature \(f.descriptor.id) needs a feature from another plugin: \(f.state.reason!)")
-                    } else if case .unavailable(.missingService) = f.state {
-                        notes.append("feature \(f.descriptor.id): \(f.state.reason!) (it may come from another plugin)")
-                    } else {
-                        problems.append(f.state.reason!)
-                    }
-                }
+                let review = BundleReview.features(record.manifest!, source: record.label)
+                problems += review.problems
+                notes += review.notes
             case .quarantined(let failure):
                 problems.append(failure.description)
             }

@@ -62,33 +62,21 @@ public enum Preflight {
         return nil
     }
 
+    /// The checks that need no manifest, on an opened library: a regular file nobody else may
+    /// write, an ELF image for the host's architecture, built with the host's Swift toolchain.
+    /// `termhost plugins manifest` runs them before it probes a library to derive its manifest.
+    public static func libraryProblem(fd: Int32, path: String, host: HostIdentity = .current) -> LoadFailure? {
+        var st = stat()
+        return fileProblem(fd, path: path, &st) ?? imageProblem(fd, path: path, manifest: nil, host: host)
+    }
+
     static func checkOpened(_ fd: Int32, path: String, manifest: PluginManifest, record: inout PluginRecord,
                             catalog: PluginCatalog, host: HostIdentity) -> LoadFailure? {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { return .libraryMissing(path: path, reason: String(cString: strerror(errno))) }
-        guard (st.st_mode & S_IFMT) == S_IFREG else {
-            return .notLoadable(path: path, reason: "it is \(BoundedFile.kind(of: st.st_mode)), not a regular file")
-        }
-        if let unsafe = SafePath.problem(fd: fd, path: path) { return .unsafePermissions(unsafe) }
+        if let failure = fileProblem(fd, path: path, &st) { return failure }
         record.size = Int64(st.st_size)
         record.mtimeNanoseconds = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
-
-        let elf: ELFFile
-        do { elf = try ELFFile(fd: fd) } catch { return .notLoadable(path: path, reason: error.description) }
-        let hostArch = ELFFile.architectureName(host.machine)
-        if elf.machine != host.machine {
-            return .architectureMismatch(library: path, plugin: elf.architecture, host: hostArch)
-        }
-        if let declared = manifest.architecture, declared != hostArch {
-            return .architectureMismatch(library: "manifest of \(manifest.id)", plugin: declared, host: hostArch)
-        }
-        if elf.usesSwiftRuntime, let mine = host.swiftFingerprint {
-            let theirs = elf.swiftToolchainFingerprint
-            if theirs != mine {
-                return .toolchainMismatch(plugin: theirs.map(shortFingerprint) ?? "no toolchain record in .comment",
-                                          host: shortFingerprint(mine))
-            }
-        }
+        if let failure = imageProblem(fd, path: path, manifest: manifest, host: host) { return failure }
 
         do { record.sha256 = try LibraryHash.hex(fd: fd) } catch {
             return .libraryMissing(path: path, reason: error.description)
@@ -104,6 +92,38 @@ public enum Preflight {
             if pin.entry.sha256 != record.sha256 {
                 return .hashMismatch(library: path, expected: pin.entry.sha256, actual: record.sha256!,
                                      pinnedBy: "plugin set \(pin.path)")
+            }
+        }
+        return nil
+    }
+
+    /// Regular file (fstat into `st`), with permissions nobody else can change.
+    static func fileProblem(_ fd: Int32, path: String, _ st: inout stat) -> LoadFailure? {
+        guard fstat(fd, &st) == 0 else { return .libraryMissing(path: path, reason: String(cString: strerror(errno))) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            return .notLoadable(path: path, reason: "it is \(BoundedFile.kind(of: st.st_mode)), not a regular file")
+        }
+        if let unsafe = SafePath.problem(fd: fd, path: path) { return .unsafePermissions(unsafe) }
+        return nil
+    }
+
+    /// ELF image of the host's architecture (and of the manifest's, when it declares one), and
+    /// the host's Swift toolchain when the image uses the Swift runtime.
+    static func imageProblem(_ fd: Int32, path: String, manifest: PluginManifest?, host: HostIdentity) -> LoadFailure? {
+        let elf: ELFFile
+        do { elf = try ELFFile(fd: fd) } catch { return .notLoadable(path: path, reason: error.description) }
+        let hostArch = ELFFile.architectureName(host.machine)
+        if elf.machine != host.machine {
+            return .architectureMismatch(library: path, plugin: elf.architecture, host: hostArch)
+        }
+        if let manifest, let declared = manifest.architecture, declared != hostArch {
+            return .architectureMismatch(library: "manifest of \(manifest.id)", plugin: declared, host: hostArch)
+        }
+        if elf.usesSwiftRuntime, let mine = host.swiftFingerprint {
+            let theirs = elf.swiftToolchainFingerprint
+            if theirs != mine {
+                return .toolchainMismatch(plugin: theirs.map(shortFingerprint) ?? "no toolchain record in .comment",
+                                          host: shortFingerprint(mine))
             }
         }
         return nil

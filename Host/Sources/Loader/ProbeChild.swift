@@ -12,7 +12,9 @@ public enum ProbeChild {
 
     /// Loads the library on `fd`, runs entry, init (with `host`), the factory, each feature
     /// (`exercise`) and deinit, and prints stages and the report. Returns the exit status.
-    public static func run(fd: Int32, reportFD: Int32, manifestPath: String, displayPath: String,
+    /// Without a manifest (`termhost plugins manifest`, which derives one from the report)
+    /// nothing is compared and every feature the factory offers is exercised.
+    public static func run(fd: Int32, reportFD: Int32, manifestPath: String?, displayPath: String,
                            makeHost: (String) -> UnsafePointer<termhost_host_t>, exercise: FeatureExercise? = nil) -> Int32 {
         // Unbuffered: a line written before a crash must not be lost.
         let report = FileHandle(fileDescriptor: reportFD, closeOnDealloc: false)
@@ -34,8 +36,10 @@ public enum ProbeChild {
             say("forked \(stage)")
             _exit(0)
         }
-        let manifest: PluginManifest
-        do { manifest = try PluginManifest.load(from: manifestPath) } catch { return fail(.badManifest(error.description)) }
+        var manifest: PluginManifest?
+        if let manifestPath {
+            do { manifest = try PluginManifest.load(from: manifestPath) } catch { return fail(.badManifest(error.description)) }
+        }
 
         say("stage dlopen (the library's constructors)")
         let loadStart = Date()
@@ -49,16 +53,16 @@ public enum ProbeChild {
         if abi.major != UInt32(TERMHOST_ABI_MAJOR) || abi.minor > UInt32(TERMHOST_ABI_MINOR) {
             return fail(.abiMismatch(plugin: "\(abi.major).\(abi.minor)", host: "\(TERMHOST_ABI_MAJOR).\(TERMHOST_ABI_MINOR)"))
         }
-        if entry.pluginID != manifest.id {
+        if let manifest, entry.pluginID != manifest.id {
             return fail(.entryMismatch(field: "id", manifest: manifest.id, library: entry.pluginID))
         }
-        if entry.pluginVersion != manifest.version {
+        if let manifest, entry.pluginVersion != manifest.version {
             return fail(.entryMismatch(field: "version", manifest: manifest.version, library: entry.pluginVersion))
         }
 
         say("stage init()")
         let initStart = Date()
-        do { try entry.initialize(makeHost(manifest.id)) } catch { stillMe("init()"); return fail(error) }
+        do { try entry.initialize(makeHost(entry.pluginID)) } catch { stillMe("init()"); return fail(error) }
         stillMe("init()")
         let initMilliseconds = Date().timeIntervalSince(initStart) * 1000
 
@@ -68,13 +72,13 @@ public enum ProbeChild {
         if let factory = entry.featureFactory {
             say("stage the feature factory's descriptors")
             let descriptors: [FeatureDescriptor]
-            do { descriptors = try PluginEntry.descriptors(of: factory, source: manifest.id) } catch { return fail(error) }
+            do { descriptors = try PluginEntry.descriptors(of: factory, source: entry.pluginID) } catch { return fail(error) }
             features = descriptors.map(PluginManifest.Feature.init)
             stillMe("the feature factory's descriptors")
             // Only features the manifest declares, so that a mismatch is reported as one
             // (by the parent, from the report) rather than run.
-            let declared = Set(manifest.features.map(\.id))
-            if let exercise, descriptors.allSatisfy({ declared.contains($0.id) }) {
+            let declared = manifest.map { Set($0.features.map(\.id)) }
+            if let exercise, descriptors.allSatisfy({ declared?.contains($0.id) ?? true }) {
                 var current = "the feature factory's descriptors"
                 mayDeinit = exercise(factory, descriptors) { next in
                     stillMe(current)

@@ -7,10 +7,10 @@ import TermhostSDK
 /// symbol or a library that disagrees with its manifest is found there, and the host carries on.
 ///
 /// Protocol: the child receives the already-checked library as descriptor 3 and the manifest
-/// path; it writes `stage <name>` before each step and finally `report <json>` or
-/// `failure <json>` to descriptor 4. If it dies, the last stage written says where. The
-/// plugin's own stdout and stderr go to /dev/null, so nothing it prints can be taken for the
-/// protocol or reach the user's terminal.
+/// path (none when the manifest is being derived); it writes `stage <name>` before each step
+/// and finally `report <json>` or `failure <json>` to descriptor 4. If it dies, the last stage
+/// written says where. The plugin's own stdout and stderr go to /dev/null, so nothing it
+/// prints can be taken for the protocol or reach the user's terminal.
 public struct ProbeRunner: Sendable {
     public var executable: String
     public var timeout: Double
@@ -54,11 +54,24 @@ public struct ProbeRunner: Sendable {
         timeout.isFinite ? min(max(timeout, ProbeRunner.timeoutRange.lowerBound), ProbeRunner.timeoutRange.upperBound) : 5
     }
 
+    /// Probes the record's library and compares what it reports with the record's manifest.
     public func probe(fd: Int32, record: PluginRecord) -> ProbeCache.Outcome {
         guard let manifest = record.manifest else { return .quarantined(.probeFailed("no manifest")) }
         let manifestPath = record.directory + "/manifest.json"
-        let args = [executable, "--library-fd", "3", "--report-fd", "4", "--manifest", manifestPath,
-                    "--display-path", record.libraryPath ?? manifestPath]
+        let outcome = run(fd: fd, manifestPath: manifestPath, displayPath: record.libraryPath ?? manifestPath)
+        if case .passed(let report) = outcome, let mismatch = report.mismatch(with: manifest) { return .quarantined(mismatch) }
+        return outcome
+    }
+
+    /// Probes a library that has no manifest yet: the report is what its code declares, from
+    /// which `termhost plugins manifest` writes one.
+    public func probeUndeclared(fd: Int32, libraryPath: String) -> ProbeCache.Outcome {
+        run(fd: fd, manifestPath: nil, displayPath: libraryPath)
+    }
+
+    private func run(fd: Int32, manifestPath: String?, displayPath: String) -> ProbeCache.Outcome {
+        let args = [executable, "--library-fd", "3", "--report-fd", "4"] + (manifestPath.map { ["--manifest", $0] } ?? [])
+            + ["--display-path", displayPath]
         var pipeFDs: [Int32] = [0, 0]
         guard pipe(&pipeFDs) == 0 else { return .quarantined(.probeUnavailable("pipe: \(String(cString: strerror(errno)))")) }
         for p in pipeFDs { _ = fcntl(p, F_SETFD, FD_CLOEXEC) }
@@ -118,7 +131,6 @@ public struct ProbeRunner: Sendable {
             let code = (status >> 8) & 0xff
             return .quarantined(.probeFailed("the probe exited with status \(code) in \(stage) without a report"))
         }
-        if let mismatch = report.mismatch(with: manifest) { return .quarantined(mismatch) }
         return .passed(report)
     }
 

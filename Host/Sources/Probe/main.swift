@@ -1,5 +1,7 @@
 // termhost-probe: runs one plugin for the first time, away from the host (see ProbeRunner).
-// Usage: termhost-probe --library-fd N [--report-fd M] --manifest PATH [--display-path PATH]
+// Usage: termhost-probe --library-fd N [--report-fd M] [--manifest PATH] [--display-path PATH]
+// Without --manifest the library is not compared with anything: `termhost plugins manifest`
+// derives the manifest from what this reports.
 // The plugin gets a real host whose store and secrets live in memory only: its features are
 // created and activated against that throwaway host, then shut down and destroyed.
 import Foundation
@@ -23,12 +25,13 @@ while let arg = args.popFirst() {
         exit(2)
     }
 }
-guard fd >= 0, !manifest.isEmpty else {
-    FileHandle.standardError.write(Data("usage: termhost-probe --library-fd N --manifest PATH [--display-path PATH]\n".utf8))
+guard fd >= 0, !display.isEmpty || !manifest.isEmpty else {
+    FileHandle.standardError.write(Data("usage: termhost-probe --library-fd N [--report-fd M] [--manifest PATH] [--display-path PATH]\n".utf8))
     exit(2)
 }
 let services = HostServices(paths: .inMemory, policy: EffectivePolicy(), nonInteractive: true, stderrLevel: .error)
-exit(ProbeChild.run(fd: fd, reportFD: reportFD, manifestPath: manifest, displayPath: display.isEmpty ? manifest : display) { id in
+exit(ProbeChild.run(fd: fd, reportFD: reportFD, manifestPath: manifest.isEmpty ? nil : manifest,
+                     displayPath: display.isEmpty ? manifest : display) { id in
     HostBridge.makeHost(pluginID: id, services: services)
 } exercise: { factory, features, stage in
     // Each feature runs once here too, so that a crash in create or activate is found by the

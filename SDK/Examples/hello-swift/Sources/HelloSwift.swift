@@ -37,8 +37,8 @@ final class HelloSwift: Feature {
     }
 }
 
-// It uses only ABI 1.0 (the store), so it declares 1.0 and loads in any 1.x host; its manifest
-// says "abi": "1.0" to match.
+// It uses only ABI 1.0 (the store), so it declares 1.0 and loads in any 1.x host; the manifest
+// derived from this code (`termhost plugins manifest`) says "abi": "1.0".
 let plugin = Plugin(id: "org.termhost.examples.hello-swift", version: "1.0.0", features: [HelloSwift.self],
                     abiMinorNeeded: 0)
 
