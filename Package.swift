@@ -48,14 +48,15 @@ let package = Package(
         // The fatal-signal recorder: which plugin call a crash happened in (C: a signal handler).
         .target(name: "CCrashRecorder", path: "Host/Sources/CCrashRecorder"),
         .target(name: "TermhostRuntime",
-                dependencies: ["TermhostLoader", "TermhostServices", "TermhostLifecycle", "TermhostRegistry", "CTermhost", "CCrashRecorder"],
+                dependencies: ["TermhostLoader", "TermhostServices", "TermhostLifecycle", "TermhostRegistry", "TermhostSDK", "CTermhost", "CCrashRecorder"],
                 path: "Host/Sources/Runtime", swiftSettings: strict),
-        .executableTarget(name: "TermhostCLI", dependencies: ["TermhostRuntime"],
+        .executableTarget(name: "TermhostCLI",
+                          dependencies: ["TermhostRuntime", "TermhostLifecycle", "TermhostLoader", "TermhostRegistry", "TermhostServices", "TermhostSDK"],
                           path: "Host/Sources/CLI", swiftSettings: strict),
-        .executableTarget(name: "TermhostProbe", dependencies: ["TermhostRuntime"],
+        .executableTarget(name: "TermhostProbe", dependencies: ["TermhostRuntime", "TermhostLoader", "TermhostRegistry"],
                           path: "Host/Sources/Probe", swiftSettings: strict),
 
-        .executableTarget(name: "TermhostBench", dependencies: ["TermhostRuntime", "CTermhost"],
+        .executableTarget(name: "TermhostBench", dependencies: ["TermhostRuntime", "TermhostRegistry", "TermhostServices", "CTermhost"],
                           path: "Benchmarks/ABICallCost", swiftSettings: strict),
 
         // Feature plugins, each a .dynamic library (its manifest is derived at stage time).
@@ -90,7 +91,8 @@ let package = Package(
 
         .testTarget(name: "RegistryTests", dependencies: ["TermhostRegistry"], swiftSettings: strict),
         .testTarget(name: "ServicesTests", dependencies: ["TermhostServices", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "LifecycleTests", dependencies: ["TermhostLifecycle", "TermhostRuntime", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "LifecycleTests", dependencies: ["TermhostLifecycle", "TermhostLoader", "TermhostRuntime", "TermhostServices", "TestSupport"],
+                    swiftSettings: strict),
         .testTarget(name: "LoaderTests", dependencies: ["TermhostLoader", "TermhostRuntime", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "SDKTests", dependencies: ["TestSupport", "TermhostSDK"], swiftSettings: strict),

@@ -26,7 +26,7 @@ final class SignalMapping: @unchecked Sendable {
     /// (a transfer pausing) must still end the process with 128 + that signal.
     var terminatingSignal: Int32? { ending.withLock { endingSignal } }
 
-    init(runtime: HostRuntime, scene: UInt64) {
+    init(runtime: HostRuntime, scene: HostScene) {
         func on(_ sig: Int32, _ body: @escaping @Sendable () -> Void) {
             signal(sig, SIG_IGN)
             let s = DispatchSource.makeSignalSource(signal: sig, queue: queue)
@@ -35,10 +35,10 @@ final class SignalMapping: @unchecked Sendable {
             sources.append(s)
         }
         on(SIGTSTP) {
-            runtime.lifecycle.setScenePhase(scene, .background)
+            scene.setPhase(.background)
             kill(getpid(), SIGSTOP)
         }
-        on(SIGCONT) { runtime.lifecycle.setScenePhase(scene, .active) }
+        on(SIGCONT) { scene.setPhase(.active) }
         // A terminating signal: ask the command to stop and wait for it (bounded), then shut
         // down; on a thread of its own, so that this queue stays free for a second signal,
         // which ends the process at once (the user gave up waiting).
@@ -53,7 +53,7 @@ final class SignalMapping: @unchecked Sendable {
                     Output.err("termhost: \(SignalMapping.name(sig)) again; exiting without waiting for plugins")
                     SignalMapping.end(ExitCode.signal(sig))
                 }
-                runtime.services.interaction.restoreTerminal()
+                scene.restoreTerminal()
                 let thread = Thread {
                     SignalMapping.stop(runtime, scene: scene, detach: sig == SIGHUP)
                     SignalMapping.end(ExitCode.signal(sig))
@@ -76,9 +76,9 @@ final class SignalMapping: @unchecked Sendable {
     /// Cancel, then the bounded shutdown, which waits for the command before destroying
     /// anything; every plugin that did not return in time is named. A hang-up also detaches
     /// the scene first.
-    static func stop(_ runtime: HostRuntime, scene: UInt64, detach: Bool) {
+    static func stop(_ runtime: HostRuntime, scene: HostScene, detach: Bool) {
         runtime.cancelCommands()
-        if detach { runtime.lifecycle.detachScene(scene) }
+        if detach { scene.detach() }
         let outcome = runtime.shutdown()
         for message in runtime.abandonedCommands(outcome) + shutdownProblems(outcome, bound: runtime.options.shutdownBound) {
             Output.err(message)

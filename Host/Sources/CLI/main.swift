@@ -6,7 +6,6 @@ import Glibc
 import TermhostLoader
 import TermhostRegistry
 import TermhostRuntime
-import TermhostServices
 
 func runCLI() -> Int32 {
     var global: GlobalOptions
@@ -93,10 +92,10 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
         return ExitCode.success
     }
     let hasTerminal = !g.nonInteractive && isatty(0) == 1 && isatty(2) == 1
-    let scene = runtime.lifecycle.attachScene(hasTerminal: hasTerminal)
-    runtime.services.interaction.attach(scene: scene, terminal: hasTerminal ? .init(input: 0, output: 2) : nil)
+    // Prompts go to stderr, as ssh's do, so that a command's output can be piped.
+    let scene = runtime.attachScene(terminal: hasTerminal ? .init(input: 0, output: 2) : nil)
     let signals = SignalMapping(runtime: runtime, scene: scene)
-    let status = runtime.runCommand(scene: scene, argv: [name] + args, json: g.json) ?? ExitCode.failure
+    let status = scene.run([name] + args, json: g.json) ?? ExitCode.failure
     if let sig = signals.terminatingSignal {
         // The command returned because a signal asked it to stop. The signal's thread is
         // shutting down, waiting for exactly that, and exits with 128 + the signal. exit() is
@@ -107,7 +106,7 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
         _exit(ExitCode.signal(sig))
     }
     withExtendedLifetime(signals) {}
-    runtime.lifecycle.detachScene(scene)
+    scene.detach()
     for message in SignalMapping.shutdownProblems(runtime.shutdown(), bound: runtime.options.shutdownBound) { Output.err(message) }
     return status
 }

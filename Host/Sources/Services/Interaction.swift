@@ -44,8 +44,13 @@ public final class Interaction: @unchecked Sendable {
         lock.withLock { terminals[scene] = terminal }
     }
 
+    /// Forgets the scene's terminal: a later prompt for it fails closed, as for a scene that
+    /// never had one.
     public func detach(scene: UInt64) {
-        lock.withLock { _ = terminals.removeValue(forKey: scene) }
+        lock.withLock {
+            terminals[scene] = nil
+            promptLocks[scene] = nil
+        }
     }
 
     public func hasTerminal(_ scene: UInt64) -> Bool {
