@@ -51,7 +51,7 @@ let package = Package(
                 dependencies: ["TermhostLoader", "TermhostServices", "TermhostLifecycle", "TermhostRegistry", "TermhostSDK", "CTermhost", "CCrashRecorder"],
                 path: "Host/Sources/Runtime", swiftSettings: strict),
         .executableTarget(name: "TermhostCLI",
-                          dependencies: ["TermhostRuntime", "TermhostLifecycle", "TermhostLoader", "TermhostRegistry", "TermhostServices", "TermhostSDK"],
+                          dependencies: ["TermhostRuntime", "TermhostLoader", "TermhostRegistry", "TermhostServices", "TermhostSDK"],
                           path: "Host/Sources/CLI", swiftSettings: strict),
         .executableTarget(name: "TermhostProbe", dependencies: ["TermhostRuntime", "TermhostLoader", "TermhostRegistry"],
                           path: "Host/Sources/Probe", swiftSettings: strict),

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import TermhostLifecycle
 import TermhostRuntime
 
 /// NOTES §5's Unix mapping for the CLI's scene: SIGTSTP puts it in background (then really
@@ -80,24 +79,8 @@ final class SignalMapping: @unchecked Sendable {
         runtime.cancelCommands()
         if detach { scene.detach() }
         let outcome = runtime.shutdown()
-        for message in runtime.abandonedCommands(outcome) + shutdownProblems(outcome, bound: runtime.options.shutdownBound) {
+        for message in runtime.abandonedCommands(outcome) + runtime.shutdownProblems(outcome) {
             Output.err(message)
-        }
-    }
-
-    /// The user-facing lines for a shutdown that overran its bound: only the feature whose
-    /// shutdown() did not return is named (the ones after it were never called).
-    static func shutdownProblems(_ outcome: ShutdownOutcome, bound: Double) -> [String] {
-        guard outcome.boundExpired else { return [] }
-        let after = outcome.notShutDown.count
-        let rest = after == 0 ? "" : " (\(after) feature\(after == 1 ? "" : "s") after it \(after == 1 ? "was" : "were") not shut down)"
-        if outcome.abandoned.isEmpty {
-            return ["termhost: shutdown did not finish within \(bound) s; exiting anyway"]
-        }
-        // The count belongs to the first one, the culprit of this shutdown; any others were
-        // abandoned earlier (a detached scene, a closed workspace).
-        return outcome.abandoned.enumerated().map { i, id in
-            "termhost: feature '\(id)' did not return from shutdown() within \(bound) s; exiting without it\(i == 0 ? rest : "")"
         }
     }
 }

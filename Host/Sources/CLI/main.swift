@@ -107,7 +107,7 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
     }
     withExtendedLifetime(signals) {}
     scene.detach()
-    for message in SignalMapping.shutdownProblems(runtime.shutdown(), bound: runtime.options.shutdownBound) { Output.err(message) }
+    for message in runtime.shutdownProblems(runtime.shutdown()) { Output.err(message) }
     return status
 }
 

@@ -20,4 +20,21 @@ extension HostRuntime {
             return "termhost: command '\(VisibleText.of(call.command))' (feature '\(call.feature)') did not return within \(options.shutdownBound) s of being asked to stop; abandoned: its plugin's destroy() and deinit() are not called"
         }
     }
+
+    /// The user-facing lines for a shutdown that overran its bound: only the feature whose
+    /// shutdown() did not return is named (the ones after it were never called).
+    public func shutdownProblems(_ outcome: ShutdownOutcome) -> [String] {
+        guard outcome.boundExpired else { return [] }
+        let bound = options.shutdownBound
+        let after = outcome.notShutDown.count
+        let rest = after == 0 ? "" : " (\(after) feature\(after == 1 ? "" : "s") after it \(after == 1 ? "was" : "were") not shut down)"
+        if outcome.abandoned.isEmpty {
+            return ["termhost: shutdown did not finish within \(bound) s; exiting anyway"]
+        }
+        // The count belongs to the first one, the culprit of this shutdown; any others were
+        // abandoned earlier (a detached scene, a closed workspace).
+        return outcome.abandoned.enumerated().map { i, id in
+            "termhost: feature '\(id)' did not return from shutdown() within \(bound) s; exiting without it\(i == 0 ? rest : "")"
+        }
+    }
 }
