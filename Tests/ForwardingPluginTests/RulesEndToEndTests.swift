@@ -77,7 +77,7 @@ import TestSupport
         let clash = try termhost(env, "add", "--name", "web", "prod", "-D", "1080")
         #expect(clash.stderr == "termhost forward: a rule named 'web' already exists (prod -L 8080:localhost:80)\n")
         let option = try termhost(env, "list", "--bogus")
-        #expect(option.stderr == "termhost forward list: unknown option '--bogus'\n")
+        #expect(option.stderr == "termhost forward list: unknown option '--bogus'\nusage: termhost forward list [--json]\n")
         #expect(option.status == 2)
     }
 }

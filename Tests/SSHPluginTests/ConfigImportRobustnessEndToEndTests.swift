@@ -90,6 +90,7 @@ import TestSupport
         defer { dir.remove() }
         let h = try Self.harness(dir)
         defer { h.server.stop() }
+        let usage = String(try h.termhost(["help", "hosts"]).stdout.dropLast())
         let cases: [([String], String)] = [
             (["add", "x", "1.2.3.4", "--port", "99999"], "termhost hosts add: --port must be a whole number from 1 to 65535, not '99999'"),
             (["add", "x", "1.2.3.4", "--port", "-5"], "termhost hosts add: --port must be a whole number from 1 to 65535, not '-5'"),
@@ -107,6 +108,10 @@ import TestSupport
             (["add", "x", "1.2.3.4", "--jump", "1,2,3,4,5,6,7,8,9"], "termhost hosts add: --jump '1,2,3,4,5,6,7,8,9': a jump route may have at most 8 hosts, not 9"),
             (["edit", "lab", "--port", "0"], "termhost hosts edit: --port must be a whole number from 1 to 65535, not '0'"),
             (["edit", "lab", "--address", "a b"], "termhost hosts edit: --address 'a b': an address may not contain spaces"),
+            // The SDK parser's wording, the same in every plugin command.
+            (["add", "x", "1.2.3.4", "--port"], "termhost hosts add: option '--port' needs a value"),
+            (["add", "x", "1.2.3.4", "--prot", "22"], "termhost hosts add: unknown option '--prot'. Did you mean '--port'?\n\(usage)"),
+            (["add", "x", "1.2.3.4", "extra"], "termhost hosts add: unexpected argument 'extra'\n\(usage)"),
         ]
         try h.termhost(["hosts", "add", "lab", "127.0.0.1", "--port", String(h.server.port)])
         for (args, message) in cases {

@@ -1,4 +1,5 @@
 import TermhostRuntime
+import TermhostSDK
 import TermhostServices
 
 /// Options accepted before the command: `termhost [options] <command> [args]`.
@@ -18,26 +19,13 @@ struct GlobalOptions {
     /// code, so their arguments may still carry host options (`termhost doctor --json`).
     static func parse(_ args: [String]) throws(UsageError) -> (GlobalOptions, [String]) {
         var o = GlobalOptions()
-        var i = 0
-        while i < args.count, args[i].hasPrefix("-") {
-            let a = args[i]
-            i += 1
-            if a == "--" { break }
-            try o.take(a, args, &i)
-        }
-        guard i < args.count else { return (o, []) }
-        let command = args[i]
-        var rest: [String] = []
+        let leading = try o.take(args)
+        guard let command = leading.arguments.first else { return (o, []) }
+        var rest = Array(leading.arguments.dropFirst())
         if GlobalOptions.hostCommands.contains(command) {
-            i += 1
-            while i < args.count {
-                let a = args[i]
-                i += 1
-                if a == "--" { rest += args[i...]; break }
-                if GlobalOptions.names.contains(a) || a == "-h" { try o.take(a, args, &i) } else { rest.append(a) }
-            }
-        } else {
-            rest = Array(args[(i + 1)...])
+            var options: [String] = []
+            (options, rest) = hostOptions(in: rest)
+            _ = try o.take(options)
         }
         return (o, [command] + rest)
     }
@@ -45,25 +33,46 @@ struct GlobalOptions {
     /// Commands the host runs itself: their arguments never reach a plugin.
     static let hostCommands: Set<String> = HostRuntime.builtInCommands
 
-    /// Applies option `a`; `i` points past it and moves past an option's value.
-    mutating func take(_ a: String, _ args: [String], _ i: inout Int) throws(UsageError) {
-        switch a {
-        case "--json": json = true
-        case "--safe-mode": safeMode = true
-        case "--non-interactive": nonInteractive = true
-        case "--help", "-h": help = true
-        case "--log-level":
-            guard i < args.count, let level = LogSink.Level(name: args[i]) else {
+    /// The host's options; `--help` and `-h` are the parser's own. Options end at the command.
+    static let arguments = CommandArguments("termhost", options: [
+        .flag("--json"), .flag("--safe-mode"), .flag("--non-interactive"), .value("--log-level"),
+    ], optionsEndAtFirstArgument: true)
+
+    /// Splits a host command's arguments into the host options among them (with their values)
+    /// and the rest, in order; everything after `--` is the rest.
+    static func hostOptions(in args: [String]) -> (options: [String], rest: [String]) {
+        var options: [String] = [], rest: [String] = []
+        var remaining = args[...]
+        while let a = remaining.popFirst() {
+            if a == "--" { rest += remaining; break }
+            let spelling = a.hasPrefix("--") ? String(a.prefix { $0 != "=" }) : a
+            guard let option = arguments.option(spelling) else {
+                if a == "--help" || a == "-h" { options.append(a) } else { rest.append(a) }
+                continue
+            }
+            options.append(a)
+            if option.takesValue, spelling == a, let value = remaining.popFirst() { options.append(value) }
+        }
+        return (options, rest)
+    }
+
+    /// Applies the options at the start of `args`; returns them parsed, the command and its
+    /// arguments (as typed) in `arguments`.
+    mutating func take(_ args: [String]) throws(UsageError) -> ParsedArguments {
+        let parsed: ParsedArguments
+        do { parsed = try GlobalOptions.arguments.parse(args) } catch { throw UsageError(error.problem) }
+        json = json || parsed.has("--json")
+        safeMode = safeMode || parsed.has("--safe-mode")
+        nonInteractive = nonInteractive || parsed.has("--non-interactive")
+        help = help || parsed.help
+        for name in parsed.values("--log-level") {
+            guard let level = LogSink.Level(name: name) else {
                 throw UsageError("--log-level needs one of: debug, info, warning, error")
             }
             logLevel = level
-            i += 1
-        default:
-            throw UsageError.unknownOption(a, known: GlobalOptions.names)
         }
+        return parsed
     }
-
-    static let names = ["--json", "--safe-mode", "--non-interactive", "--log-level", "--help"]
 
     func runtimeOptions() -> RuntimeOptions {
         var r = RuntimeOptions()
@@ -78,27 +87,10 @@ struct UsageError: Error, CustomStringConvertible {
     let description: String
     init(_ message: String) { description = message }
 
-    /// "Unknown option '--jsn'. Did you mean '--json'?"
+    /// "unknown option '--jsn'. Did you mean '--json'?" (the SDK's wording for every command).
     static func unknownOption(_ option: String, known: [String]) -> UsageError {
-        let best = known.min { distance($0, option) < distance($1, option) }
-        if let best, distance(best, option) <= 2 {
-            return UsageError("unknown option '\(option)'. Did you mean '\(best)'?")
-        }
-        return UsageError("unknown option '\(option)'")
+        UsageError(CommandUsageError.unknownOption(option, known: known, command: "termhost").problem)
     }
 
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var prev = row[0]
-            row[0] = i
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                let cur = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1))
-                prev = cur
-            }
-        }
-        return row[b.count]
-    }
+    static func distance(_ a: String, _ b: String) -> Int { CommandArguments.editDistance(a, b) }
 }

@@ -48,6 +48,8 @@ struct ForwardCommand {
                 c.printError("termhost forward: unknown subcommand '\(VisibleText.of(sub))' (add, edit, rm, list, show, run, stop, retry)")
                 return 2
             }
+        } catch let e as CommandFinished {
+            return e.status
         } catch let e as UsageError {
             c.printError(e.message)
             return 2
@@ -64,7 +66,7 @@ struct ForwardCommand {
 
     struct UsageError: Error { let message: String }
 
-    /// Options --name/--host/--json and (-L|-R|-D) SPEC pairs, in any order; the rest positional.
+    /// Options --name/--host/--json and (-L|-R|-D) SPEC pairs (-L8080 too), in any order; the rest positional.
     struct Options {
         var name: String?
         var host: String?
@@ -73,32 +75,33 @@ struct ForwardCommand {
         var positional: [String] = []
     }
 
+    // Each subcommand's usage, shown after its usage errors and for --help.
+    static let addUsage = "usage: termhost forward add [--name NAME] HOST (-L|-R|-D) SPEC"
+    static let editUsage = "usage: termhost forward edit NAME [--name NEW] [--host HOST] [(-L|-R|-D) SPEC]"
+    static let showUsage = "usage: termhost forward show NAME [--json]"
+    static let runUsage = "usage: termhost forward run NAME... | HOST (-L|-R|-D) SPEC..."
+    static func usage(of sub: String) -> String {
+        switch sub {
+        case "add": addUsage
+        case "edit": editUsage
+        case "show": showUsage
+        case "run": runUsage
+        default: "usage: termhost forward list [--json]"
+        }
+    }
+
     func parse(_ args: [String], sub: String) throws -> Options {
+        let spec = CommandArguments("termhost forward \(sub)", usage: ForwardCommand.usage(of: sub),
+                                    options: [.value("--name"), .value("--host"), .flag("--json"), .value("-L"), .value("-R"), .value("-D")])
+        let parsed = try c.parse(args, with: spec)
         var o = Options()
-        var i = 0
-        func value(_ option: String) throws -> String {
-            guard i + 1 < args.count else { throw UsageError(message: "termhost forward \(sub): \(option) needs a value") }
-            i += 1
-            return args[i]
+        o.name = parsed.value("--name")
+        o.host = parsed.value("--host")
+        o.json = parsed.has("--json")
+        o.specs = parsed.occurrences.compactMap { given in
+            ForwardKind(flag: given.option).flatMap { kind in given.value.map { (kind, $0) } }
         }
-        while i < args.count {
-            let a = args[i]
-            switch a {
-            case "--name": o.name = try value(a)
-            case "--host": o.host = try value(a)
-            case "--json": o.json = true
-            case "-L", "-R", "-D": o.specs.append((ForwardKind(flag: a)!, try value(a)))
-            default:
-                if a.hasPrefix("-L") || a.hasPrefix("-R") || a.hasPrefix("-D"), a.count > 2 {
-                    o.specs.append((ForwardKind(flag: String(a.prefix(2)))!, String(a.dropFirst(2))))
-                } else if a.hasPrefix("-") && a != "-" {
-                    throw UsageError(message: "termhost forward \(sub): unknown option '\(VisibleText.of(a))'")
-                } else {
-                    o.positional.append(a)
-                }
-            }
-            i += 1
-        }
+        o.positional = parsed.arguments
         return o
     }
 
@@ -115,7 +118,7 @@ struct ForwardCommand {
     func add(_ args: [String]) throws -> Int32 {
         let o = try parse(args, sub: "add")
         guard o.positional.count == 1, o.specs.count == 1 else {
-            throw UsageError(message: "usage: termhost forward add [--name NAME] HOST (-L|-R|-D) SPEC")
+            throw UsageError(message: ForwardCommand.addUsage)
         }
         let rule = try makeRule(id: ForwardRule.newID(), name: o.name, host: o.positional[0], kind: o.specs[0].0, spec: o.specs[0].1)
         try rules.save(rule)
@@ -126,7 +129,7 @@ struct ForwardCommand {
     func edit(_ args: [String]) throws -> Int32 {
         let o = try parse(args, sub: "edit")
         guard o.positional.count == 1, o.specs.count <= 1 else {
-            throw UsageError(message: "usage: termhost forward edit NAME [--name NEW] [--host HOST] [(-L|-R|-D) SPEC]")
+            throw UsageError(message: ForwardCommand.editUsage)
         }
         let old = try rules.find(o.positional[0])
         let host = o.host ?? old.host
@@ -183,7 +186,7 @@ struct ForwardCommand {
 
     func show(_ args: [String]) throws -> Int32 {
         let o = try parse(args, sub: "show")
-        guard o.positional.count == 1 else { throw UsageError(message: "usage: termhost forward show NAME [--json]") }
+        guard o.positional.count == 1 else { throw UsageError(message: ForwardCommand.showUsage) }
         let rule = try rules.find(o.positional[0])
         try RunDirectory.checkedIfPresent()
         let state = StatusFile.readAll()[rule.id] ?? "stopped"
@@ -217,7 +220,7 @@ struct ForwardCommand {
         let o = try parse(args, sub: "run")
         var selected: [ForwardRule] = []
         if o.specs.isEmpty {
-            guard !o.positional.isEmpty else { throw UsageError(message: "usage: termhost forward run NAME... | HOST (-L|-R|-D) SPEC...") }
+            guard !o.positional.isEmpty else { throw UsageError(message: ForwardCommand.runUsage) }
             selected = try o.positional.map { try rules.find($0) }
         } else {
             guard o.positional.count == 1 else {

@@ -58,7 +58,7 @@ struct MetricsCommand {
                 try monitors.move(args[0], to: position)
                 invocation.print("Moved monitor '\(VisibleText.of(args[0]))' to position \(min(position, try monitors.all().count)).")
                 return 0
-            case "list": return try list(monitors)
+            case "list": return try list(args, monitors)
             case "show": return try show(args, monitors)
             case "watch": return try Dashboard(command: self, monitors: monitors).run(args)
             case "serve": return try Exporter(command: self, monitors: monitors).run(args)
@@ -85,24 +85,23 @@ struct MetricsCommand {
         return 0
     }
 
+    static let addUsage = "usage: termhost metrics add HOST [--interval SECONDS] [--interface NAME]..."
+    static let addArguments = CommandArguments("termhost metrics add", usage: addUsage,
+                                               options: [.value("--interval"), .value("--interface")], maxArguments: 1)
+
     private func add(_ args: [String], _ monitors: MonitorStore) throws -> Int32 {
-        var rest = args[...]
-        guard let name = rest.popFirst(), !name.hasPrefix("-") else {
-            return usageError("usage: termhost metrics add HOST [--interval SECONDS] [--interface NAME]...")
-        }
+        let parsed: ParsedArguments
+        do { parsed = try invocation.parse(args, with: Self.addArguments) } catch { return error.status }
+        guard let name = parsed.arguments.first else { return usageError(Self.addUsage) }
         // Orders come from the store: the next one saturates rather than trap on Int.max.
         let last = try monitors.all().map(\.order).max() ?? 0
         var m = Monitor(host: name, order: last == Int.max ? last : last + 1)
-        while let option = rest.popFirst() {
-            guard let value = rest.popFirst() else { return usageError("termhost metrics add: \(option) needs a value") }
-            switch option {
-            case "--interval":
-                do { m.interval = try BoundedNumber.integer(value, name: "--interval", in: 1...3600, unit: "seconds") }
-                catch { return usageError("termhost metrics add: \(error)") }
-            case "--interface": m.interfaces = (m.interfaces ?? []) + [value]
-            default: return usageError("termhost metrics add: unknown option '\(VisibleText.of(option))'")
-            }
+        do {
+            if let interval = try parsed.integer("--interval", in: 1...3600, unit: "seconds") { m.interval = interval }
+        } catch {
+            return invocation.reportUsageError(error)
         }
+        if parsed.has("--interface") { m.interfaces = parsed.values("--interface") }
         if try monitors.find(name) != nil {
             invocation.printError("termhost metrics: a monitor for '\(VisibleText.of(name))' exists already (termhost metrics rm \(VisibleText.of(name)) first)")
             return 1
@@ -112,9 +111,14 @@ struct MetricsCommand {
         return 0
     }
 
-    private func list(_ monitors: MonitorStore) throws -> Int32 {
+    static let listArguments = CommandArguments("termhost metrics list", usage: "usage: termhost metrics list [--json]",
+                                                options: [.flag("--json")], maxArguments: 0)
+
+    private func list(_ args: [String], _ monitors: MonitorStore) throws -> Int32 {
+        let parsed: ParsedArguments
+        do { parsed = try invocation.parse(args, with: Self.listArguments) } catch { return error.status }
         let all = try monitors.all()
-        if invocation.jsonOutput {
+        if invocation.jsonOutput || parsed.has("--json") {
             invocation.print(JSON.array(all.enumerated().map { i, m in
                 .object([("position", .int(i + 1)), ("host", .string(m.host)), ("paused", .bool(m.paused)),
                          ("intervalSeconds", .int(m.interval)),
@@ -136,9 +140,15 @@ struct MetricsCommand {
         return nil
     }
 
+    static let showUsage = "usage: termhost metrics show HOST [--json]"
+    static let showArguments = CommandArguments("termhost metrics show", usage: showUsage, options: [.flag("--json")])
+
     private func show(_ args: [String], _ monitors: MonitorStore) throws -> Int32 {
-        guard args.count == 1 else { return usageError("usage: termhost metrics show HOST [--json]") }
-        let name = args[0]
+        let parsed: ParsedArguments
+        do { parsed = try invocation.parse(args, with: Self.showArguments) } catch { return error.status }
+        guard parsed.arguments.count == 1 else { return usageError(Self.showUsage) }
+        let name = parsed.arguments[0]
+        let json = invocation.jsonOutput || parsed.has("--json")
         let saved = try monitors.find(name)
         let report: HostReport
         if saved?.paused == true {
@@ -163,7 +173,7 @@ struct MetricsCommand {
             Samplers.release(sampler, linger: Samplers.showLinger)
         }
         let now = Date().timeIntervalSince1970
-        invocation.print(invocation.jsonOutput ? SnapshotJSON.render(report, now: now).text : Format.report(report, now: now))
+        invocation.print(json ? SnapshotJSON.render(report, now: now).text : Format.report(report, now: now))
         return report.state == .live || report.state == .paused ? 0 : 1
     }
 }

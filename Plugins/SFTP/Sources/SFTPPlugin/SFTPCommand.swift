@@ -45,7 +45,9 @@ struct SFTPCommand {
         case "paused":
             return paused()
         case "cancel":
-            guard let p = parse(Array(args.dropFirst())), p.operands.count == 1 else {
+            let p: Parsed
+            do { p = try parse(Array(args.dropFirst())) } catch { return error.status }
+            guard p.operands.count == 1 else {
                 invocation.printError("usage: termhost sftp cancel LOCAL | [-P PORT] HOST:PATH")
                 return 2
             }
@@ -54,16 +56,12 @@ struct SFTPCommand {
             invocation.print(SFTPCommand.usage)
             return 0
         default:
-            var port: Int?
-            if args.count == 3, args[0] == "-P" {
-                do throws(NumberOutOfRange) { port = try BoundedNumber.integer(args[1], name: "-P", in: 1...65535) } catch {
-                    invocation.printError("termhost sftp: \(error)")
-                    return 2
-                }
-                args = [args[2]]
-            }
-            guard args.count == 1 else { invocation.printError(SFTPCommand.usage); return 2 }
-            let destination = port.map { "\(args[0]):\($0)" } ?? args[0]
+            let parsed: ParsedArguments
+            do { parsed = try invocation.parse(args, with: SFTPCommand.shellArguments) } catch { return error.status }
+            guard let target = parsed.arguments.first else { invocation.printError(SFTPCommand.usage); return 2 }
+            let port: Int?
+            do { port = try parsed.integer("-P", in: 1...65535) } catch { return invocation.reportUsageError(error) }
+            let destination = port.map { "\(target):\($0)" } ?? target
             return SFTPShell(invocation: invocation, host: host, transport: transport, destination: destination).run()
         }
     }
@@ -79,56 +77,54 @@ struct SFTPCommand {
         var operands: [String] = []
     }
 
-    /// Parses options shared by get, put and ls; nil (after printing why) on a usage error.
-    /// `listing`: -l means a long listing (ls), not a bandwidth limit (get, put).
-    func parse(_ args: [String], listing: Bool = false) -> Parsed? {
+    /// `termhost sftp [-P PORT] HOST`: the interactive shell.
+    static let shellArguments = CommandArguments("termhost sftp", usage: usage, options: [.value("-P")], maxArguments: 1)
+
+    /// The options of get, put, cancel and ls. `listing`: -l means a long listing (ls), not a
+    /// bandwidth limit (get, put).
+    static func arguments(listing: Bool) -> CommandArguments {
+        CommandArguments("termhost sftp", usage: usage, options: [
+            .flag("-r", "-R", "--recursive"), .flag("--resume", "-a"), .flag("--json"),
+            listing ? .flag("-l") : .value("-l"), .value("-P"),
+            .flag("--overwrite"), .flag("--skip"), .flag("--keep-both"), .flag("--fail"),
+        ])
+    }
+
+    /// Parses options shared by get, put and ls; throws the status to return once a usage
+    /// error (or the usage, for --help) is written.
+    func parse(_ args: [String], listing: Bool = false) throws(CommandFinished) -> Parsed {
+        let parsed = try invocation.parse(args, with: SFTPCommand.arguments(listing: listing))
         var p = Parsed()
-        p.json = invocation.jsonOutput
+        p.json = invocation.jsonOutput || parsed.has("--json")
         p.options.scene = invocation.scene
-        var i = 0
-        while i < args.count {
-            let a = args[i]
-            switch a {
-            case "-r", "-R", "--recursive": p.options.recursive = true
-            case "--resume", "-a": p.options.resume = true
-            case "--json": p.json = true
-            case "-l" where listing: p.long = true
-            case "-l":
-                // As OpenSSH's sftp -l: Kbit/s of 1024 bits, at most 100 Gbit/s (its bound too), so
-                // the bytes per second fit with room to spare (18014398509481985 used to trap).
-                do throws(NumberOutOfRange) {
-                    let kbit = try BoundedNumber.integer(i + 1 < args.count ? args[i + 1] : "", name: "-l",
-                                                         in: SFTPCommand.limitBounds, unit: "kbit/s")
-                    p.options.limit = UInt64(kbit) * 1024 / 8
-                } catch {
-                    invocation.printError("termhost sftp: \(error)")
-                    return nil
-                }
-                i += 1
-            case "-P":
-                do throws(NumberOutOfRange) {
-                    p.port = try BoundedNumber.integer(i + 1 < args.count ? args[i + 1] : "", name: "-P", in: 1...65535)
-                } catch {
-                    invocation.printError("termhost sftp: \(error)")
-                    return nil
-                }
-                i += 1
-            case "--overwrite", "--skip", "--keep-both", "--fail":
-                let policy = ConflictPolicy(rawValue: String(a.dropFirst(2)))!
-                if let earlier = p.options.conflict, earlier != policy { invocation.printError("termhost sftp: --\(earlier.rawValue) and \(a) contradict each other"); return nil }
-                p.options.conflict = policy
-            case "--": p.operands += args[(i + 1)...]; i = args.count
-            default:
-                if a.hasPrefix("-"), a.count > 1 { invocation.printError("termhost sftp: unknown option \(a.shown)\n\(SFTPCommand.usage)"); return nil }
-                p.operands.append(a)
+        p.options.recursive = parsed.has("-r")
+        p.options.resume = parsed.has("--resume")
+        p.long = listing && parsed.has("-l")
+        p.operands = parsed.arguments
+        do {
+            // As OpenSSH's sftp -l: Kbit/s of 1024 bits, at most 100 Gbit/s (its bound too), so
+            // the bytes per second fit with room to spare (18014398509481985 used to trap).
+            if !listing, let kbit = try parsed.integer("-l", in: SFTPCommand.limitBounds, unit: "kbit/s") {
+                p.options.limit = UInt64(kbit) * 1024 / 8
             }
-            i += 1
+            p.port = try parsed.integer("-P", in: 1...65535)
+        } catch {
+            throw CommandFinished(status: invocation.reportUsageError(error))
+        }
+        for given in parsed.occurrences {
+            guard given.option.hasPrefix("--"), let policy = ConflictPolicy(rawValue: String(given.option.dropFirst(2))) else { continue }
+            if let earlier = p.options.conflict, earlier != policy {
+                invocation.printError("termhost sftp: --\(earlier.rawValue) and \(given.spelled) contradict each other")
+                throw CommandFinished(status: 2)
+            }
+            p.options.conflict = policy
         }
         return p
     }
 
     func transfer(_ direction: FileJob.Direction, _ args: [String]) -> Int32 {
-        guard let p = parse(args) else { return 2 }
+        let p: Parsed
+        do { p = try parse(args) } catch { return error.status }
         let verbWord = direction == .download ? "get" : "put"
         let remoteText: String, localText: String
         switch (direction, p.operands.count) {
@@ -180,7 +176,9 @@ struct SFTPCommand {
     }
 
     func list(_ args: [String]) -> Int32 {
-        guard let p = parse(args, listing: true), p.operands.count == 1 else { invocation.printError("usage: termhost sftp ls [-l] [-P PORT] [--json] HOST:PATH"); return 2 }
+        let p: Parsed
+        do { p = try parse(args, listing: true) } catch { return error.status }
+        guard p.operands.count == 1 else { invocation.printError("usage: termhost sftp ls [-l] [-P PORT] [--json] HOST:PATH"); return 2 }
         guard let remote = RemoteArgument(p.operands[0], port: p.port) else {
             invocation.printError("termhost sftp: '\(p.operands[0].shown)' is not HOST:PATH")
             return 2

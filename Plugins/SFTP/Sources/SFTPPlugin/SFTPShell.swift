@@ -145,7 +145,12 @@ struct SFTPShell {
 
     private func transfer(_ command: String, _ args: [String], cwd: String, lcwd: String) throws(SFTPError) {
         let cli = SFTPCommand(invocation: invocation, host: host, transport: transport)
-        guard let p = cli.parse(args), (1...2).contains(p.operands.count) else { throw usage("\(command) [-r] [--resume] source [target]") }
+        let p: SFTPCommand.Parsed
+        do { p = try cli.parse(args) } catch {
+            if error.status == 0 { return }   // --help: the usage is printed
+            throw usage("\(command) [-r] [--resume] source [target]")
+        }
+        guard (1...2).contains(p.operands.count) else { throw usage("\(command) [-r] [--resume] source [target]") }
         let observer = ConsoleProgress(mode: ConsoleProgress.mode(json: p.json, stderr: invocation.stderrFD),
                                        out: invocation.stdoutFD, err: invocation.stderrFD,
                                        verb: command == "get" ? "downloaded" : "uploaded")

@@ -3,7 +3,7 @@ import TermhostSDK
 /// The value options of `termhost hosts add|edit`: each value is checked (HostRules, numbers
 /// through BoundedNumber) before it changes the record, and a refusal names the option, the
 /// value and the rule, e.g. `--port must be a whole number from 1 to 65535, not '99999'`.
-enum HostOption: String {
+enum HostOption: String, CaseIterable {
     case port = "--port", user = "--user", identity = "--identity", tag = "--tag", jump = "--jump",
          address = "--address", keepalive = "--keepalive", keepaliveCount = "--keepalive-count"
 

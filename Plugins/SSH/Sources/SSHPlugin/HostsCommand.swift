@@ -39,18 +39,14 @@ enum HostsCommand {
                     guard let saved = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(VisibleText.of(name))'"); return 1 }
                     record = saved
                 }
-                while let option = args.popFirst() {
-                    guard let value = args.popFirst() else { c.printError("\(command): \(VisibleText.of(option)) needs a value"); return 2 }
-                    if option == "--use-identity" {
+                let parsed: ParsedArguments
+                do { parsed = try c.parse(args, with: changeArguments(command)) } catch { return error.status }
+                for given in parsed.occurrences {
+                    let value = given.value ?? ""
+                    if given.option == "--use-identity" {
                         guard try vault.identity(value) != nil else { c.printError("termhost hosts: no saved identity '\(VisibleText.of(value))' (termhost identities list)"); return 1 }
                         record.identity = value
-                        continue
-                    }
-                    guard let known = HostOption(rawValue: option) else {
-                        c.printError("\(command): unknown option '\(VisibleText.of(option))'\n\(usage)")
-                        return 2
-                    }
-                    if let refusal = known.apply(value, to: &record) {
+                    } else if let refusal = HostOption(rawValue: given.option)?.apply(value, to: &record) {
                         c.printError("\(command): \(refusal)")
                         return 2
                     }
@@ -58,8 +54,10 @@ enum HostsCommand {
                 try vault.save(record)
                 c.print("Saved host '\(VisibleText.of(name))' (\(shown(record))).")
             case "list":
+                let parsed: ParsedArguments
+                do { parsed = try c.parse(args, with: jsonArguments("list", maxArguments: 0)) } catch { return error.status }
                 let hosts = try vault.all()
-                if c.jsonOutput { c.print(json(hosts)); return 0 }
+                if c.jsonOutput || parsed.has("--json") { c.print(json(hosts)); return 0 }
                 if hosts.isEmpty { c.print("No saved hosts. Add one with 'termhost hosts add NAME ADDRESS'."); return 0 }
                 let width = hosts.map { VisibleText.of($0.name).count }.max() ?? 0
                 for h in hosts {
@@ -71,22 +69,28 @@ enum HostsCommand {
                     c.print(line)
                 }
             case "show":
-                guard let name = args.popFirst() else { c.printError(usage); return 2 }
+                let parsed: ParsedArguments
+                do { parsed = try c.parse(args, with: jsonArguments("show", maxArguments: 1)) } catch { return error.status }
+                guard let name = parsed.arguments.first else { c.printError(usage); return 2 }
                 guard let h = try vault.host(name) else { c.printError("termhost hosts: no saved host '\(VisibleText.of(name))'"); return 1 }
                 c.print(json(h))
             case "history":
-                guard let name = args.popFirst() else { c.printError(usage); return 2 }
+                let parsed: ParsedArguments
+                do { parsed = try c.parse(args, with: jsonArguments("history", maxArguments: 1)) } catch { return error.status }
+                guard let name = parsed.arguments.first else { c.printError(usage); return 2 }
                 let rows = try ConnectionHistory(store: vault.store).rows(host: name)
-                if c.jsonOutput { c.print(json(rows)); return 0 }
+                if c.jsonOutput || parsed.has("--json") { c.print(json(rows)); return 0 }
                 if rows.isEmpty { c.print("No sessions with '\(name)' yet."); return 0 }
                 let format = ISO8601DateFormatter()
                 for r in rows {
                     c.print("\(format.string(from: Date(timeIntervalSince1970: r.started)))  \(r.user)  \(String(format: "%.1f", r.ended - r.started)) s  exit \(r.status)")
                 }
             case "commands":
-                guard let name = args.popFirst() else { c.printError(usage); return 2 }
+                let parsed: ParsedArguments
+                do { parsed = try c.parse(args, with: jsonArguments("commands", maxArguments: 1)) } catch { return error.status }
+                guard let name = parsed.arguments.first else { c.printError(usage); return 2 }
                 let rows = try CommandHistory(store: vault.store).rows(host: name)
-                if c.jsonOutput { c.print(json(rows)); return 0 }
+                if c.jsonOutput || parsed.has("--json") { c.print(json(rows)); return 0 }
                 if rows.isEmpty { c.print("No commands recorded for '\(name)' (the remote shell needs shell integration: OSC 633;E)."); return 0 }
                 for r in rows { c.print(r.command) }
             case "import":
@@ -108,12 +112,28 @@ enum HostsCommand {
         }
     }
 
+    /// The options of `hosts add|edit`: HostOption's and --use-identity, each taking a value.
+    static func changeArguments(_ command: String) -> CommandArguments {
+        CommandArguments(command, usage: usage,
+                         options: HostOption.allCases.map { .value($0.rawValue) } + [.value("--use-identity")], maxArguments: 0)
+    }
+
+    /// The subcommands whose only option is --json.
+    static func jsonArguments(_ sub: String, maxArguments: Int) -> CommandArguments {
+        CommandArguments("termhost hosts \(sub)", usage: usage, options: [.flag("--json")], maxArguments: maxArguments)
+    }
+
+    static let importArguments = CommandArguments("termhost hosts import", usage: usage,
+                                                  options: [.flag("--yes"), .flag("--replace")], maxArguments: 1)
+
     /// Shows what would be imported and what would not, then asks (or takes --yes). Without a
     /// terminal and without --yes nothing is imported (fail closed). Linear in the number of
     /// hosts: the saved names come in one query, and the hosts are saved in one transaction.
     static func importConfig(_ c: CommandInvocation, vault: Vault, args: [String]) -> Int32 {
-        let yes = args.contains("--yes"), replace = args.contains("--replace")
-        let file = args.first { !$0.hasPrefix("--") } ?? homeDirectory + "/.ssh/config"
+        let parsed: ParsedArguments
+        do { parsed = try c.parse(args, with: importArguments) } catch { return error.status }
+        let yes = parsed.has("--yes"), replace = parsed.has("--replace")
+        let file = parsed.arguments.first ?? homeDirectory + "/.ssh/config"
         let config = SSHConfigImport(file: file)
         if let refused = config.parsed.refused {
             c.printError("termhost hosts import: \(refused); nothing imported")

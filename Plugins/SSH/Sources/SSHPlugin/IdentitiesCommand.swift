@@ -32,27 +32,25 @@ enum IdentitiesCommand {
                 var identity = existing ?? IdentityRecord(name: name, user: nil, keyFile: nil, passwordSecret: nil)
                 var askPassword = false
                 var keyBytes: [UInt8]? = nil
-                while let option = args.popFirst() {
-                    switch option {
-                    case "--password": askPassword = true
-                    case "--user", "--key", "--store-key":
-                        guard let value = args.popFirst() else { c.printError("\(command): \(option) needs a value"); return 2 }
-                        if let why = option == "--user" ? HostRules.user(value) : HostRules.path(value) {
-                            c.printError("\(command): \(option) '\(VisibleText.of(value))': \(why)")
-                            return 2
+                let parsed: ParsedArguments
+                do { parsed = try c.parse(args, with: changeArguments(command)) } catch { return error.status }
+                for given in parsed.occurrences {
+                    if given.option == "--password" { askPassword = true; continue }
+                    let value = given.value ?? ""
+                    if let why = given.option == "--user" ? HostRules.user(value) : HostRules.path(value) {
+                        c.printError("\(command): \(given.option) '\(VisibleText.of(value))': \(why)")
+                        return 2
+                    }
+                    switch given.option {
+                    case "--user": identity.user = value
+                    case "--key": identity.keyFile = value
+                    default:
+                        guard let bytes = FileManager.default.contents(atPath: value) else {
+                            c.printError("\(command): cannot read the key \(VisibleText.of(value))")
+                            return 1
                         }
-                        switch option {
-                        case "--user": identity.user = value
-                        case "--key": identity.keyFile = value
-                        default:
-                            guard let bytes = FileManager.default.contents(atPath: value) else {
-                                c.printError("\(command): cannot read the key \(VisibleText.of(value))")
-                                return 1
-                            }
-                            keyBytes = [UInt8](bytes)
-                            identity.keyFile = nil
-                        }
-                    default: c.printError("\(command): unknown option '\(VisibleText.of(option))'\n\(usage)"); return 2
+                        keyBytes = [UInt8](bytes)
+                        identity.keyFile = nil
                     }
                 }
                 var password: [UInt8]? = nil
@@ -72,8 +70,10 @@ enum IdentitiesCommand {
                 let kept = [identity.keySecret == nil ? nil : "key", identity.passwordSecret == nil ? nil : "password"].compactMap { $0 }
                 c.print("Saved identity '\(name)'\(kept.isEmpty ? "" : " (\(kept.joined(separator: " and ")) kept in the secrets store)").")
             case "list":
+                let parsed: ParsedArguments
+                do { parsed = try c.parse(args, with: listArguments) } catch { return error.status }
                 let all = try vault.identities()
-                if c.jsonOutput { c.print(HostsCommand.json(all.map(Shown.init))); return 0 }
+                if c.jsonOutput || parsed.has("--json") { c.print(HostsCommand.json(all.map(Shown.init))); return 0 }
                 if all.isEmpty { c.print("No saved identities. Add one with 'termhost identities add NAME --user USER'."); return 0 }
                 for i in all { c.print(VisibleText.of("\(i.name)  \(Shown(i).summary)")) }
             case "show":
@@ -100,6 +100,14 @@ enum IdentitiesCommand {
             return 1
         }
     }
+
+    /// The options of `identities add|edit`.
+    static func changeArguments(_ command: String) -> CommandArguments {
+        CommandArguments(command, usage: usage, options: [.value("--user"), .value("--key"), .value("--store-key"), .flag("--password")],
+                         maxArguments: 0)
+    }
+
+    static let listArguments = CommandArguments("termhost identities list", usage: usage, options: [.flag("--json")], maxArguments: 0)
 
     /// What is shown of an identity: whether a password is saved, never the secret's ID.
     struct Shown: Encodable {

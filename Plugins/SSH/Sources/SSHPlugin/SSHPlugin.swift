@@ -79,17 +79,12 @@ final class SSHFeature: Feature {
         TransportService.closeAll(of: transport, bound: 0.4)
     }
 
-    /// Takes a leading `-J a,b` off the arguments.
-    static func jumpOption(_ args: [String]) -> (jump: [String], rest: [String]) {
-        guard args.count >= 2, args[0] == "-J" else { return ([], args) }
-        return (args[1].split(separator: ",").map(String.init), Array(args.dropFirst(2)))
-    }
-
     func ssh(_ c: CommandInvocation, vault: Vault) -> Int32 {
-        let (jump, args) = SSHFeature.jumpOption(c.arguments)
-        guard let target = args.first else { c.printError("usage: termhost ssh [-J JUMP[,JUMP...]] HOST [COMMAND [ARG]...]"); return 2 }
-        if args.count > 1 { return exec(c, vault: vault) }
-        return connect(c, vault: vault, target: target, jump: jump) { (connection) throws(SSHError) -> Int32 in
+        let parsed: RemoteCommandArguments
+        do { parsed = try RemoteCommandArguments(c) } catch { return error.status }
+        guard let target = parsed.host else { c.printError(RemoteCommandArguments.sshUsage); return 2 }
+        if !parsed.command.isEmpty { return exec(c, vault: vault) }
+        return connect(c, vault: vault, target: target, jump: parsed.jump) { (connection) throws(SSHError) -> Int32 in
             let commands = CommandHistory(store: vault.store)
             let name = try? vault.resolve(target)?.name
             return try TerminalSession(connection: connection, log: { self.host.log(.warning, $0) },
@@ -131,12 +126,12 @@ final class SSHFeature: Feature {
     }
 
     func exec(_ c: CommandInvocation, vault: Vault) -> Int32 {
-        var (jump, args) = SSHFeature.jumpOption(c.arguments)
-        guard !args.isEmpty else { c.printError("usage: termhost exec HOST [--] COMMAND [ARG]..."); return 2 }
-        let target = args.removeFirst()
+        let parsed: RemoteCommandArguments
+        do { parsed = try RemoteCommandArguments(c) } catch { return error.status }
+        var args = parsed.command
         if args.first == "--" { args.removeFirst() }
-        guard !args.isEmpty else { c.printError("usage: termhost exec HOST [--] COMMAND [ARG]..."); return 2 }
-        return connect(c, vault: vault, target: target, jump: jump) { (connection) throws(SSHError) -> Int32 in
+        guard let target = parsed.host, !args.isEmpty else { c.printError(RemoteCommandArguments.execUsage); return 2 }
+        return connect(c, vault: vault, target: target, jump: parsed.jump) { (connection) throws(SSHError) -> Int32 in
             try ExecChannel(connection: connection).run(args.joined(separator: " "), stdin: c.stdinFD,
                                                         stdout: c.stdoutFD, stderr: c.stderrFD)
         }

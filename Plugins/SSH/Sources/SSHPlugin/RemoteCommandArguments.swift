@@ -1,0 +1,24 @@
+import TermhostSDK
+
+/// The command line of `termhost exec` and `termhost ssh`: options (`-J`) before HOST, and after
+/// HOST the remote command exactly as typed, since its options are the remote program's.
+struct RemoteCommandArguments {
+    static let execUsage = "usage: termhost exec HOST [--] COMMAND [ARG]..."
+    static let sshUsage = "usage: termhost ssh [-J JUMP[,JUMP...]] HOST [COMMAND [ARG]...]"
+
+    /// Jump hosts from `-J a,b`, outermost first.
+    let jump: [String]
+    let host: String?
+    /// The remote command and its arguments (a leading `--` kept, for exec to drop).
+    let command: [String]
+
+    /// Throws the status to return once a usage error, or the usage for `--help`, is written.
+    init(_ c: CommandInvocation) throws(CommandFinished) {
+        let spec = CommandArguments("termhost \(c.command)", usage: c.command == "ssh" ? Self.sshUsage : Self.execUsage,
+                                    options: [.value("-J")], optionsEndAtFirstArgument: true)
+        let parsed = try c.parse(with: spec)
+        jump = parsed.value("-J").map { $0.split(separator: ",").map(String.init) } ?? []
+        host = parsed.arguments.first
+        command = Array(parsed.arguments.dropFirst())
+    }
+}
