@@ -38,13 +38,6 @@ public final class CallsInProgress: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Calls that have not returned, oldest first.
-    public var current: [Call] {
-        condition.lock()
-        defer { condition.unlock() }
-        return calls.keys.sorted().map { calls[$0]! }
-    }
-
     /// Waits until no call into any of `instances` is running or `deadline` passed; returns
     /// the instances still called.
     public func waitUntilNone(of instances: [AnyObject], before deadline: Date) -> Set<ObjectIdentifier> {
