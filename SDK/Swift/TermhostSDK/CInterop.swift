@@ -96,6 +96,7 @@ extension termhost_host_commands_t: TermhostSizedStruct {}
 extension termhost_ssh_transport_t: TermhostSizedStruct {}
 extension termhost_sftp_transfer_t: TermhostSizedStruct {}
 extension termhost_sftp_files_t: TermhostSizedStruct {}
+extension termhost_metrics_snapshot_t: TermhostSizedStruct {}
 
 /// The Swift form of TERMHOST_HAS_FIELD (version.h): whether a struct the other side built is
 /// large enough to hold a member. One rule for the host and for plugins, instead of
@@ -112,11 +113,20 @@ public enum TermhostStruct {
         Int(structSize) >= end(of: field)
     }
 
-    /// Whether `p` (NULL has no fields) has `field`, by its own struct_size:
-    /// `TermhostStruct.has(transport, \.open_exec)`.
+    /// Whether `p` (NULL has no fields) has `field`, by its own struct_size. For a data member
+    /// that has no "absent" value of its own (a number); pointer members use `member`.
     public static func has<T: TermhostSizedStruct, V>(_ p: UnsafePointer<T>?, _ field: KeyPath<T, V>) -> Bool {
         guard let p else { return false }
         return has(p.pointee.struct_size, field)
+    }
+
+    /// An appended pointer member of `p` (a function or a context), or nil when `p` is NULL,
+    /// its struct_size ends before the member (an older producer) or the producer left it
+    /// NULL: `if let openExec = TermhostStruct.member(transport, \.open_exec) { ... }`.
+    /// The one check to make before reading a member added after the struct's first version.
+    public static func member<T: TermhostSizedStruct, F>(_ p: UnsafePointer<T>?, _ field: KeyPath<T, F?>) -> F? {
+        guard let p, has(p.pointee.struct_size, field) else { return nil }
+        return p.pointer(to: field)?.pointee ?? nil
     }
 
     /// One member of a struct, named for messages, with the minor version that added it.

@@ -19,8 +19,8 @@ public final class Plugin: @unchecked Sendable {
     let features: [any Feature.Type]
     /// The ABI minor this plugin declares (the manifest's "abi" must say the same): by default
     /// the minor of the headers the SDK was built with. A plugin that uses nothing newer may
-    /// declare less, so that it also loads in an older host; it then checks every member added
-    /// later with `TermhostStruct.has` and expects `nil` for services that came later (the
+    /// declare less, so that it also loads in an older host; it then reads every member added
+    /// later through `TermhostStruct.member` and expects `nil` for services that came later (the
     /// SDK's own wrappers already do both).
     public let abiMinorNeeded: UInt32
     let onInit: ((PluginHost) throws -> Void)?

@@ -223,7 +223,7 @@ public struct Interact: @unchecked Sendable {
     /// Whether a prompt on the scene can be shown now (ABI 1.1; an older host answers by
     /// trying, so this says true there).
     public func canPrompt(scene: UInt64) -> Bool {
-        guard TermhostStruct.has(UnsafePointer(vtable), \.can_prompt), let canPrompt = vtable.pointee.can_prompt else { return true }
+        guard let canPrompt = TermhostStruct.member(vtable, \.can_prompt) else { return true }
         return canPrompt(host, scene) != 0
     }
 }

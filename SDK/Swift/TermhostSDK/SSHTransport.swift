@@ -8,7 +8,9 @@ public struct SSHTransport: @unchecked Sendable {
     public let vtable: UnsafePointer<termhost_ssh_transport_t>
     let host: UnsafePointer<termhost_host_t>
 
-    /// The service, when the SSH feature is active and provides it.
+    /// The service, when the SSH feature is active and provides it. Look it up again after
+    /// the SSH feature was deactivated (background, expire): the table goes with its instance.
+    /// [any-thread]
     public init?(host: PluginHost) {
         guard let raw = host.service(TERMHOST_SSH_TRANSPORT) else { return nil }
         self.host = host.raw
@@ -18,26 +20,33 @@ public struct SSHTransport: @unchecked Sendable {
     /// The host the service was found through: for logging what a connection decided.
     public var pluginHost: PluginHost { PluginHost(host) }
 
+    /// Whether the SSH plugin offers `exec_bounded` (ABI 1.2). [any-thread]
+    public var offersBoundedExec: Bool { TermhostStruct.member(vtable, \.exec_bounded) != nil }
+
     /// `open`: connects and authenticates, prompting on the scene's terminal when needed
     /// (fails closed without one). The error's code is TERMHOST_ERR_DENIED for refused trust or
-    /// credentials, TERMHOST_ERR_IO for network and server failures.
+    /// credentials, TERMHOST_ERR_IO for network and server failures. [any-thread]
     public func open(_ destination: String, scene: UInt64) throws(PluginError) -> Connection {
         var handle: OpaquePointer?
         try check { vtable.pointee.open(host, scene, destination, &handle, $0) }
         return Connection(vtable: vtable, handle: handle)
     }
 
-    /// One connection; call `close()` when done (the handle is useless afterwards).
-    public struct Connection: @unchecked Sendable {
+    /// One connection; call `close()` when done (the handle is useless afterwards). Two values
+    /// are equal when they name the same connection. Every call may be made from any thread:
+    /// the SSH plugin runs it on the connection's executor.
+    public struct Connection: @unchecked Sendable, Equatable {
         let vtable: UnsafePointer<termhost_ssh_transport_t>
         public let handle: OpaquePointer?
 
-        /// `close`: disconnects within a bounded time.
+        public static func == (a: Connection, b: Connection) -> Bool { a.handle == b.handle }
+
+        /// `close`: disconnects within a bounded time. [any-thread]
         public func close() { vtable.pointee.close(handle) }
 
         /// `with_session`: runs body on the connection's executor with the raw
         /// LIBSSH2_SESSION (blocking mode) and its socket. An error thrown by body comes back
-        /// with its code and message.
+        /// with its code and message. [any-thread; body runs on the connection's executor]
         public func withSession(_ body: (_ session: OpaquePointer, _ socket: Int32) throws(PluginError) -> Void) throws(PluginError) {
             try withoutActuallyEscaping(body) { (escapable) throws(PluginError) in
                 final class Box {
@@ -63,7 +72,8 @@ public struct SSHTransport: @unchecked Sendable {
             }
         }
 
-        /// `exec`: runs a command to completion; output arrives in order through the handlers.
+        /// `exec`: runs a command to completion and returns its exit status; output arrives in
+        /// order through the handlers, on the calling thread. [any-thread]
         public func exec(_ command: String, stdin: [UInt8] = [],
                          stdout: ((UnsafeRawBufferPointer) -> Void)? = nil,
                          stderr: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(PluginError) -> Int32 {
@@ -73,20 +83,18 @@ public struct SSHTransport: @unchecked Sendable {
             }
         }
 
-        /// Whether the SSH plugin offers `exec_bounded` (ABI 1.2).
-        public var offersBoundedExec: Bool {
-            TermhostStruct.has(vtable, \.exec_bounded) && vtable.pointee.exec_bounded != nil
-        }
+        /// Whether the SSH plugin offers `exec_bounded` (ABI 1.2). [any-thread]
+        public var offersBoundedExec: Bool { TermhostStruct.member(vtable, \.exec_bounded) != nil }
 
         /// `exec_bounded`: like `exec`, but the command must finish within `deadline` (nil: no
         /// deadline; at most one day), and `cancel.cancel()` from any thread stops it. Either
         /// way its channel is closed and the error says which, naming the command: code
         /// TERMHOST_ERR_TIMEOUT or TERMHOST_ERR_CANCELLED. The handlers run on this thread.
-        /// Against an SSH plugin older than 1.2, TERMHOST_ERR_UNSUPPORTED.
+        /// Against an SSH plugin older than 1.2, TERMHOST_ERR_UNSUPPORTED. [any-thread]
         public func exec(_ command: String, stdin: [UInt8] = [], deadline: Duration?, cancel: ExecCancel? = nil,
                          stdout: ((UnsafeRawBufferPointer) -> Void)? = nil,
                          stderr: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(PluginError) -> Int32 {
-            guard offersBoundedExec, let bounded = vtable.pointee.exec_bounded else {
+            guard let bounded = TermhostStruct.member(vtable, \.exec_bounded) else {
                 throw PluginError("ssh: the SSH plugin predates ABI 1.2: it cannot run a command with a deadline or cancel it",
                                   code: Int32(TERMHOST_ERR_UNSUPPORTED))
             }
@@ -138,14 +146,6 @@ public struct SSHTransport: @unchecked Sendable {
                 }
             }
         }
-
-        /// `open_direct_tcpip`: a channel to host:port as the server sees it, bridged to the
-        /// returned local socket (owned by the caller: close it to close the channel).
-        public func openDirectTCPIP(host: String, port: Int32) throws(PluginError) -> Int32 {
-            var fd: Int32 = -1
-            try check { vtable.pointee.open_direct_tcpip(handle, host, port, &fd, $0) }
-            return fd
-        }
     }
 }
 
@@ -162,6 +162,8 @@ public final class ExecCancel: @unchecked Sendable {
 
     deinit { flag.deallocate() }
 
+    /// Sets the flag; the running exec stops within 50 ms. [any-thread]
     public func cancel() { termhost_ssh_cancel_request(flag) }
+    /// Whether `cancel()` was called. [any-thread]
     public var isCancelled: Bool { termhost_ssh_cancel_requested(flag) != 0 }
 }

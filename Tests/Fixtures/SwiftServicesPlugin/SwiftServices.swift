@@ -1,5 +1,6 @@
 // A Swift plugin for the tests: `termhost swsvc <action>` exercises the TermhostSDK wrappers
-// of each host service and prints what came back.
+// of each host service and prints what came back; ServiceClients.swift does the same for the
+// services other plugins provide.
 import Glibc
 import Synchronization
 import TermhostSDK
@@ -70,7 +71,7 @@ final class SwiftServices: Feature {
     }
 }
 
-let plugin = Plugin(id: "org.test.swift-services", version: "1.0.0", features: [SwiftServices.self])
+let plugin = Plugin(id: "org.test.swift-services", version: "1.0.0", features: [SwiftServices.self, SwiftSSHClient.self, SwiftFilesClient.self, SwiftMetricsClient.self])
 
 @_cdecl("termhost_plugin_entry")
 public func termhostPluginEntry() -> UnsafeRawPointer { plugin.entry }

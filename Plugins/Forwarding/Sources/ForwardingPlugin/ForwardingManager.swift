@@ -7,7 +7,7 @@ import TermhostSDK
 /// lost connections, and reports every state change. All state lives on `queue`; sockets on
 /// the reactor thread; blocking transport calls on each host link's queue (`HostLink.call`).
 final class ForwardingManager: @unchecked Sendable {
-    let transport: Transport
+    let transport: SSHTransport
     let pluginHost: PluginHost
     let queue = DispatchQueue(label: "termhost.forwarding.manager")
     let reactor = Reactor()
@@ -20,8 +20,8 @@ final class ForwardingManager: @unchecked Sendable {
     /// Host links by host; touched on `queue` only.
     var links: [String: HostLink] = [:]
     private var runtimes: [RuleRuntime] = []
-    private var shuttingDown = false
-    private var expired = false
+    private(set) var shuttingDown = false
+    private(set) var expired = false
     /// While start() goes through its rules: an early failure must not look like "all ended".
     private var starting = false
     /// The scene of the `forward run` command: new connections may prompt on its terminal.
@@ -35,7 +35,7 @@ final class ForwardingManager: @unchecked Sendable {
     /// How long a SOCKS client has for its greeting and request (SocksLimits).
     let socksHandshakeSeconds: Double
 
-    init(transport: Transport, host: PluginHost, socksHandshakeSeconds: Double = SocksLimits.defaultHandshakeSeconds) {
+    init(transport: SSHTransport, host: PluginHost, socksHandshakeSeconds: Double = SocksLimits.defaultHandshakeSeconds) {
         self.transport = transport
         pluginHost = host
         status = StatusFile()
@@ -148,7 +148,7 @@ final class ForwardingManager: @unchecked Sendable {
         closingDown.store(true, ordering: .releasing)
         // First, and outside `queue`: a request in progress finishes (and is answered) on it.
         queue.sync { control }?.close()
-        var closing: [(Connection, Unmanaged<LossToken>?)] = []
+        var closing: [(SSHTransport.Connection, Unmanaged<LossToken>?)] = []
         queue.sync {
             shuttingDown = true
             for link in links.values {
@@ -164,8 +164,8 @@ final class ForwardingManager: @unchecked Sendable {
         // close of a connection whose last rule stopped just before: the host must not exit
         // (and tear down libcrypto) while one is inside libssh2.
         for (c, token) in closing {
-            DispatchQueue.global().async(group: inFlight) { [transport] in
-                transport.close(c)
+            DispatchQueue.global().async(group: inFlight) {
+                c.close()
                 token?.release()
             }
         }
@@ -200,127 +200,19 @@ final class ForwardingManager: @unchecked Sendable {
         }
     }
 
-    // MARK: Connections [queue]
-
-    private func connect(_ link: HostLink, interactive: Bool) {
-        link.connecting = true
-        link.retry = nil
-        let generation = link.generation + 1
-        let scene = interactive ? link.scene : 0
-        let token = Unmanaged.passRetained(LossToken(manager: self, link: link, generation: generation))
-        link.call { [self] in
-            do {
-                let c = try transport.open(link.host, scene: scene)
-                // Shutdown began meanwhile: close inside this call, which shutdown waits for.
-                if closingDown.load(ordering: .acquiring) {
-                    transport.close(c)
-                    token.release()
-                    return
-                }
-                do { try transport.watch(c, onLost: LossToken.onLost, user: CallbackData(raw: token.toOpaque())) } catch {
-                    transport.close(c)
-                    throw error
-                }
-                queue.async { self.connected(link, c, token: token, generation: generation) }
-            } catch {
-                token.release()
-                queue.async { self.connectFailed(link, error) }
-            }
-        }
-    }
-
-    private func connected(_ link: HostLink, _ c: Connection, token: Unmanaged<LossToken>, generation: Int) {
-        link.connecting = false
-        guard !shuttingDown, !expired, !link.rules.isEmpty, links[link.host] === link else {
-            link.call { [transport] in transport.close(c); token.release() }
-            return
-        }
-        link.connection = c
-        link.token = token
-        link.generation = generation
-        link.connectedAt = Date()
-        link.setCurrent(c)
-        if link.everConnected { report("forward: \(VisibleText.of(link.host)): reconnected (attempt \(link.attempt))") }
-        link.everConnected = true
-        link.attempt = 0
-        for r in link.rules where r.state.hasIntent { attach(r, to: link) }
-        // Reset the schedule once this connection has proved stable.
-        queue.asyncAfter(deadline: .now() + Backoff.stableAfter) { [weak link] in
-            guard let link, link.generation == generation, link.connection != nil else { return }
-            link.backoff.reset()
-        }
-    }
-
-    private func connectFailed(_ link: HostLink, _ error: Error) {
-        link.connecting = false
-        // Expired meanwhile: resume() reconnects in foreground; no retries in background.
-        guard !shuttingDown, !expired, links[link.host] === link, !link.rules.isEmpty else { return }
-        let failure = error as? Transport.Failure
-        let message = VisibleText.of(failure?.message ?? "\(error)")
-        if !link.everConnected && !link.rules.contains(where: \.hasRun) {
-            // Nothing has run yet: no intent to keep, as ssh -N exits when it cannot connect.
-            for r in link.rules where r.state.hasIntent { fail(r, message) }
-            return
-        }
-        if failure?.denied == true {
-            report("forward: \(VisibleText.of(link.host)): recovery ended: \(message)")
-            for r in link.rules where r.state.hasIntent { fail(r, "recovery ended: \(message) ('termhost forward retry' starts it again)") }
-            return
-        }
-        report("forward: \(VisibleText.of(link.host)): attempt \(link.attempt) failed: \(message)")
-        scheduleRetry(link)
-    }
-
-    /// A connection died (on_lost, via the queue). Its streams end with it; never replayed.
-    func lost(_ link: HostLink, generation: Int, reason: String) {
-        guard generation == link.generation, link.connection != nil, !shuttingDown else { return }
-        if let since = link.connectedAt, Date().timeIntervalSince(since) >= Backoff.stableAfter { link.backoff.reset() }
-        retire(link)
-        report("forward: \(VisibleText.of(link.host)): connection lost: \(VisibleText.of(reason))")
-        scheduleRetry(link)
-    }
-
-    /// Closes the link's connection (its remote listeners go with it).
-    private func retire(_ link: HostLink) {
-        guard let c = link.connection else { return }
-        let token = link.token
-        link.connection = nil
-        link.token = nil
-        link.setCurrent(nil)
-        for r in link.rules { r.remotePort = nil }
-        link.call { [transport] in
-            transport.close(c)
-            token?.release()
-        }
-    }
-
-    private func scheduleRetry(_ link: HostLink) {
-        let delay = link.backoff.next()
-        link.attempt += 1
-        let next = Date().addingTimeInterval(delay)
-        report("forward: \(VisibleText.of(link.host)): reconnecting in \(Int(delay)) s (attempt \(link.attempt))")
-        for r in link.rules where r.state.hasIntent { set(r, .reconnecting(attempt: link.attempt, next: next)) }
-        let work = DispatchWorkItem { [weak self, weak link] in
-            guard let self, let link, link.retry != nil else { return }
-            self.connect(link, interactive: false)
-        }
-        link.retry = work
-        queue.asyncAfter(deadline: .now() + delay, execute: work)
-    }
-
     /// Puts a rule to work on the link's live connection.
-    private func attach(_ r: RuleRuntime, to link: HostLink) {
+    func attach(_ r: RuleRuntime, to link: HostLink) {
         guard let c = link.connection else { return }
         switch r.rule.kind {
         case .local, .dynamic:
             activate(r, "listening on \(VisibleText.of(ForwardSpec.bracketed(r.rule.localBindHost))):\(r.listener?.port ?? r.rule.bindPort)")
         case .remote:
-            let context = CallbackData(raw: Unmanaged.passRetained(RemoteAcceptContext(manager: self, runtime: r)).toOpaque())
+            let context = SSHTransport.CallbackData(raw: Unmanaged.passRetained(RemoteAcceptContext(manager: self, runtime: r)).toOpaque())
             let generation = link.generation
             link.call { [self] in
                 do {
-                    let port = try transport.listen(c, bindHost: r.rule.remoteBindHost, port: r.rule.bindPort,
-                                                    onAccept: RemoteAcceptContext.onAccept, user: context)
+                    let port = Int(try c.forwardListen(bindHost: r.rule.remoteBindHost, port: Int32(r.rule.bindPort),
+                                                       onAccept: RemoteAcceptContext.onAccept, user: context))
                     queue.async {
                         guard r.state.hasIntent, link.generation == generation, link.connection != nil else { return }
                         r.remotePort = port
@@ -348,14 +240,14 @@ final class ForwardingManager: @unchecked Sendable {
 
     // MARK: Rule state [queue]
 
-    private func set(_ r: RuleRuntime, _ state: RuleState) {
+    func set(_ r: RuleRuntime, _ state: RuleState) {
         guard r.state != state else { return }
         r.state = state
         say(r, state.text(connections: r.connections.load(ordering: .relaxed)))
         writeStatus()
     }
 
-    private func fail(_ r: RuleRuntime, _ reason: String) {
+    func fail(_ r: RuleRuntime, _ reason: String) {
         stop(r, reason: reason)
     }
 
@@ -373,13 +265,13 @@ final class ForwardingManager: @unchecked Sendable {
             for pump in r.pumps.values { pump.cancel() }
             r.pumps = [:]
             // Their on_done takes them out of the count, quietly: they are no longer `splices`.
-            for (stream, c) in r.splices { self.transport.endSplice(c, stream) }
+            for (stream, c) in r.splices { c.endSplice(stream) }
             r.splices = [:]
         }
         if let link = links[r.rule.host] {
             link.rules.removeAll { $0 === r }
             if let c = link.connection, let port = r.remotePort {
-                link.call { [transport] in transport.cancelForward(c, port: port) }
+                link.call { try? c.cancelForward(port: Int32(port)) }
             }
             r.remotePort = nil
             if link.rules.isEmpty {
@@ -425,5 +317,5 @@ final class ForwardingManager: @unchecked Sendable {
 }
 
 extension Error {
-    var message: String { (self as? ForwardError)?.message ?? (self as? Transport.Failure)?.message ?? "\(self)" }
+    var message: String { (self as? ForwardError)?.message ?? (self as? PluginError)?.message ?? "\(self)" }
 }

@@ -28,10 +28,10 @@ final class ForwardingFeature: Feature {
         lock.lock()
         defer { lock.unlock() }
         if let manager { return manager }
-        guard let transport = Transport(host: host) else {
+        guard let transport = SSHTransport(host: host) else {
             throw ForwardError("termhost forward: the SSH transport service (org.termhost.ssh.transport/1) is unavailable; is the SSH plugin enabled?")
         }
-        guard transport.canWatch else {
+        guard transport.offersWatch else {
             throw ForwardError("termhost forward: the SSH plugin's transport service has no 'watch' (connection loss reports); update the SSH plugin")
         }
         let socksSeconds: Double

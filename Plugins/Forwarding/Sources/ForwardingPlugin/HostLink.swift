@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TermhostSDK
 
 /// The one shared connection of every running rule of one host, and its recovery.
 ///
@@ -20,7 +21,7 @@ final class HostLink: @unchecked Sendable {
     private let inFlight: DispatchGroup
     var scene: UInt64
     var rules: [RuleRuntime] = []
-    var connection: Connection?
+    var connection: SSHTransport.Connection?
     var token: Unmanaged<LossToken>?
     /// Bumped for every connection, so a late loss report for an old one is ignored.
     var generation = 0
@@ -32,7 +33,7 @@ final class HostLink: @unchecked Sendable {
     var everConnected = false
 
     private let lock = NSLock()
-    private var snapshot: Connection?
+    private var snapshot: SSHTransport.Connection?
 
     init(host: String, scene: UInt64, inFlight: DispatchGroup) {
         self.host = host
@@ -47,13 +48,13 @@ final class HostLink: @unchecked Sendable {
     }
 
     /// The live connection for new streams, or nil while there is none. [any-thread]
-    var current: Connection? {
+    var current: SSHTransport.Connection? {
         lock.lock()
         defer { lock.unlock() }
         return snapshot
     }
 
-    func setCurrent(_ c: Connection?) {
+    func setCurrent(_ c: SSHTransport.Connection?) {
         lock.lock()
         snapshot = c
         lock.unlock()
@@ -73,7 +74,7 @@ final class LossToken: @unchecked Sendable {
     }
 
     /// Runs on the connection's executor: only hands the news to the manager's queue.
-    static let onLost: Transport.LostCallback = { user, reason in
+    static let onLost: SSHTransport.LostCallback = { user, reason in
         guard let user else { return }
         let token = Unmanaged<LossToken>.fromOpaque(user).takeUnretainedValue()
         let text = reason.map { String(cString: $0) } ?? "connection lost"
@@ -95,7 +96,7 @@ final class RemoteAcceptContext: @unchecked Sendable {
     }
 
     /// Runs on the connection's executor: the target connect goes to a worker.
-    static let onAccept: Transport.AcceptCallback = { user, fd, _, _ in
+    static let onAccept: SSHTransport.AcceptCallback = { user, fd, _, _ in
         guard let user else { return }
         let context = Unmanaged<RemoteAcceptContext>.fromOpaque(user).takeUnretainedValue()
         guard let manager = context.manager else { Glibc.close(fd); return }

@@ -52,7 +52,7 @@ final class RuleRuntime: @unchecked Sendable {
     var remotePort: Int?                             // manager queue: -R port on the current connection
     var pumps: [ObjectIdentifier: Pump] = [:]        // reactor
     /// -L streams the SSH plugin moves itself (splice_direct_tcpip), by stream id.
-    var splices: [UInt64: Connection] = [:]           // reactor
+    var splices: [UInt64: SSHTransport.Connection] = [:]  // reactor
     /// -D clients still in their SOCKS handshake (bounded, see Socks5Handshake).
     let pending = PendingHandshakes()                 // reactor
     /// SOCKS clients' handshake endings, logged at most once a second.

@@ -21,7 +21,7 @@ extension ForwardingManager {
             _ = Socks5Handshake(fd: fd, reactor: reactor, pending: r.pending, timeout: socksHandshakeSeconds, onConnect: { [self] handshake, host, port in
                 link.call { [self] in
                     do {
-                        let channel = try transport.openDirect(c, host: host, port: port)
+                        let channel = try c.openDirectTCPIP(host: host, port: Int32(port))
                         reactor.post { [self] in
                             handshake.finish(.succeeded)
                             pump(r, local: fd, remote: channel, initial: handshake.leftover)
@@ -40,12 +40,12 @@ extension ForwardingManager {
         }
         let target = r.rule.targetHost ?? "localhost", port = r.rule.targetPort ?? 0
         // An SSH plugin without splice_direct_tcpip: a bridged channel, pumped here.
-        guard transport.canSplice else { return bridgeLocal(r, fd: fd, link: link, on: c, target: target, port: port) }
+        guard transport.offersSplice else { return bridgeLocal(r, fd: fd, link: link, on: c, target: target, port: port) }
         guard r.state.hasIntent else { Glibc.close(fd); return }
         let context = Unmanaged.passRetained(SpliceContext(manager: self, runtime: r))
         do {
-            let stream = try transport.splice(c, host: target, port: port, fd: fd, onDone: SpliceContext.onDone,
-                                              user: CallbackData(raw: context.toOpaque()))
+            let stream = try c.splice(host: target, port: Int32(port), fd: fd, onDone: SpliceContext.onDone,
+                                      user: SSHTransport.CallbackData(raw: context.toOpaque()))
             // Read on this thread only, by spliceEnded's block, which runs after this one.
             context.takeUnretainedValue().stream = stream
             r.splices[stream] = c
@@ -70,10 +70,10 @@ extension ForwardingManager {
     }
 
     /// -L through a bridged channel and a pump, for an SSH plugin that cannot splice. [reactor]
-    private func bridgeLocal(_ r: RuleRuntime, fd: Int32, link: HostLink, on c: Connection, target: String, port: Int) {
+    private func bridgeLocal(_ r: RuleRuntime, fd: Int32, link: HostLink, on c: SSHTransport.Connection, target: String, port: Int) {
         link.call { [self] in
             do {
-                let channel = try transport.openDirect(c, host: target, port: port)
+                let channel = try c.openDirectTCPIP(host: target, port: Int32(port))
                 reactor.post { [self] in pump(r, local: fd, remote: channel) }
             } catch {
                 pluginHost.log(.warning, "\(r.label): cannot open a channel to \(VisibleText.of(ForwardSpec.bracketed(target))):\(port): \(VisibleText.of(error.message))")
@@ -130,7 +130,7 @@ final class SpliceContext: @unchecked Sendable {
     }
 
     /// Runs once, on the connection's executor; must not call the transport service.
-    static let onDone: Transport.DoneCallback = { user, status, message in
+    static let onDone: SSHTransport.SpliceDoneCallback = { user, status, message in
         guard let user else { return }
         let context = Unmanaged<SpliceContext>.fromOpaque(user).takeRetainedValue()
         context.manager?.spliceEnded(context, status: status, message: message.map { String(cString: $0) } ?? "")

@@ -134,8 +134,8 @@ struct MetricsCommand {
     }
 
     /// The transport, or a message saying why there is none.
-    func transport() -> Transport? {
-        if let t = Transport(host) { return t }
+    func transport() -> SSHTransport? {
+        if let t = SSHTransport(host: host), t.offersOpenExec { return t }
         invocation.printError("termhost metrics: the SSH plugin's transport service (org.termhost.ssh.transport/1 with open_exec) is not available: is the SSH plugin installed and enabled?")
         return nil
     }

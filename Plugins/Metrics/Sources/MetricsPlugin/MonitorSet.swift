@@ -1,5 +1,6 @@
 import Foundation
 import MetricsCore
+import TermhostSDK
 
 /// The hosts a long-running output (watch, serve) shows, kept in step with the saved monitors:
 /// `metrics add|rm|pause|resume|move` in another terminal take effect here within a couple of
@@ -7,7 +8,7 @@ import MetricsCore
 final class MonitorSet {
     let explicit: [String]
     let monitors: MonitorStore
-    let transport: Transport
+    let transport: SSHTransport
     let scene: UInt64
     let details: Bool
     private(set) var samplers: [Sampler] = []
@@ -16,7 +17,7 @@ final class MonitorSet {
     private var pausedFlags: [String: Bool] = [:]
     private var resumes: [String: Int] = [:]
 
-    init(explicit: [String], monitors: MonitorStore, transport: Transport, scene: UInt64, details: Bool) {
+    init(explicit: [String], monitors: MonitorStore, transport: SSHTransport, scene: UInt64, details: Bool) {
         self.explicit = explicit
         self.monitors = monitors
         self.transport = transport

@@ -1,7 +1,9 @@
+import CTermhost
 import Foundation
 import Glibc
 import MetricsCore
 import Synchronization
+import TermhostSDK
 
 /// One host's sampler: a thread that owns the host's SSH connection and its one long-lived
 /// exec channel running SamplerScript, parses frames as they arrive and keeps the HostReport
@@ -20,7 +22,7 @@ final class Sampler: @unchecked Sendable {
 
     let host: String
     let config: Config
-    private let transport: Transport
+    private let transport: SSHTransport
     /// Where trust and password prompts go (0: none, fail closed).
     private let scene: UInt64
 
@@ -46,7 +48,7 @@ final class Sampler: @unchecked Sendable {
     /// Retry delays after a retryable failure (NOTES §8's recovery steps).
     static let backoff: [Double] = [1, 2, 5, 10, 30]
 
-    init(host: String, config: Config, transport: Transport, scene: UInt64, paused: Bool) {
+    init(host: String, config: Config, transport: SSHTransport, scene: UInt64, paused: Bool) {
         self.host = host
         self.config = config
         self.transport = transport
@@ -133,11 +135,13 @@ final class Sampler: @unchecked Sendable {
             }
             setState(.connecting)
             let outcome: Outcome
-            switch transport.open(host, scene: scene) {
-            case .failure(let f): outcome = .failed(f)
-            case .success(let connection):
+            do throws(PluginError) {
+                let connection = try transport.open(host, scene: scene)
                 outcome = sample(on: connection, resetAttempts: { attempt = 0 })
-                transport.close(connection)
+                connection.close()
+            } catch {
+                outcome = .failed(FailureText.open(denied: error.code == Int32(TERMHOST_ERR_DENIED), message: error.message,
+                                                   host: host, code: error.code))
             }
             guard case .failed(let f) = outcome else { continue }
             if control.withLock({ $0.stopped || $0.paused || $0.sleeping }) { continue }
@@ -177,7 +181,7 @@ final class Sampler: @unchecked Sendable {
     }
 
     /// Runs the loop on one connection until a control change or a failure.
-    private func sample(on connection: OpaquePointer, resetAttempts: () -> Void) -> Outcome {
+    private func sample(on connection: SSHTransport.Connection, resetAttempts: () -> Void) -> Outcome {
         var previous: RawSample? = nil
         while true {
             let details = control.withLock { $0.detailObservers > 0 }
@@ -185,10 +189,7 @@ final class Sampler: @unchecked Sendable {
             let nonce = SamplerScript.newNonce()
             let command = SamplerScript.command(interval: config.interval, details: details, nonce: nonce)
             let fd: Int32
-            switch transport.openExec(connection, command) {
-            case .failure(let f): return .failed(f)
-            case .success(let v): fd = v
-            }
+            do throws(PluginError) { fd = try connection.openExec(command) } catch { return .failed(FailureText.exec(message: error.message)) }
             if previous == nil { setState(.collecting) }
             let result = read(fd, nonce: nonce, details: details, previous: &previous, resetAttempts: resetAttempts)
             shutdown(fd, Int32(SHUT_WR))   // the remote loop ends on end-of-file

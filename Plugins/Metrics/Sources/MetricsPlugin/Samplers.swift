@@ -1,6 +1,7 @@
 import Foundation
 import MetricsCore
 import Synchronization
+import TermhostSDK
 
 /// The process's samplers, one per host, shared by everything that shows that host (the
 /// dashboard, the Prometheus endpoint, show, and other plugins through the snapshot service).
@@ -19,7 +20,7 @@ enum Samplers {
     /// The host's sampler, started on first use with this configuration; the caller is a user
     /// of it until release().
     /// details: this caller looks at processes and filesystems (undo with observeDetails(false)).
-    static func acquire(_ host: String, config: Sampler.Config, transport: Transport, scene: UInt64, paused: Bool,
+    static func acquire(_ host: String, config: Sampler.Config, transport: SSHTransport, scene: UInt64, paused: Bool,
                         details: Bool = false) -> Sampler {
         let (sampler, created) = table.withLock { t -> (Sampler, Bool) in
             if let e = t.samplers[host] { t.samplers[host]!.users += 1; return (e.sampler, false) }

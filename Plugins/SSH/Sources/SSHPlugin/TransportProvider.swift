@@ -28,14 +28,14 @@ final class TransportProvider: @unchecked Sendable {
     /// context (it is not ours) or one without it.
     static func of(_ table: UnsafeRawPointer?) -> TransportProvider? {
         guard let t = table?.assumingMemoryBound(to: termhost_ssh_transport_t.self),
-              TermhostStruct.has(t, \.context), let context = t.pointee.context else { return nil }
+              let context = TermhostStruct.member(t, \.context) else { return nil }
         return Unmanaged<TransportProvider>.fromOpaque(context).takeUnretainedValue()
     }
 
     /// The instance serving `caller`: open() takes only the caller's host, so it asks the host
     /// which table the caller would get for the service, and reads that table's context.
     static func serving(_ caller: UnsafePointer<termhost_host_t>) -> TransportProvider? {
-        guard TermhostStruct.has(caller, \.get_service), let lookup = caller.pointee.get_service else { return nil }
+        guard let lookup = TermhostStruct.member(caller, \.get_service) else { return nil }
         return of(lookup(caller, TERMHOST_SSH_TRANSPORT))
     }
 }
