@@ -52,11 +52,7 @@ import TestSupport
     }
 
     func waitFor(_ what: String, timeout: Double = 15, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(10_000)
-        }
+        if Wait.until(timeout: timeout, poll: 0.01, condition) { return true }
         Issue.record("timed out waiting for \(what)")
         return false
     }

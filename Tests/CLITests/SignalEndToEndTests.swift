@@ -5,13 +5,10 @@ import TestSupport
 /// NOTES §5's Unix mapping, on the real binary: SIGTSTP backgrounds the scene and stops the
 /// process, SIGCONT brings it back, SIGHUP detaches the scene and exits 129.
 @Suite struct SignalEndToEndTests {
-    func waitForLine(_ log: String, _ line: String, timeout: Double = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let text = try? String(contentsOfFile: log, encoding: .utf8), text.split(separator: "\n").contains(Substring(line)) { return true }
-            usleep(20_000)
+    func waitForLine(_ log: String, _ line: String) -> Bool {
+        Wait.until {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").contains(Substring(line))
         }
-        return false
     }
 
     func state(_ pid: Int32) -> Character? {
@@ -34,17 +31,13 @@ import TestSupport
 
         kill(p.processIdentifier, SIGTSTP)
         #expect(waitForLine(log, "background org.test.s"))
-        var stopped = false
-        for _ in 0..<200 where !stopped { stopped = state(p.processIdentifier) == "T"; usleep(20_000) }
-        #expect(stopped, "SIGTSTP must really stop the process after backgrounding the scene")
+        #expect(Wait.until { state(p.processIdentifier) == "T" }, "SIGTSTP must really stop the process after backgrounding the scene")
 
         kill(p.processIdentifier, SIGCONT)
         #expect(waitForLine(log, "foreground org.test.s"))
 
         kill(p.processIdentifier, SIGHUP)
-        let deadline = Date().addingTimeInterval(10)
-        while p.isRunning && Date() < deadline { usleep(20_000) }
-        #expect(!p.isRunning)
+        #expect(Wait.until { !p.isRunning })
         #expect(p.terminationStatus == 129)
         #expect(waitForLine(log, "scene_detached org.test.s"))
         #expect(waitForLine(log, "shutdown org.test.s"))

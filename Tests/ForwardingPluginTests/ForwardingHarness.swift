@@ -69,27 +69,22 @@ final class ForwardRun: @unchecked Sendable {
 
     /// Waits until a line contains `fragment`; returns that line, or nil after `timeout` s.
     @discardableResult
-    func waitForLine(containing fragment: String, timeout: Double = 30) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let line = output.split(separator: "\n").first(where: { $0.contains(fragment) }) { return String(line) }
-            usleep(20_000)
+    func waitForLine(containing fragment: String, timeout: Double = 60) -> String? {
+        var line: String?
+        Wait.until(timeout: timeout) {
+            line = output.split(separator: "\n").first { $0.contains(fragment) }.map(String.init)
+            return line != nil
         }
-        return nil
+        return line
     }
 
     /// Waits until fragment occurs count times.
-    func waitForCount(of fragment: String, _ count: Int, timeout: Double = 30) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if output.components(separatedBy: fragment).count - 1 >= count { return true }
-            usleep(20_000)
-        }
-        return false
+    func waitForCount(of fragment: String, _ count: Int, timeout: Double = 60) -> Bool {
+        Wait.until(timeout: timeout) { output.components(separatedBy: fragment).count - 1 >= count }
     }
 
     /// The port at the end of the first line containing fragment ("... listening on 127.0.0.1:4711").
-    func port(_ fragment: String, timeout: Double = 30) -> Int? {
+    func port(_ fragment: String, timeout: Double = 60) -> Int? {
         guard let line = waitForLine(containing: fragment, timeout: timeout) else { return nil }
         return line.split(separator: ":").last.flatMap { Int($0) }
     }
@@ -104,9 +99,8 @@ final class ForwardRun: @unchecked Sendable {
     }
 
     /// Waits for the process to exit on its own; nil on timeout (then kills it).
-    func waitForExit(timeout: Double = 30) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
+    func waitForExit(timeout: Double = 60) -> Int32? {
+        Wait.until(timeout: timeout) { !process.isRunning }
         if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit(); return nil }
         _ = done.wait(timeout: .now() + 5)
         return process.terminationStatus
@@ -157,6 +151,24 @@ final class EchoServer: LoopbackServer, @unchecked Sendable {
                 }
             }
             shutdown(c, Int32(SHUT_WR))
+        }
+    }
+}
+
+/// Answers every HTTP request with 200 and one body (what curl fetches through a SOCKS proxy):
+/// reads the request head, answers, and closes.
+final class HTTPFileServer: LoopbackServer, @unchecked Sendable {
+    init(body: String) {
+        super.init { c in
+            var head = [UInt8]()
+            var buf = [UInt8](repeating: 0, count: 4096)
+            while !head.suffix(4).elementsEqual("\r\n\r\n".utf8) {
+                let n = read(c, &buf, buf.count)
+                if n <= 0 { return }
+                head += buf[0..<n]
+            }
+            let answer = Array("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
+            _ = answer.withUnsafeBytes { send(c, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import ForwardingPlugin
 
 /// The data path and the recovery schedule on their own, with real sockets and the real
@@ -49,7 +50,7 @@ import Testing
             shutdown(client, Int32(SHUT_WR))
         }.start()
         // Nobody reads the server side: the pump must stop reading the client at 2 MiB.
-        usleep(500_000)
+        Wait.until { state(reactor, holder).toRemote >= Pump.pauseAt }
         let paused = state(reactor, holder)
         #expect(paused.localPaused)
         #expect(paused.toRemote >= Pump.pauseAt)
@@ -67,7 +68,8 @@ import Testing
             }
         }
         take(512 * 1024)
-        usleep(200_000)
+        // The pump has acted on the room the reader made: it wrote more of its queue.
+        #expect(Wait.until { state(reactor, holder).toRemote < paused.toRemote }, "the pump never wrote into the drained room")
         let still = state(reactor, holder)
         #expect(still.localPaused, "resumed at \(still.toRemote) bytes queued")
         // Read everything: it resumes, and the half-close arrives after the last byte.

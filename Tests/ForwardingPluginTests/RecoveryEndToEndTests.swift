@@ -106,10 +106,9 @@ import TestSupport
         let stream = try #require(LoopbackListener.connect(to: port))
         #expect(Net.echo(stream, [1, 2, 3]))
         var list = ""
-        for _ in 0..<50 {
+        try Wait.until(poll: 0.1) {
             list = try h.termhost(["forward", "list"]).stdout
-            if list.contains("active (1 connection)") { break }
-            usleep(100_000)
+            return list.contains("active (1 connection)")
         }
         #expect(list.contains("web ") && list.contains("active (1 connection)"), "\(list)")
         #expect(list.split(separator: "\n").first { $0.hasPrefix("idle") }?.hasSuffix("stopped") == true, "\(list)")

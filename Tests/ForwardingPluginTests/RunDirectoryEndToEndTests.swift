@@ -22,7 +22,7 @@ import TestSupport
         let runs = h.home + "/.local/state/termhost/forwarding"
         let pid = run.process.processIdentifier
         let status = runs + "/run-\(pid).json"
-        #expect(waitUntil(seconds: 5) { access(status, F_OK) == 0 }, "no \(status)")
+        #expect(Wait.until { access(status, F_OK) == 0 }, "no \(status)")
         #expect(mode(runs) == 0o700)
         #expect(mode(status) == 0o600)
         #expect(access(runs + "/run-\(pid).sock", F_OK) == 0)

@@ -21,7 +21,7 @@ import TestSupport
         defer { idle.forEach { close($0) } }
         for _ in 0..<300 { idle.append(Net.connectNonBlocking(port: socks)) }
         // The oldest idle clients are closed as newer ones arrive: at most 64 stay.
-        #expect(waitUntil(seconds: 8) { idle.filter(isClosedByPeer).count >= 300 - 64 },
+        #expect(Wait.until { idle.filter(isClosedByPeer).count >= 300 - 64 },
                 "idle clients still open: \(idle.filter { !isClosedByPeer($0) }.count)\n\(run.output)")
         let client = try #require(LoopbackListener.connect(to: socks))
         defer { close(client) }
@@ -47,7 +47,7 @@ import TestSupport
         defer { close(half) }
         let partial: [UInt8] = [5, 2, 0]
         _ = send(half, partial, 3, 0)
-        #expect(waitUntil(seconds: 8) { isClosedByPeer(silent) && isClosedByPeer(half) }, "\(run.output)")
+        #expect(Wait.until { isClosedByPeer(silent) && isClosedByPeer(half) }, "\(run.output)")
         _ = run.interrupt()
         let log = (try? String(contentsOfFile: dir.path + "/state/termhost/termhost.log", encoding: .utf8)) ?? ""
         #expect(log.contains("closed a SOCKS client that sent no complete request within 0.5 s"), "\(log)")
@@ -87,14 +87,14 @@ import TestSupport
         // burn a whole core; resting, it wakes ten times a second.
         let pid = run.process.processIdentifier
         let before = try #require(cpuTicks(pid))
-        usleep(1_000_000)
+        Wait.observe(for: 1)   // a measurement window: ten 100 ms pauses of the listener
         let after = try #require(cpuTicks(pid))
         let ticksPerSecond = Int(sysconf(Int32(_SC_CLK_TCK)))
         #expect(after - before < ticksPerSecond / 4, "used \(after - before) of \(ticksPerSecond) ticks in a second")
         // The clients leave: descriptors come back, and the other rule accepts.
         idle.forEach { close($0) }
         let data = Net.random(10_000)
-        #expect(waitUntil(seconds: 10) { Net.roundTrip(port: local, data) == data }, "\(run.output)")
+        #expect(Wait.until { Net.roundTrip(port: local, data) == data }, "\(run.output)")
         _ = run.interrupt()
     }
 
@@ -153,13 +153,4 @@ func cpuTicks(_ pid: Int32) -> Int? {
     let fields = stat[stat.index(after: close)...].split(separator: " ")
     guard fields.count > 13, let u = Int(fields[11]), let s = Int(fields[12]) else { return nil }
     return u + s
-}
-
-func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(20_000)
-    }
-    return condition()
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TermhostLifecycle
 import TermhostRegistry
+import TestSupport
 
 /// The lifecycle side of Ctrl-C: an instance a command is still inside is shut down but never
 /// destroyed; cancellation flags and handlers behave as termhost.cancel/1 documents.
@@ -29,7 +30,7 @@ import TermhostRegistry
         let token = m.calls.enter(busy, feature: FeatureID(checked: "org.t.busy"), source: "test", command: "run")
         // The command returns once it has heard shutdown(), as a command stopped by a signal does.
         Thread {
-            while rec.count("shutdown busy") == 0 { usleep(1000) }
+            Wait.until(poll: 0.001) { rec.count("shutdown busy") > 0 }
             rec.add("command returns")
             m.calls.leave(token)
         }.start()
@@ -60,7 +61,7 @@ import TermhostRegistry
         let session = try #require(m.instance(FeatureID(checked: "org.t.session"), scene: scene, workspace: w))
         let token = m.calls.enter(session, feature: FeatureID(checked: "org.t.session"), source: "test", command: "shell")
         Thread {
-            while rec.count("shutdown session") == 0 { usleep(1000) }
+            Wait.until(poll: 0.001) { rec.count("shutdown session") > 0 }
             rec.add("command returns")
             m.calls.leave(token)
         }.start()

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TermhostLifecycle
 import TermhostRegistry
+import TestSupport
 
 @Suite struct PhaseAggregationTests {
     @Test func processIsInBackgroundOnlyWhenEverySceneIs() throws {
@@ -72,14 +73,15 @@ import TermhostRegistry
         let w = try #require(m.openWorkspace(in: s))
         m.setScenePhase(s, .background)
         m.setScenePhase(s, .active)
-        Thread.sleep(forTimeInterval: 0.6)   // past the grace of the first background period
+        // Past the grace (0.3 s) of the first background period, twice over: its timer would
+        // have fired by then.
+        Wait.observe(for: 0.6)
         #expect(rec.count("expire") == 0, "a timer from an earlier background period must not expire the session")
         #expect(!m.wantsResume(w))
         // Staying in background past the grace does expire it (polled: a loaded machine may
         // run the timer late, never early).
         m.setScenePhase(s, .background)
-        let deadline = Date().addingTimeInterval(10)
-        while m.phase != .expired && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Wait.until(poll: 0.05) { m.phase == .expired }
         #expect(m.phase == .expired)
         #expect(rec.count("expire session@w\(w)") == 1)
     }

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TermhostLifecycle
 import TermhostRegistry
+import TestSupport
 
 @Suite struct WorkspaceAndShutdownTests {
     @Test func aWorkspaceIsPublishedBeforeItConnects() throws {
@@ -53,7 +54,7 @@ import TermhostRegistry
         let s = m.attachScene(hasTerminal: true)
         let done = DispatchSemaphore(value: 0)
         Thread { _ = m.shutdown(); done.signal() }.start()
-        while rec.count("shutdown hung") == 0 { usleep(1000) }
+        #expect(Wait.until(poll: 0.001) { rec.count("shutdown hung") > 0 })
         m.detachScene(s)
         m.closeWorkspace(1)
         done.wait()

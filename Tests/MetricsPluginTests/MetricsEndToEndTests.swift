@@ -11,45 +11,6 @@ import TestSupport
         try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
-    @Test func showJSONIsLiveAndConsistentWithLocalProcfs() throws {
-        let dir = TemporaryDirectory()
-        defer { dir.remove() }
-        let h = try SSHHarness.metrics(dir: dir)
-        defer { h.server.stop() }
-        // A saved interval of 40 s: show still samples every second (two samples within its 30 s).
-        try h.termhost(["metrics", "add", h.target, "--interval", "40"])
-        let started = Date()
-        let r = try h.termhost(["--json", "metrics", "show", h.target])
-        #expect(r.status == 0, "\(r.stderr)\n\(h.server.log)")
-        #expect(Date().timeIntervalSince(started) < 20)
-        let j = try Self.json(r.stdout)
-        #expect(j["state"] as? String == "live" && j["reason"] is NSNull)
-        let memory = try #require(j["memory"] as? [String: Any])
-        #expect(memory["totalBytes"] as? Double == Local.memTotalBytes)
-        let used = try #require(memory["usedBytes"] as? Double)
-        #expect(used > 0 && used < Local.memTotalBytes)
-        let cpu = try #require(j["cpu"] as? [String: Any])
-        let total = try #require(cpu["totalPercent"] as? Double)
-        #expect(total >= 0 && total <= 100)
-        // Exact, not bounds: the same machine's /proc.
-        #expect((cpu["cores"] as? [[String: Any]])?.compactMap { $0["core"] as? Int } == Array(0..<Local.coreCount))
-        #expect(memory["swapTotalBytes"] as? Double == Double(MemInfo.parse(Local.read("/proc/meminfo"))!.swapTotal!))
-        #expect(cpu["stale"] as? Bool == false && (cpu["ageSeconds"] as? Double ?? 99) < 5)
-        let uptime = try #require((j["uptime"] as? [String: Any])?["seconds"] as? Double)
-        #expect(abs(uptime - Local.uptime) < 10)
-        let interfaces = try #require((j["network"] as? [String: Any])?["interfaces"] as? [[String: Any]])
-        let names = Set(interfaces.compactMap { $0["name"] as? String })
-        #expect(!names.isEmpty && names.isSubset(of: Local.interfaces) && !names.contains("lo"))
-        let processes = try #require(j["processes"] as? [String: Any])
-        let top = try #require(processes["top"] as? [[String: Any]])
-        #expect(top.count == min(20, processes["count"] as? Int ?? 0) && !top.isEmpty)
-        #expect(top.allSatisfy { $0["pid"] is Int && $0["name"] is String && $0["startTicks"] is Int })
-        #expect(top.allSatisfy { ($0["rssBytes"] as? Double).map { $0 >= 0 } ?? ($0["rssBytes"] is NSNull) })
-        var loops = Local.samplerLoops(under: h.server)
-        for _ in 0..<50 where loops > 0 { usleep(100_000); loops = Local.samplerLoops(under: h.server) }
-        #expect(loops == 0, "the remote loop ends with the command")
-    }
-
     @Test func monitorsAreAddedListedMovedPausedResumedAndRemoved() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
@@ -121,20 +82,20 @@ import TestSupport
         defer { if serve.process.isRunning { serve.process.terminate(); serve.process.waitUntilExit() } }
         let url = try #require(serve.firstLine().split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
         var text = ""
-        for _ in 0..<100 where !text.contains("state=\"failed\"} 1") {
-            usleep(100_000)
-            text = HTTP.get(url)?.body ?? ""
-        }
+        Wait.until(poll: 0.1) { text = HTTP.get(url)?.body ?? ""; return text.contains("state=\"failed\"} 1") }
         #expect(text.contains("termhost_metrics_state{host=\"\(h.target)\",state=\"failed\"} 1"), "\(text)")
-        // The store is re-read every 2 s; none of that may retry a host waiting for the user.
-        sleep(7)
+        // The store is re-read every 2 s and a retryable failure is retried after 1 s, then
+        // 2 s more: a window over two of each shows none of that retries a host waiting for
+        // the user.
+        Wait.observe(for: 4.5)
         #expect(Self.connections(h.server) == 1, "\(h.server.log)")
         // `metrics resume` from another process is the user acting: one retry, at once.
         try h.termhost(["metrics", "resume", h.target])
         var n = 1
-        for _ in 0..<60 where n < 2 { usleep(100_000); n = Self.connections(h.server) }
+        Wait.until(poll: 0.1) { n = Self.connections(h.server); return n >= 2 }
         #expect(n == 2)
-        sleep(3)
+        // Past the first retry step (1 s) and a store re-read (2 s): no retry after that one.
+        Wait.observe(for: 2.5)
         #expect(Self.connections(h.server) == 2, "and then it waits again")
     }
 
@@ -160,9 +121,9 @@ import TestSupport
         let refused = try noSessions.termhost(["metrics", "show", noSessions.target])
         #expect(refused.status == 1)
         #expect(refused.stdout.hasPrefix("\(noSessions.target)  failed: command failed: "), "\(refused.stdout)")
-        let closed = LoopbackListener()
+        let closed = LoopbackListener(refusing: true)
+        defer { closed.close() }
         let port = closed.port
-        closed.close()
         let started = Date()
         let unreachable = try h.termhost(["metrics", "show", "\(NSUserName())@127.0.0.1:\(port)"])
         #expect(unreachable.status == 1)
@@ -185,11 +146,10 @@ import TestSupport
         let url = try #require(first.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }, "\(first)")
         #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/metrics"))
         var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        repeat {
-            usleep(300_000)
+        Wait.until(poll: 0.3) {
             text = HTTP.get(url).flatMap { $0.status == 200 ? $0.body : nil } ?? ""
-        } while !text.contains("termhost_metrics_up{host=\"\(h.target)\"} 1") && Date() < deadline
+            return text.contains("termhost_metrics_up{host=\"\(h.target)\"} 1")
+        }
         let p = try PrometheusText.parse(text)
         let host = ["host": h.target]
         #expect(p.value("termhost_metrics_up", host) == 1, "\(text)")
@@ -213,15 +173,18 @@ import TestSupport
         let port = try #require(Int(url.split(separator: ":").last?.split(separator: "/").first ?? ""))
         let slow = try #require(LoopbackListener.connect(to: port))
         defer { close(slow) }
+        let started = DispatchSemaphore(value: 0)
         let trickle = Thread {
             for b in Array("GET /metrics HTTP/1.1\r\nHost: x\r\n".utf8) {
                 var c = b
-                if send(slow, &c, 1, Int32(MSG_NOSIGNAL)) <= 0 { return }
-                usleep(400_000)
+                if send(slow, &c, 1, Int32(MSG_NOSIGNAL)) <= 0 { break }
+                started.signal()
+                usleep(400_000)   // the client's pace, not a wait
             }
+            started.signal()
         }
         trickle.start()
-        usleep(200_000)
+        started.wait()   // its first byte is out: the slow request is under way
         let asked = Date()
         #expect(HTTP.get(url)?.status == 200)
         #expect(Date().timeIntervalSince(asked) < 5, "answered after the slow client's deadline, not after its request")
@@ -229,18 +192,19 @@ import TestSupport
         // NOTES §5: in background (SIGTSTP) the sampler closes its channel and connection.
         kill(serve.process.processIdentifier, SIGTSTP)
         var loops = 1
-        for _ in 0..<100 where loops > 0 { usleep(100_000); loops = Local.samplerLoops(under: h.server) }
+        Wait.until(poll: 0.1) { loops = Local.samplerLoops(under: h.server); return loops == 0 }
         #expect(loops == 0, "no remote sampling while in background")
-        // Nothing of the loop is left on the remote side (no `sleep` holding the channel).
+        // Nothing of the loop is left on the remote side (no `sleep` holding the channel): the
+        // channel's close ends the group at once, so half a second is its bound.
         var left = groups.flatMap { Local.groupMembers($0) }
-        for _ in 0..<10 where !left.isEmpty { usleep(50_000); left = groups.flatMap { Local.groupMembers($0) } }
+        Wait.until(timeout: 0.5, poll: 0.05) { left = groups.flatMap { Local.groupMembers($0) }; return left.isEmpty }
         #expect(left.isEmpty, "\(left)")
         kill(serve.process.processIdentifier, SIGCONT)
-        for _ in 0..<100 where loops == 0 { usleep(100_000); loops = Local.samplerLoops(under: h.server) }
+        Wait.until(poll: 0.1) { loops = Local.samplerLoops(under: h.server); return loops != 0 }
         #expect(loops == 1, "sampling resumes on foreground")
         // Removing the monitor from another process stops its sampler here.
         try h.termhost(["metrics", "rm", h.target])
-        for _ in 0..<100 where loops > 0 { usleep(100_000); loops = Local.samplerLoops(under: h.server) }
+        Wait.until(poll: 0.1) { loops = Local.samplerLoops(under: h.server); return loops == 0 }
         #expect(loops == 0)
         serve.process.interrupt()
         serve.process.waitUntilExit()
@@ -266,8 +230,9 @@ import TestSupport
         #expect(tmux.waitFor("by memory").contains("Processes on \(h.target), by memory"))
         tmux.resize(columns: 60, rows: 20)
         screen = tmux.waitFor("[Tab] host", count: 1)
-        for _ in 0..<40 where screen.split(separator: "\n").contains(where: { $0.count > 60 }) || !screen.contains("MEM [") {
-            usleep(100_000); screen = tmux.screen()
+        Wait.until(poll: 0.1) {
+            screen = tmux.screen()
+            return !screen.split(separator: "\n").contains(where: { $0.count > 60 }) && screen.contains("MEM [")
         }
         #expect(screen.split(separator: "\n").allSatisfy { $0.count <= 60 }, "\(screen)")
         #expect(screen.contains("MEM ["))
@@ -336,7 +301,7 @@ import TestSupport
             """]
         try evil.run()
         defer { evil.terminate(); evil.waitUntilExit() }
-        usleep(300_000)
+        #expect(Wait.until { Local.read("/proc/\(evil.processIdentifier)/comm").contains("evil") }, "the process never took its name")
         let r = try h.termhost(["metrics", "show", h.target])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("?[2Jevil?"), "\(r.stdout)")

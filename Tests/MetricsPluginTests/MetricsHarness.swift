@@ -97,14 +97,17 @@ enum Fixture {
 /// stdin a pipe that the test closes to end it.
 struct LoopRun {
     let stdout: String
-    /// Processes of the loop's process group still alive shortly after it ended.
+    /// Processes of the loop's process group still alive a second after it ended (its watcher
+    /// kills the group at once on end of input, so none should be).
     let leftovers: [(pid: Int, command: String)]
+    /// From the end of its input to its exit.
     let seconds: Double
 
-    /// shell: e.g. ["/usr/bin/dash"]; path: PATH for the loop (nil: this process's).
+    /// shell: e.g. ["/usr/bin/dash"]; path: PATH for the loop (nil: this process's). The loop
+    /// runs until its output so far satisfies `until` (or 60 s pass), then its input ends.
     /// The loop starts as the leader of a new process group (posix_spawn's SETPGROUP), as
     /// under sshd; only that group is ever signalled here.
-    static func run(_ shell: [String], args: [String], path: String? = nil, for seconds: Double) throws -> LoopRun {
+    static func run(_ shell: [String], args: [String], path: String? = nil, until enough: (String) -> Bool) throws -> LoopRun {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let script = dir.write("loop.sh", SamplerScript.body)
@@ -132,34 +135,36 @@ struct LoopRun {
         let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
         var pid: pid_t = 0
-        let started = Date()
         let rc = posix_spawn(&pid, shell[0], &actions, &attr, argv, envp)
         close(input[0]); close(output[1])
         guard rc == 0 else { close(input[1]); close(output[0]); throw Shell.Failure(description: "spawn failed: \(rc)") }
-        final class Box: @unchecked Sendable { var data = [UInt8]() }
+        final class Box: @unchecked Sendable {
+            private let lock = NSLock()
+            private var bytes = [UInt8]()
+            func append(_ more: ArraySlice<UInt8>) { lock.withLock { bytes += more } }
+            var text: String { lock.withLock { String(decoding: bytes, as: UTF8.self) } }
+        }
         let box = Box()
         let done = DispatchSemaphore(value: 0)
         let readFD = output[0]
         DispatchQueue.global().async {
             var buf = [UInt8](repeating: 0, count: 65536)
-            while true { let n = read(readFD, &buf, buf.count); if n <= 0 { break }; box.data += buf[0..<n] }
+            while true { let n = read(readFD, &buf, buf.count); if n <= 0 { break }; box.append(buf[0..<n]) }
             done.signal()
         }
-        usleep(useconds_t(seconds * 1_000_000))
+        Wait.until(poll: 0.05) { enough(box.text) }
+        let started = Date()
         close(input[1])
         var status: Int32 = 0
-        let deadline = Date().addingTimeInterval(10)
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            if Date() > deadline { kill(-pid, SIGKILL); waitpid(pid, &status, 0); break }
-            usleep(20_000)
-        }
+        Wait.until(timeout: 10) { waitpid(pid, &status, WNOHANG) != 0 }
+        if waitpid(pid, &status, WNOHANG) == 0 { kill(-pid, SIGKILL); waitpid(pid, &status, 0) }
         let elapsed = Date().timeIntervalSince(started)
-        usleep(300_000)
-        let left = Local.groupMembers(Int(pid))
+        var left = Local.groupMembers(Int(pid))
+        Wait.until(timeout: 1) { left = Local.groupMembers(Int(pid)); return left.isEmpty }
         if !left.isEmpty { kill(-pid, SIGKILL) }
         _ = done.wait(timeout: .now() + 5)
         close(readFD)
-        return LoopRun(stdout: String(decoding: box.data, as: UTF8.self), leftovers: left, seconds: elapsed)
+        return LoopRun(stdout: box.text, leftovers: left, seconds: elapsed)
     }
 }
 

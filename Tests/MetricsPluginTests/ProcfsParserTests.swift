@@ -52,10 +52,10 @@ import TestSupport
         for shell in Self.shells {
             // Scripts/setup.sh installs both; a missing one fails here rather than passing untested.
             try #require(FileManager.default.fileExists(atPath: shell[0]), "\(shell[0]) is missing: run Scripts/setup.sh")
-            // Interval 30: after the second sample the loop sits in `sleep 30`. stdin closes
-            // after ~1.5 s: the watcher kills the loop's whole process group (SIGKILL), so
-            // neither the shell nor its sleep outlives it.
-            let r = try LoopRun.run(shell, args: ["30", "1", "n0nce"], for: 1.5)
+            // Interval 30: after the first sample the loop sits in `sleep 30`. stdin closes
+            // then: the watcher kills the loop's whole process group (SIGKILL), so neither the
+            // shell nor its sleep outlives it.
+            let r = try LoopRun.run(shell, args: ["30", "1", "n0nce"]) { Self.sampleCount($0, nonce: "n0nce") >= 1 }
             var parser = FrameParser(nonce: "n0nce")
             let samples = parser.feed(Array(r.stdout.utf8))
             #expect(samples.count == 1, "\(shell): \(r.stdout.prefix(300))")
@@ -64,6 +64,12 @@ import TestSupport
             #expect(r.seconds < 5, "\(shell): ended on end of input, not after its sleep")
             #expect(r.leftovers.isEmpty, "\(shell): \(r.leftovers)")
         }
+    }
+
+    /// Complete samples in a loop's output so far.
+    static func sampleCount(_ output: String, nonce: String) -> Int {
+        var parser = FrameParser(nonce: nonce)
+        return parser.feed(Array(output.utf8)).count
     }
 
     /// A bin directory with only what the loop needs, a `df` that hangs (a dead NFS mount),
@@ -87,7 +93,8 @@ import TestSupport
         for (shell, timeout) in [(["/usr/bin/dash"], "/usr/bin/timeout"), (["/usr/bin/busybox", "sh"], "/usr/bin/busybox"),
                                  (["/usr/bin/dash"], nil)] {
             let bin = try Self.hungDfBin(dir, timeoutFrom: timeout)
-            let r = try LoopRun.run(shell, args: ["1", "1", "abc"], path: bin, for: 4.5)
+            // df hangs: with timeout each sample waits 2 s for it; without, it is skipped.
+            let r = try LoopRun.run(shell, args: ["1", "1", "abc"], path: bin) { Self.sampleCount($0, nonce: "abc") >= (timeout == nil ? 3 : 1) }
             var parser = FrameParser(nonce: "abc")
             let samples = parser.feed(Array(r.stdout.utf8))
             let label = "\(shell) timeout: \(timeout ?? "none")"

@@ -41,7 +41,7 @@ import TestSupport
         let scrape = HTTP.get(url)
         #expect(scrape?.status == 200, "\(String(describing: scrape))")
         #expect(scrape?.body.contains("# TYPE termhost_metrics_up gauge") == true)
-        let closed = waitUntil(seconds: 10) { slow.allSatisfy(Self.closedByPeer) }
+        let closed = Wait.until { slow.allSatisfy(Self.closedByPeer) }
         #expect(closed, "still open: \(slow.filter { !Self.closedByPeer($0) }.count) of 30")
     }
 
@@ -72,6 +72,11 @@ import TestSupport
         #expect(interval.stderr == "termhost metrics add: --interval must be a whole number of seconds from 1 to 3600, not '99999999999999999999'\n")
         let move = try h.termhost(["metrics", "move", "x", "-3"])
         #expect(move.stderr == "termhost metrics move: POSITION must be a whole number from 1 to 1000000, not '-3'\n")
+        // The SDK parser's wording, as in every plugin command.
+        let typo = try h.termhost(["metrics", "add", "x", "--intervl", "5"])
+        #expect(typo.status == 2 && typo.stderr == "termhost metrics add: unknown option '--intervl'. Did you mean '--interval'?\nusage: termhost metrics add HOST [--interval SECONDS] [--interface NAME]...\n")
+        let noAddress = try h.termhost(["metrics", "serve", "--listen"])
+        #expect(noAddress.status == 2 && noAddress.stderr == "termhost metrics serve: option '--listen' needs a value\n")
     }
 
     /// 48 descriptors in all, 60 clients holding theirs: accept fails with EMFILE while
@@ -92,18 +97,18 @@ import TestSupport
         defer { idle.forEach { close($0) } }
         for _ in 0..<60 { idle.append(try #require(LoopbackListener.connect(to: port))) }
         let log = dir.path + "/state/termhost/termhost.log"
-        #expect(waitUntil(seconds: 10) {
+        #expect(Wait.until {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("metrics serve: cannot accept a connection: Too many open files; pausing 100 ms at a time")
         })
         let pid = serve.process.processIdentifier
         let before = try #require(Self.cpuTicks(pid))
-        usleep(1_000_000)
+        Wait.observe(for: 1)   // a measurement window: ten 100 ms pauses of the accept loop
         let after = try #require(Self.cpuTicks(pid))
         let ticksPerSecond = Int(sysconf(Int32(_SC_CLK_TCK)))
         #expect(after - before < ticksPerSecond / 4, "used \(after - before) of \(ticksPerSecond) ticks in a second")
         idle.forEach { close($0) }
         idle = []
-        #expect(waitUntil(seconds: 10) { HTTP.get(url)?.status == 200 })
+        #expect(Wait.until { HTTP.get(url)?.status == 200 })
     }
 
     static func cpuTicks(_ pid: Int32) -> Int? {
@@ -137,15 +142,6 @@ import TestSupport
         guard poll(&p, 1, 0) == 1 else { return false }
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0
-    }
-
-    func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
     }
 }
 

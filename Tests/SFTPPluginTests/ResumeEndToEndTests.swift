@@ -9,13 +9,15 @@ import TestSupport
     /// 16 Mbit/s: about three seconds for the file, time enough to cut it short.
     static let limit = ["-l", "16000"]
 
-    /// Starts a bandwidth-limited transfer, waits until its partial file holds `bytes`, then
-    /// stops it: with SIGINT (the transfer pauses) or by crashing sshd. Returns how it ended.
+    /// Starts a bandwidth-limited transfer, waits until its partial file holds `bytes` and its
+    /// first `prefix` bytes are written (a first segment with whole MiB for a checkpoint to
+    /// vouch for), then stops it: with SIGINT (the transfer pauses) or by crashing sshd.
+    /// Returns how it ended.
     static func cutShort(_ h: SSHHarness, _ verb: String, _ args: [String], partial: String, atLeast bytes: Int = 500_000,
-                         crash: Bool = false, limit: [String] = limit, settle: useconds_t = 0) throws -> (status: Int32, stdout: String, stderr: String) {
+                         prefix: Int = 0, crash: Bool = false, limit: [String] = limit) throws -> (status: Int32, stdout: String, stderr: String) {
         let run = try h.sftpInBackground(verb, limit + args)
         #expect(Files.waitForSize(partial, atLeast: bytes), "\(verb) never wrote \(bytes) bytes to \(partial)")
-        usleep(settle)
+        #expect(Wait.until { Files.writtenPrefix(partial) >= prefix }, "\(verb) never wrote the first \(prefix) bytes of \(partial)")
         if crash { h.server.crash() } else { run.process.interrupt() }
         return run.finish()
     }
@@ -73,7 +75,7 @@ import TestSupport
         // 64 Mbit/s: about ten seconds for the file, cut short once the second segment writes
         // past the middle.
         let cut = try Self.cutShort(h, "get", [h.remote(source), target], partial: Files.partial(of: target), atLeast: 48 << 20,
-                                    limit: ["-l", "64000"], settle: 800_000)
+                                    prefix: 2 << 20, limit: ["-l", "64000"])
         #expect(cut.status == 130, "\(cut.stderr)")
         let offset = try Self.pausedOffset(h)
         #expect(offset > 0 && offset < 40 << 20, "the checkpoint vouches for the first segment's prefix only: \(offset)")
@@ -98,7 +100,7 @@ import TestSupport
 
         let target = remoteDir + "/large.bin"
         let cut = try Self.cutShort(h, "put", [source, h.remote(target)], partial: Files.partial(of: target), atLeast: 48 << 20,
-                                    limit: ["-l", "64000"], settle: 800_000)
+                                    prefix: 2 << 20, limit: ["-l", "64000"])
         #expect(cut.status == 130, "\(cut.stderr)")
         let offset = try Self.pausedOffset(h)
         #expect(offset > 0 && offset < 40 << 20, "the checkpoint vouches for the first segment's prefix only: \(offset)")

@@ -68,13 +68,17 @@ enum Files {
     }
 
     /// Waits until a file grows to at least `bytes` (a transfer under way).
-    static func waitForSize(_ path: String, atLeast bytes: Int, timeout: Double = 20) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if size(path) >= bytes { return true }
-            usleep(20_000)
-        }
-        return false
+    static func waitForSize(_ path: String, atLeast bytes: Int, timeout: Double = 60) -> Bool {
+        Wait.until(timeout: timeout) { size(path) >= bytes }
+    }
+
+    /// How many bytes from the start of a (sparse) file are written: the first hole's offset.
+    static func writtenPrefix(_ path: String) -> Int {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        let seekHole: Int32 = 4   // SEEK_HOLE: Linux's value; Glibc exports it only with _GNU_SOURCE
+        return max(0, Int(lseek(fd, 0, seekHole)))
     }
 
     static func partial(of path: String) -> String {

@@ -66,7 +66,7 @@ import TestSupport
         let socket = dir.path + "/agent.sock"
         let agent = Shell.spawnBackground("/usr/bin/ssh-agent", ["-D", "-a", socket])
         defer { Shell.stopBackground(agent) }
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        #expect(Wait.until { FileManager.default.fileExists(atPath: socket) }, "ssh-agent never made its socket")
         let add = try Shell.run("/usr/bin/ssh-add", [agentKey], environment: ["SSH_AUTH_SOCK": socket])
         #expect(add.status == 0, "\(add.output)")
         #expect(try h.termhost(["exec", h.target, "--", "true"]).status == 255, "without the agent there is no key")
@@ -135,7 +135,7 @@ import TestSupport
         for child in children { _ = try Shell.run("/bin/kill", ["-STOP", child]) }
         defer { for child in children { _ = try? Shell.run("/bin/kill", ["-KILL", child]) } }
         let start = Date()
-        while p.isRunning && Date().timeIntervalSince(start) < 20 { usleep(50_000) }
+        Wait.until(timeout: 20, poll: 0.05) { !p.isRunning }
         let elapsed = Date().timeIntervalSince(start)
         #expect(!p.isRunning)
         #expect(p.terminationStatus == 255)
@@ -226,8 +226,7 @@ import TestSupport
         let children = try Shell.run("/usr/bin/pgrep", ["-P", String(h.server.pid)]).stdout.split(separator: "\n").map(String.init)
         for child in children { _ = try Shell.run("/bin/kill", ["-STOP", child]) }
         defer { for child in children { _ = try? Shell.run("/bin/kill", ["-KILL", child]) } }
-        let start = Date()
-        while p.isRunning && Date().timeIntervalSince(start) < 30 { usleep(50_000) }
+        Wait.until(timeout: 30, poll: 0.05) { !p.isRunning }
         #expect(!p.isRunning, "a frozen server must be detected during an upload too")
         if p.isRunning { p.terminate() }
         p.waitUntilExit()

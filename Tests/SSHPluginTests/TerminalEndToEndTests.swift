@@ -22,9 +22,10 @@ import TestSupport
         tty.type("echo ready-$((6*7))")
         #expect(tty.waitFor("ready-42").contains("ready-42"))
         tty.resize(columns: 100, rows: 40)
-        usleep(300_000)
-        tty.type("stty size")
-        #expect(tty.waitFor("40 100").contains("40 100"), "the window change reached the remote PTY")
+        // The window change travels beside the typed text, not in order with it: ask again
+        // until the remote PTY reports the new size.
+        #expect(Wait.until(poll: 0) { tty.type("stty size"); return tty.waitFor("40 100", timeout: 2).contains("40 100") },
+                "the window change reached the remote PTY")
         tty.type("printf 'caf\\303\\251 \\342\\234\\223\\n'")
         #expect(tty.waitFor("café ✓").contains("café ✓"))
         tty.type("~?", enter: false)

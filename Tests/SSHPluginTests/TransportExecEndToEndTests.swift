@@ -36,9 +36,7 @@ import TestSupport
         let command = "while /bin/echo tick; do sleep 0.2; done; echo gone > \(marker)"
         let r = try h.termhost(["tp", "cancel", h.target, command])
         #expect(r.stdout == "cancel: 7 ssh: '\(command)' on 127.0.0.1 was cancelled; its channel was closed\n", "\(r.stderr)")
-        let until = Date().addingTimeInterval(15)
-        while !FileManager.default.fileExists(atPath: marker) && Date() < until { usleep(50_000) }
-        #expect(FileManager.default.fileExists(atPath: marker), "the remote loop never saw its channel close")
+        #expect(Wait.until(poll: 0.05) { FileManager.default.fileExists(atPath: marker) }, "the remote loop never saw its channel close")
     }
 
     @Test func aShortExecCompletesWhileALongOneRunsOnTheSameConnection() throws {

@@ -2,9 +2,14 @@ import Foundation
 
 /// A real OpenSSH sshd on 127.0.0.1 and a random port, with its own host key, configuration and
 /// authorized_keys in a temporary directory; started by the tests, stopped by `stop()`.
+///
+/// sshd cannot take a listening socket from its parent (only `sshd -i`, one connection per
+/// process, which would change what its process tree and restarts look like to the tests), so
+/// it binds a port the kernel just reported free; when another program takes that port first,
+/// sshd says so and exits, and the server starts again on another (a bounded number of times).
 public final class SSHServer {
     public let directory: String
-    public let port: Int
+    public private(set) var port: Int
     public let hostPublicKey: String   // "ssh-ed25519 AAAA..."
     public private(set) var pid: pid_t = 0
     /// The sshd binary, or a symbolic link to it: sshd names its PAM service after the name it
@@ -21,6 +26,26 @@ public final class SSHServer {
             .split(separator: " ").prefix(2).joined(separator: " ")
         _ = FileManager.default.createFile(atPath: directory + "/authorized_keys", contents: Data(authorizedKeys.joined(separator: "\n").utf8))
         port = SSHServer.freePort()
+        self.extraConfig = extraConfig
+        self.hostKey = hostKey
+        for attempt in 1... {
+            writeConfig()
+            do {
+                try spawn()
+                return
+            } catch is PortTaken where attempt < 5 {
+                port = SSHServer.freePort()
+            }
+        }
+    }
+
+    private let extraConfig: String
+    private let hostKey: String
+
+    /// sshd could not bind its port: another program took it after it was found free.
+    struct PortTaken: Error {}
+
+    private func writeConfig() {
         // sshd keeps the first value it reads for a keyword, so the caller's lines come first.
         let config = """
         \(extraConfig)
@@ -38,7 +63,6 @@ public final class SSHServer {
         Subsystem sftp internal-sftp
         """
         _ = FileManager.default.createFile(atPath: directory + "/sshd_config", contents: Data(config.utf8))
-        try spawn()
     }
 
     /// Starts sshd again on the same port, keys and configuration (after stop() or crash()).
@@ -55,20 +79,28 @@ public final class SSHServer {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, directory + "/sshd.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, directory + "/sshd.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        let logBefore = log.utf8.count
         let args: [String] = [program, "-D", "-e", "-f", directory + "/sshd_config"]
         let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         guard posix_spawn(&pid, program, &actions, nil, argv, environ) == 0 else {
             throw Shell.Failure(description: "cannot start sshd")
         }
-        let deadline = Date().addingTimeInterval(10)
-        while !SSHServer.accepts(port) {
+        // Listening is what sshd's own log says (a port that accepts could be another
+        // program's); this run's lines only, as a restart appends to the same log.
+        var exited = false
+        var lines = ""
+        let listening = Wait.until {
+            lines = String(decoding: Data(log.utf8).dropFirst(logBefore), as: UTF8.self)
+            if lines.contains("Server listening on 127.0.0.1 port \(port).") { return true }
             var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid || Date() > deadline {
-                let log = (try? String(contentsOfFile: directory + "/sshd.log", encoding: .utf8)) ?? ""
-                throw Shell.Failure(description: "sshd did not start: \(log)")
-            }
-            usleep(20_000)
+            exited = waitpid(pid, &status, WNOHANG) == pid
+            return exited
+        }
+        guard listening && !exited else {
+            if !exited { stop() } else { pid = 0 }
+            if lines.contains("Address already in use") { throw PortTaken() }
+            throw Shell.Failure(description: "sshd did not start: \(lines)")
         }
     }
 
@@ -98,16 +130,11 @@ public final class SSHServer {
 
     public var log: String { (try? String(contentsOfFile: directory + "/sshd.log", encoding: .utf8)) ?? "" }
 
+    /// A port the kernel reports free now (released at once: sshd binds it itself).
     static func freePort() -> Int {
         let listener = LoopbackListener()
         defer { listener.close() }
         return listener.port
-    }
-
-    static func accepts(_ port: Int) -> Bool {
-        guard let fd = LoopbackListener.connect(to: port) else { return false }
-        close(fd)
-        return true
     }
 }
 
