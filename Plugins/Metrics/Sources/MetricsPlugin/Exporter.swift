@@ -17,16 +17,14 @@ struct Exporter {
     let command: MetricsCommand
     let monitors: MonitorStore
 
+    static let arguments = CommandArguments("termhost metrics serve", usage: "usage: termhost metrics serve [--listen ADDRESS:PORT] [HOST]...",
+                                            options: [.value("--listen")])
+
     func run(_ args: [String]) throws -> Int32 {
-        var listen = "127.0.0.1:9464"
-        var hosts: [String] = []
-        var rest = args[...]
-        while let a = rest.popFirst() {
-            if a == "--listen" {
-                guard let v = rest.popFirst() else { return command.usageError("termhost metrics serve: --listen needs ADDRESS:PORT") }
-                listen = v
-            } else { hosts.append(a) }
-        }
+        let parsed: ParsedArguments
+        do { parsed = try command.invocation.parse(args, with: Exporter.arguments) } catch { return error.status }
+        let listen = parsed.value("--listen") ?? "127.0.0.1:9464"
+        let hosts = parsed.arguments
         guard let colon = listen.lastIndex(of: ":") else {
             return command.usageError("termhost metrics serve: --listen takes ADDRESS:PORT, e.g. 127.0.0.1:9464, not '\(VisibleText.of(listen))'")
         }

@@ -60,7 +60,10 @@ struct MetricsCommand {
                 return 0
             case "list": return try list(args, monitors)
             case "show": return try show(args, monitors)
-            case "watch": return try Dashboard(command: self, monitors: monitors).run(args)
+            case "watch":
+                let parsed: ParsedArguments
+                do { parsed = try invocation.parse(args, with: Self.watchArguments) } catch { return error.status }
+                return try Dashboard(command: self, monitors: monitors).run(parsed.arguments)
             case "serve": return try Exporter(command: self, monitors: monitors).run(args)
             default: return usageError("termhost metrics: unknown subcommand '\(VisibleText.of(sub))'\n" + MetricsCommand.usage)
             }
@@ -110,6 +113,8 @@ struct MetricsCommand {
         invocation.print("Added monitor '\(VisibleText.of(name))'.")
         return 0
     }
+
+    static let watchArguments = CommandArguments("termhost metrics watch", usage: "usage: termhost metrics watch [HOST]...")
 
     static let listArguments = CommandArguments("termhost metrics list", usage: "usage: termhost metrics list [--json]",
                                                 options: [.flag("--json")], maxArguments: 0)
