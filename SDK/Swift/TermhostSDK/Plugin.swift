@@ -17,7 +17,7 @@ public final class Plugin: @unchecked Sendable {
     public let id: String
     public let version: String
     let features: [any Feature.Type]
-    /// The ABI minor this plugin declares (the manifest's "abi" must say the same): by default
+    /// The ABI minor this plugin declares (the derived manifest's "abi" says the same): by default
     /// the minor of the headers the SDK was built with. A plugin that uses nothing newer may
     /// declare less, so that it also loads in an older host; it then reads every member added
     /// later through `TermhostStruct.member` and expects `nil` for services that came later (the

@@ -53,8 +53,9 @@ typedef struct termhost_plugin_entry {
    /* sizeof(termhost_plugin_entry_t) as the plugin was compiled. */
    uint32_t struct_size;
 
-   /* The plugin's reverse-DNS ID and version ("org.example.hello", "1.2.0"); they must equal
-    * the manifest's "id" and "version". Static strings owned by the plugin. */
+   /* The plugin's reverse-DNS ID and version ("org.example.hello", "1.2.0"); the manifest
+    * derived from the library repeats them as "id" and "version". Static strings owned by the
+    * plugin. */
    const char *plugin_id;
    const char *plugin_version;
 

@@ -30,9 +30,9 @@ typedef struct termhost_version {
 } termhost_version_t;
 
 /* The minor version a plugin needs, which is the minor it declares in termhost_plugin_entry_t.abi
- * (and must also write in its manifest's "abi"). By default the minor of these headers. A
- * plugin built against newer headers that uses nothing newer may declare less, so that it also
- * loads in an older host:
+ * (the manifest derived from the library, `termhost plugins manifest`, repeats it in "abi").
+ * By default the minor of these headers. A plugin built against newer headers that uses
+ * nothing newer may declare less, so that it also loads in an older host:
  *     #define TERMHOST_ABI_MINOR_NEEDED 0
  *     #include <termhost/termhost.h>
  * Contract: such a plugin must then check, with TERMHOST_HAS_FIELD, every member added after
