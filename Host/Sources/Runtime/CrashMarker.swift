@@ -39,17 +39,14 @@ public enum CrashMarker {
         paths.probeCache.map { ($0 as NSString).deletingLastPathComponent + "/crash-marker" }
     }
 
-    /// A library path may hold any byte but NUL; tab, newline and % would break the line format.
+    /// A library path may hold any byte but NUL; tab, newline, carriage return and % would break
+    /// the line format, so each is written as % and two upper-case hex digits.
     static func escape(_ s: String) -> String {
         var out = ""
         for ch in s.unicodeScalars {
-            switch ch {
-            case "%": out += "%25"
-            case "\t": out += "%09"
-            case "\n": out += "%0A"
-            case "\r": out += "%0D"
-            default: out.unicodeScalars.append(ch)
-            }
+            guard "%\t\n\r".unicodeScalars.contains(ch) else { out.unicodeScalars.append(ch); continue }
+            let hex = String(ch.value, radix: 16, uppercase: true)
+            out += (hex.count < 2 ? "%0" : "%") + hex
         }
         return out
     }
