@@ -112,7 +112,7 @@ struct SFTPCommand {
             throw CommandFinished(status: invocation.reportUsageError(error))
         }
         for given in parsed.occurrences {
-            guard given.option.hasPrefix("--"), let policy = ConflictPolicy(rawValue: String(given.option.dropFirst(2))) else { continue }
+            guard let policy = ConflictPolicy.allCases.first(where: { "--" + $0.rawValue == given.option }) else { continue }
             if let earlier = p.options.conflict, earlier != policy {
                 invocation.printError("termhost sftp: --\(earlier.rawValue) and \(given.spelled) contradict each other")
                 throw CommandFinished(status: 2)
