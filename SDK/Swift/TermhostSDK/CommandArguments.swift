@@ -51,6 +51,7 @@ public struct CommandArguments: Sendable {
     public let command: String
     /// Shown after an unknown option or an unexpected argument; nil shows nothing.
     public let usage: String?
+    /// Every option the command accepts; anything else starting with `-` is refused.
     public let options: [Option]
     /// Options end at the first positional argument: it and everything after it are positional,
     /// as typed (`termhost exec -J hop HOST ls -l`).
@@ -72,7 +73,8 @@ public struct CommandArguments: Sendable {
         options.first { $0.spellings.contains(spelling) }
     }
 
-    /// Reads `arguments` (those after the command's name) in order.
+    /// Reads `arguments` (those after the command's name) in order. Throws the first problem
+    /// found; `--help` is not one (see `ParsedArguments.help`).
     public func parse<Arguments: Collection<String>>(_ arguments: Arguments) throws(CommandUsageError) -> ParsedArguments {
         var parsed = ParsedArguments(command: command)
         var rest = arguments[...]
@@ -161,7 +163,9 @@ public struct ParsedArguments: Sendable {
 
     /// The command the arguments belong to (for the errors of `integer`).
     public let command: String
+    /// The options given, in order, repeated ones each time.
     public internal(set) var occurrences: [Occurrence] = []
+    /// The positional arguments, in order.
     public internal(set) var arguments: [String] = []
     /// `--help` or `-h` was given (and the command declares neither).
     public internal(set) var help = false
