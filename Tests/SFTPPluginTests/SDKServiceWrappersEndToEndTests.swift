@@ -46,7 +46,7 @@ import TestSupport
         #expect(value("stop") == "error 2 no running transfer with cookie 99", "\(r.output)")
     }
 
-    @Test func channelWrappersResizeAShellAndRunABridgedExec() throws {
+    @Test func channelAndExecWrappersReachTheServer() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let h = try SSHHarness(dir: dir)
@@ -58,6 +58,8 @@ import TestSupport
         let shell = try #require(r.stdout.split(separator: "\n").first { $0.hasPrefix("shell: ") }, "\(r.output)")
         #expect(shell.split(separator: "|").contains { $0.trimmingCharacters(in: .whitespaces) == "30 100" }, "resized before stty ran: \(shell)")
         #expect(r.stdout.contains("\nexec: from-open-exec\n"), "\(r.output)")
+        #expect(r.stdout.contains("\nexec status 3: from-stdin / to-stderr\n"), "\(r.output)")
+        #expect(r.stdout.contains("\nbounded: error 8\n"), "TERMHOST_ERR_TIMEOUT: \(r.output)")
     }
 
     @Test func metricsWrapperListsHostsAndNamesAHostWithoutSampler() throws {

@@ -83,9 +83,6 @@ public struct SSHTransport: @unchecked Sendable {
             }
         }
 
-        /// Whether the SSH plugin offers `exec_bounded` (ABI 1.2). [any-thread]
-        public var offersBoundedExec: Bool { TermhostStruct.member(vtable, \.exec_bounded) != nil }
-
         /// `exec_bounded`: like `exec`, but the command must finish within `deadline` (nil: no
         /// deadline; at most one day), and `cancel.cancel()` from any thread stops it. Either
         /// way its channel is closed and the error says which, naming the command: code

@@ -30,6 +30,16 @@ final class SwiftSSHClient: Feature {
             try connection.resizeShell(shell, columns: 100, rows: 30)
             command.print("shell: " + ChannelText.exchange(shell, send: "stty size; exit\n"))
             command.print("exec: " + ChannelText.exchange(try connection.openExec("echo from-open-exec"), send: nil))
+            var out: [UInt8] = [], err: [UInt8] = []
+            let status = try connection.exec("cat; echo to-stderr >&2; exit 3", stdin: Array("from-stdin".utf8),
+                                             stdout: { out += $0 }, stderr: { err += $0 })
+            command.print("exec status \(status): \(String(decoding: out, as: UTF8.self)) / \(String(decoding: err, as: UTF8.self))", terminator: "")
+            do {
+                _ = try connection.exec("sleep 30", deadline: .milliseconds(300))
+                command.print("bounded: finished")
+            } catch {
+                command.print("bounded: error \(error.code)")
+            }
             return 0
         } catch {
             command.printError("error: \(error.code) \(error.message)")
