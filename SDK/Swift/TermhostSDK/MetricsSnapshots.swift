@@ -17,19 +17,13 @@ public struct MetricsSnapshots: @unchecked Sendable {
     /// `list_hosts`: a JSON array of the host names that have a sampler in this process, sorted
     /// by name (`[]` when none). [any-thread]
     public func listHosts() throws(PluginError) -> String {
-        try text { vtable.pointee.list_hosts(ByteSink.sink, $0, $1) }
+        String(decoding: try ByteSink.collect { vtable.pointee.list_hosts(ByteSink.sink, $0, $1) }, as: UTF8.self)
     }
 
     /// `get_snapshot`: the JSON snapshot of `host` (a monitor's host, as `termhost metrics list`
     /// shows it). TERMHOST_ERR_NOT_FOUND, naming the host, when no sampler for it runs in this
     /// process. [any-thread]
     public func snapshot(of host: String) throws(PluginError) -> String {
-        try text { vtable.pointee.get_snapshot(host, ByteSink.sink, $0, $1) }
-    }
-
-    private func text(_ call: (UnsafeMutableRawPointer, UnsafeMutablePointer<termhost_error_t>) -> termhost_status) throws(PluginError) -> String {
-        let sink = ByteSink()
-        try check { call(Unmanaged.passUnretained(sink).toOpaque(), $0) }
-        return String(decoding: sink.bytes ?? [], as: UTF8.self)
+        String(decoding: try ByteSink.collect { vtable.pointee.get_snapshot(host, ByteSink.sink, $0, $1) }, as: UTF8.self)
     }
 }

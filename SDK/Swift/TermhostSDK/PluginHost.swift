@@ -70,6 +70,14 @@ final class ByteSink {
         let box = Unmanaged<ByteSink>.fromOpaque(user!).takeUnretainedValue()
         box.bytes = data.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
     }
+
+    /// Runs a call that hands its result to `sink` with the given user pointer, and returns the
+    /// bytes (none when it never called the sink); a failure throws the callee's code and message.
+    static func collect(_ call: (_ user: UnsafeMutableRawPointer, UnsafeMutablePointer<termhost_error_t>) -> termhost_status) throws(PluginError) -> [UInt8] {
+        let box = ByteSink()
+        try check { call(Unmanaged.passUnretained(box).toOpaque(), $0) }
+        return box.bytes ?? []
+    }
 }
 
 /// `termhost_host_store_t`: namespaced collections in the host's SQLite store.

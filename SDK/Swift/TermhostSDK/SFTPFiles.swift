@@ -41,19 +41,19 @@ public struct SFTPFiles: @unchecked Sendable {
         /// "uid","gid"}, sorted by name, without "." and ".."; a file gives a one-element array.
         /// [any-thread]
         public func list(_ path: String) throws(PluginError) -> String {
-            try text { vtable.pointee.list(handle, path, ByteSink.sink, $0, $1) }
+            String(decoding: try ByteSink.collect { vtable.pointee.list(handle, path, ByteSink.sink, $0, $1) }, as: UTF8.self)
         }
 
         /// `stat`: one path's attributes as a JSON object as in `list`; `followLinks` follows a
         /// final symbolic link. [any-thread]
         public func stat(_ path: String, followLinks: Bool = true) throws(PluginError) -> String {
-            try text { vtable.pointee.stat(handle, path, followLinks ? 1 : 0, ByteSink.sink, $0, $1) }
+            String(decoding: try ByteSink.collect { vtable.pointee.stat(handle, path, followLinks ? 1 : 0, ByteSink.sink, $0, $1) }, as: UTF8.self)
         }
 
         /// `read`: up to maxBytes of a file from offset (fewer at its end, none past it).
         /// [any-thread]
         public func read(_ path: String, offset: UInt64 = 0, maxBytes: UInt64) throws(PluginError) -> [UInt8] {
-            try bytes { vtable.pointee.read(handle, path, offset, maxBytes, ByteSink.sink, $0, $1) }
+            try ByteSink.collect { vtable.pointee.read(handle, path, offset, maxBytes, ByteSink.sink, $0, $1) }
         }
 
         /// `make_directory`; the server's reason comes back in the error. [any-thread]
@@ -74,16 +74,6 @@ public struct SFTPFiles: @unchecked Sendable {
         /// `rename`: never replaces an existing target. [any-thread]
         public func rename(_ from: String, to: String) throws(PluginError) {
             try check { vtable.pointee.rename(handle, from, to, $0) }
-        }
-
-        private func bytes(_ call: (UnsafeMutableRawPointer, UnsafeMutablePointer<termhost_error_t>) -> termhost_status) throws(PluginError) -> [UInt8] {
-            let sink = ByteSink()
-            try check { call(Unmanaged.passUnretained(sink).toOpaque(), $0) }
-            return sink.bytes ?? []
-        }
-
-        private func text(_ call: (UnsafeMutableRawPointer, UnsafeMutablePointer<termhost_error_t>) -> termhost_status) throws(PluginError) -> String {
-            String(decoding: try bytes(call), as: UTF8.self)
         }
     }
 }
