@@ -200,6 +200,8 @@ final class ForwardingManager: @unchecked Sendable {
         }
     }
 
+    // MARK: Rules on a connection [queue] (connecting and recovery: ForwardingManager+Connections)
+
     /// Puts a rule to work on the link's live connection.
     func attach(_ r: RuleRuntime, to link: HostLink) {
         guard let c = link.connection else { return }
