@@ -199,6 +199,8 @@ import TestSupport
         var left = groups.flatMap { Local.groupMembers($0) }
         Wait.until(timeout: 0.5, poll: 0.05) { left = groups.flatMap { Local.groupMembers($0) }; return left.isEmpty }
         #expect(left.isEmpty, "\(left)")
+        // It stops itself once its samplers are closed: SIGCONT before that would be lost.
+        #expect(Wait.until { Local.isStopped(Int(serve.process.processIdentifier)) }, "SIGTSTP did not stop the process")
         kill(serve.process.processIdentifier, SIGCONT)
         Wait.until(poll: 0.1) { loops = Local.samplerLoops(under: h.server); return loops != 0 }
         #expect(loops == 1, "sampling resumes on foreground")

@@ -186,6 +186,13 @@ extension Local {
             .map { ($0, read("/proc/\($0)/cmdline").replacingOccurrences(of: "\0", with: " ")) }
     }
 
+    /// True when pid is stopped (state T: SIGTSTP or SIGSTOP).
+    static func isStopped(_ pid: Int) -> Bool {
+        let stat = read("/proc/\(pid)/stat")
+        guard let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "T"
+    }
+
     static func isZombie(_ pid: Int) -> Bool {
         let stat = read("/proc/\(pid)/stat")
         guard let close = stat.lastIndex(of: ")") else { return true }

@@ -33,7 +33,7 @@ import TestSupport
             for b in Array("GET /metrics HTTP/1.1\r\nHost: slow\r\n".utf8) {
                 var c = b
                 for fd in trickling { _ = send(fd, &c, 1, Int32(MSG_NOSIGNAL)) }
-                usleep(100_000)
+                usleep(100_000)   // the clients' pace, not a wait
             }
         }
         trickle.start()

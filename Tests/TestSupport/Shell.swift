@@ -43,8 +43,7 @@ public enum Shell {
                 group.leave()
             }
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.isRunning && Date() < deadline { usleep(10_000) }
+        Wait.until(timeout: timeout, poll: 0.01) { !p.isRunning }
         if p.isRunning {
             p.terminate()
             p.waitUntilExit()

@@ -29,24 +29,16 @@ public final class TmuxSession {
     /// connection plus a command has been seen to take more than 20 s, so it is generous.
     @discardableResult
     public func waitFor(_ text: String, timeout: Double = 60) -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        var s = screen()
-        while !s.contains(text) && Date() < deadline {
-            usleep(50_000)
-            s = screen()
-        }
+        var s = ""
+        Wait.until(timeout: timeout, poll: 0.05) { s = screen(); return s.contains(text) }
         return s
     }
 
     /// Waits until text appears at least `count` times on the screen.
     @discardableResult
     public func waitFor(_ text: String, count: Int, timeout: Double = 60) -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        var s = screen()
-        while s.components(separatedBy: text).count - 1 < count && Date() < deadline {
-            usleep(50_000)
-            s = screen()
-        }
+        var s = ""
+        Wait.until(timeout: timeout, poll: 0.05) { s = screen(); return s.components(separatedBy: text).count - 1 >= count }
         return s
     }
 
