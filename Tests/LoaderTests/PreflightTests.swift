@@ -209,6 +209,6 @@ import TestSupport
         i.closeDescriptors()
         let failure = i.record("org.test.stale-abi")?.failure
         #expect(failure == .abiDeclaredWrong(manifest: "1.0", library: "1.2"))
-        #expect(failure?.description.hasSuffix("set \"abi\": \"1.2\" in manifest.json") == true)
+        #expect(failure?.description.hasSuffix("derive the manifest again from the library (termhost plugins manifest LIBRARY), or set \"abi\": \"1.2\" in it") == true)
     }
 }

@@ -70,7 +70,7 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
         case .entryMismatch(let field, let manifest, let library):
             "the manifest says \(field) '\(manifest)' but the library says '\(library)'"
         case .abiDeclaredWrong(let manifest, let library):
-            "the manifest says abi '\(manifest)' but the library was built against ABI \(library) (what its entry declares: TERMHOST_ABI_INIT, which is the headers' minor unless TERMHOST_ABI_MINOR_NEEDED lowers it); set \"abi\": \"\(library)\" in manifest.json"
+            "the manifest says abi '\(manifest)' but the library was built against ABI \(library) (what its entry declares: TERMHOST_ABI_INIT, which is the headers' minor unless TERMHOST_ABI_MINOR_NEEDED lowers it); derive the manifest again from the library (termhost plugins manifest LIBRARY), or set \"abi\": \"\(library)\" in it"
         case .crashedInProbe(let signal, let stage):
             "probe crashed with \(LoadFailure.signalName(signal)) in \(stage)"
         case .crashedInHost(let signal, let call):
