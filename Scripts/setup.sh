@@ -2,7 +2,10 @@
 # Installs what Termhost needs to build and test on Debian 12, if missing. Idempotent.
 # The Swift toolchain itself (6.x, with swiftc and swift-build) must already be on PATH.
 set -euo pipefail
-packages=(libssh2-1-dev libsqlite3-dev libffi-dev libssl-dev sqlite3 openssh-server openssh-client make gcc g++ tmux procps python3 busybox)
+# cmake, dpkg-dev, pkg-config and zlib1g-dev build libssh2 1.11 (Scripts/libssh2.sh); patchelf points the staged
+# plugins at the copy staged beside them (Scripts/stage.sh).
+packages=(libssh2-1-dev libsqlite3-dev libffi-dev libssl-dev sqlite3 openssh-server openssh-client dropbear-bin make gcc g++ tmux procps python3 busybox
+          cmake dpkg-dev pkg-config zlib1g-dev patchelf)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,3 +22,9 @@ if [ "$(id -u)" -eq 0 ] && ! id termhost-test >/dev/null 2>&1; then
   echo 'termhost-test:Termhost-Test-Pw1' | chpasswd
 fi
 command -v swift >/dev/null || { echo "setup: no Swift toolchain on PATH (Swift 6.x is required)" >&2; exit 1; }
+# Debian 12's libssh2 is 1.10, which cannot sign with RSA SHA-2 (among others): build 1.11.1 from
+# Debian 13's source package into .build, where Package.swift finds it. TERMHOST_SYSTEM_LIBSSH2=1
+# keeps the system's library (and Package.swift then ignores a private one already built).
+if [ "${TERMHOST_SYSTEM_LIBSSH2:-}" != 1 ] && dpkg --compare-versions "$(pkg-config --modversion libssh2)" lt 1.11; then
+  "$(dirname "$0")/libssh2.sh"
+fi
