@@ -75,9 +75,16 @@ final class OpenSSHExtensions {
         packet.appendUInt32(UInt32(body.count))
         packet += body
         var sent = 0
+        var stall = WriteStall()
         while sent < packet.count {
             let n = packet[sent...].withUnsafeBytes { libssh2_channel_write_ex(channel, 0, $0.baseAddress, $0.count) }
+            if n == 0 {
+                // The server's channel window is full (WriteStall).
+                try stall.wait(fs, path, what: "cannot send a request about")
+                continue
+            }
             guard n > 0 else { throw fs.error(path) }
+            stall.progressed()
             sent += n
         }
     }

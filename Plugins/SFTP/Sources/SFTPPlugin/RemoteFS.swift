@@ -9,6 +9,8 @@ import TermhostSDK
 struct RemoteFS {
     let session: OpaquePointer
     let sftp: OpaquePointer
+    /// The session's socket, to wait on when libssh2 accepts nothing (WriteStall).
+    let socket: Int32
     let host: String
     /// For the debug log.
     let plugin: PluginHost
@@ -25,11 +27,26 @@ struct RemoteFS {
             let status = libssh2_sftp_last_error(sftp)
             return SFTPError(.remote, "\(prefix): \(SFTPError.reason(status))", status: status)
         }
+        return SFTPError(.connectionLost, "\(prefix): connection to \(host) lost: \(lastErrorReason)")
+    }
+
+    /// libssh2's text for its last error, never empty: a call that failed without saying why
+    /// (libssh2 1.10 leaves no message behind a 0 it returned) is named by its error code.
+    var lastErrorReason: String {
+        let code = libssh2_session_last_errno(session)
         var message: UnsafeMutablePointer<CChar>?
         var length: Int32 = 0
         libssh2_session_last_error(session, &message, &length, 0)
-        let reason = message.map { String(cString: $0) } ?? "error \(code)"
-        return SFTPError(.connectionLost, "\(prefix): connection to \(host) lost: \(reason)")
+        let text = message.map { String(cString: $0) } ?? ""
+        return text.isEmpty ? "libssh2 error \(code), with no message" : text
+    }
+
+    /// Waits until the session's socket has bytes to read, or `milliseconds` pass. What
+    /// unblocks a write that the server's channel window holds back is a window adjust or an
+    /// acknowledgement from the server, both inbound.
+    func waitForInput(milliseconds: Int32) {
+        var p = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        _ = poll(&p, 1, milliseconds)
     }
 
     func stat(_ path: String, follow: Bool = true) throws(SFTPError) -> RemoteEntry {

@@ -48,7 +48,7 @@ final class SFTPConnection: @unchecked Sendable {
         var result: T?
         var failure: SFTPError?
         do throws(PluginError) {
-            try connection.withSession { (session, _) throws(PluginError) in
+            try connection.withSession { (session, socket) throws(PluginError) in
                 do throws(SFTPError) {
                     if self.sftp == nil {
                         guard let s = libssh2_sftp_init(session) else {
@@ -56,7 +56,7 @@ final class SFTPConnection: @unchecked Sendable {
                         }
                         self.sftp = s
                     }
-                    let fs = RemoteFS(session: session, sftp: self.sftp!, host: self.destination, plugin: self.host)
+                    let fs = RemoteFS(session: session, sftp: self.sftp!, socket: socket, host: self.destination, plugin: self.host)
                     result = try body(fs, self.extensions)
                 } catch {
                     failure = error

@@ -74,10 +74,16 @@ struct Upload {
             if saved != nil { checkpoints.remove(job.checkpointKey) }
             throw SFTPError(.failed, "sftp: \(job.localPath.shown) changed during the upload (\(size) bytes expected, \(offset) read); nothing was committed")
         }
-        try fs.fsetstat(handle, path: partial, mode: UInt32(st.st_mode) & 0o777, mtime: mtime)
-        guard libssh2_sftp_close_handle(handle) == 0 else { handleOpen = false; throw fs.error(partial, "cannot close") }
-        handleOpen = false
-        try commit(partial)
+        // Every byte is on the server from here: a failure keeps the partial with a checkpoint
+        // of the whole file, so `sftp paused` lists it and `--resume` verifies and commits it.
+        do throws(SFTPError) {
+            try fs.fsetstat(handle, path: partial, mode: UInt32(st.st_mode) & 0o777, mtime: mtime)
+            guard libssh2_sftp_close_handle(handle) == 0 else { handleOpen = false; throw fs.error(partial, "cannot close") }
+            handleOpen = false
+            try commit(partial)
+        } catch {
+            try kept(error, fd: fd, offset: size, size: size, mtime: mtime)
+        }
         if saved != nil { checkpoints.remove(job.checkpointKey) }
         return size
     }
@@ -97,6 +103,7 @@ struct Upload {
         var readOffset = range.lowerBound, acknowledged: UInt64 = 0
         let limit = isLast ? UInt64.max : range.upperBound
         var eof = false
+        var stall = WriteStall()
         while true {
             try segments.check(job.display)
             let room = min(TransferBuffer.writeWindow - (tail - head), capacity - tail, Int(clamping: limit - readOffset))
@@ -114,7 +121,13 @@ struct Upload {
                 continue
             }
             let n = libssh2_sftp_write(handle, (buffer + head).assumingMemoryBound(to: CChar.self), tail - head)
+            if n == 0 {
+                // The server's channel window is full (WriteStall): the same bytes go again.
+                try stall.wait(fs, job.partialPath, what: "cannot write")
+                continue
+            }
             guard n > 0 else { throw fs.error(job.partialPath, "cannot write") }
+            stall.progressed()
             head += n
             acknowledged += UInt64(n)
             segments.moved(n, from: range.lowerBound, observer: observer, display: job.display)
@@ -129,20 +142,23 @@ struct Upload {
     /// Connection loss and pause keep the remote partial with a checkpoint of the acknowledged
     /// bytes; cancel and other failures remove it (naming it when that fails).
     private func stopped(_ failure: SFTPError, fd: Int32, offset: UInt64, size: UInt64, mtime: UInt64) throws(SFTPError) -> Never {
-        let keep = failure.kind == .connectionLost || failure.kind == .paused
-        if keep {
-            // The local source's prefix the server acknowledged; resume truncates the remote
-            // partial to what this vouches for.
-            let prefix = SHA256.prefix(fd: fd, count: offset, deadline: control.deadline)
-            try checkpoints.save(job.checkpointKey, Checkpoint(
-                direction: "upload", host: job.host, remotePath: job.remotePath, localPath: job.localPath,
-                partialPath: job.partialPath, sourceSize: size, sourceMtime: mtime, offset: prefix.count, sha256: prefix.hex))
-            throw failure
+        if failure.kind == .connectionLost || failure.kind == .paused {
+            try kept(failure, fd: fd, offset: offset, size: size, mtime: mtime)
         }
         do { try fs.remove(job.partialPath) } catch {
             throw SFTPError(failure.kind, "\(failure.message); the remote partial file \(fs.host):\(job.partialPath.shown) could not be removed: \(error.message)")
         }
         checkpoints.remove(job.checkpointKey)
+        throw failure
+    }
+
+    /// Keeps the remote partial for `--resume`: a checkpoint of the acknowledged bytes (the local
+    /// source's prefix; resume truncates the remote partial to what this vouches for).
+    private func kept(_ failure: SFTPError, fd: Int32, offset: UInt64, size: UInt64, mtime: UInt64) throws(SFTPError) -> Never {
+        let prefix = SHA256.prefix(fd: fd, count: offset, deadline: control.deadline)
+        try checkpoints.save(job.checkpointKey, Checkpoint(
+            direction: "upload", host: job.host, remotePath: job.remotePath, localPath: job.localPath,
+            partialPath: job.partialPath, sourceSize: size, sourceMtime: mtime, offset: prefix.count, sha256: prefix.hex))
         throw failure
     }
 

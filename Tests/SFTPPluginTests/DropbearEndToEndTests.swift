@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `termhost sftp get|put` and pause/resume against a stock Dropbear, whose 24,576-byte channel
+/// window fills after one SFTP write request (libssh2 1.10 then returns 0 from a write).
+@Suite(.enabled(if: DropbearServer.available, "needs root (a mount namespace) and dropbear-bin"))
+struct DropbearEndToEndTests {
+    static let megabyte = 1024 * 1024
+
+    static func harness(_ dir: TemporaryDirectory) throws -> DropbearHarness {
+        let h = try DropbearHarness(dir: dir)
+        try Fixtures.sftpPlugin(in: h.plugins)
+        return h
+    }
+
+    /// termhost sftp VERB ARGS... -P PORT
+    static func sftp(_ h: DropbearHarness, _ verb: String, _ args: [String]) throws -> Shell.Result {
+        try h.termhost(["sftp", verb] + args + ["-P", String(h.server.port)])
+    }
+
+    static func remote(_ path: String) -> String { "\(NSUserName())@127.0.0.1:\(path)" }
+
+    @Test func aMegabytePutArrivesByteExactWithNothingLeftBehind() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.harness(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("local") + "/data.bin", remote = dir.sub("remote")
+        Files.random(source, bytes: Self.megabyte, mode: 0o640)
+        let put = try Self.sftp(h, "put", [source, Self.remote(remote + "/")])
+        #expect(put.status == 0, "\(put.output)\n\(h.server.log)")
+        #expect(put.stdout.hasPrefix("uploaded 1 of 1 file, 1.0 MB in "), "\(put.stdout)")
+        #expect(!put.stderr.contains("lost: \n"), "an empty reason is never shown: \(put.stderr)")
+        #expect(Files.sha256(remote + "/data.bin") == Files.sha256(source))
+        #expect(Files.mode(remote + "/data.bin") == 0o640)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: remote) == ["data.bin"])
+        #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
+    }
+
+    @Test func aMegabyteGetArrivesByteExact() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.harness(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("remote") + "/data.bin", local = dir.sub("local")
+        Files.random(source, bytes: Self.megabyte + 17)
+        let get = try Self.sftp(h, "get", [Self.remote(source), local + "/back.bin"])
+        #expect(get.status == 0, "\(get.output)\n\(h.server.log)")
+        #expect(Files.sha256(local + "/back.bin") == Files.sha256(source))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: local) == ["back.bin"])
+    }
+
+    @Test func aPutCutShortByTheServerIsListedAndResumesByteExact() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.harness(dir)
+        defer { h.server.stop() }
+        let size = 6 * Self.megabyte
+        let source = dir.sub("local") + "/big.bin", target = dir.sub("remote") + "/big.bin"
+        let partial = Files.partial(of: target)
+        Files.random(source, bytes: size)
+        // 16 Mbit/s: about three seconds for the file, time enough to cut it short.
+        let run = try Background(Paths.termhost, ["sftp", "put", "-l", "16000", source, Self.remote(target), "-P", String(h.server.port)],
+                                 environment: h.environment)
+        #expect(Files.waitForSize(partial, atLeast: 1_000_000), "put never wrote 1 MB to \(partial)")
+        h.server.crash()
+        let cut = run.finish()
+        #expect(cut.status == 1, "\(cut.stdout)\n\(cut.stderr)")
+        #expect(cut.stdout.contains("1 paused (run again with --resume)"), "\(cut.stdout)\n\(cut.stderr)")
+        #expect(!Files.exists(target) && Files.exists(partial))
+
+        let paused = try h.termhost(["--json", "sftp", "paused"])
+        let offset = try #require((JSONSerialization.jsonObject(with: Data(paused.stdout.utf8)) as? [[String: Any]])?.first?["offset"] as? Int,
+                                  "\(paused.output)")
+        #expect(offset > 0 && offset < size, "the checkpoint holds what the server acknowledged: \(offset)")
+
+        try h.server.restart()
+        let resumed = try Self.sftp(h, "put", ["--resume", "--json", source, Self.remote(target)])
+        #expect(resumed.status == 0, "\(resumed.output)\n\(h.server.log)")
+        #expect(resumed.stdout.contains("\"offset\":\(offset)"), "it went on from the acknowledged bytes: \(resumed.stdout)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(!Files.exists(partial))
+        #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
+    }
+}
