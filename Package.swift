@@ -13,6 +13,22 @@ let pluginLinkerSettings: [LinkerSetting] = [
 ]
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
+/// libssh2 1.11.1, built by Scripts/libssh2.sh into this private prefix when the system has only
+/// 1.10 (Debian 12). The targets that import CLibSSH2 look for its headers there first, and the
+/// plugins link it with an rpath there, so a build in .build loads it; Scripts/stage.sh ships a
+/// copy beside the staged plugins. The flags do not depend on whether the prefix exists yet:
+/// SwiftPM caches this manifest's result by its text and environment, not by files it looks at,
+/// and a missing directory is skipped (the system's libssh2 is then used, and one build works on
+/// either, since 1.11-only functions are looked up at run time). TERMHOST_SYSTEM_LIBSSH2=1 drops
+/// the flags: the operator forces the system's libssh2 (setup then builds none).
+/// LIBSSH2_DISABLE_DEPRECATION: 1.11.1 marks functions deprecated whose replacements 1.10 lacks
+/// (libssh2_session_callback_set); the code keeps to what both have, as 1.10's headers see it.
+let privateLibSSH2 = "\(root)/.build/libssh2-1.11.1"
+let usesPrivateLibSSH2 = Context.environment["TERMHOST_SYSTEM_LIBSSH2"] != "1"
+let libssh2Swift: [SwiftSetting] = usesPrivateLibSSH2 ? [.unsafeFlags(["-Xcc", "-I\(privateLibSSH2)/include", "-Xcc", "-DLIBSSH2_DISABLE_DEPRECATION"])] : []
+let libssh2Linker: [LinkerSetting] = usesPrivateLibSSH2
+    ? [.unsafeFlags(["-L\(privateLibSSH2)/lib", "-Xlinker", "-rpath", "-Xlinker", "\(privateLibSSH2)/lib"])] : []
+
 let package = Package(
     name: "Termhost",
     products: [
@@ -63,15 +79,15 @@ let package = Package(
         // What the SSH and SFTP plugins share by name: the libssh2 (and libcrypto) module, and
         // the one SHA-256 and HMAC-SHA1 both use. Static code each plugin links, not a plugin.
         .systemLibrary(name: "CLibSSH2", path: "Plugins/Shared/CLibSSH2"),
-        .target(name: "SSHCrypto", dependencies: ["CLibSSH2"], path: "Plugins/Shared/SSHCrypto", swiftSettings: strict),
+        .target(name: "SSHCrypto", dependencies: ["CLibSSH2"], path: "Plugins/Shared/SSHCrypto", swiftSettings: strict + libssh2Swift),
         // libssh2 1.10 ciphers one 16-byte block per call; this OpenSSL provider makes its
         // AES-CTR keystream in bulk (see its header).
         .target(name: "BatchedCTR", path: "Plugins/SSH/Sources/BatchedCTR", linkerSettings: [.linkedLibrary("crypto")]),
         .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto", "BatchedCTR"], path: "Plugins/SSH/Sources/SSHPlugin",
-                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+                swiftSettings: strict + libssh2Swift, linkerSettings: pluginLinkerSettings + libssh2Linker),
         // SFTP runs libssh2's SFTP layer on sessions the SSH plugin's transport service lends it.
         .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto"], path: "Plugins/SFTP/Sources/SFTPPlugin",
-                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+                swiftSettings: strict + libssh2Swift, linkerSettings: pluginLinkerSettings + libssh2Linker),
 
         // Metrics: procfs parsing and computation in a static library of its own (pure Swift,
         // no Foundation; the SDK only for JSON quoting) that the plugin links and the tests import.
