@@ -83,4 +83,34 @@ struct DropbearEndToEndTests {
         #expect(!Files.exists(partial))
         #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
     }
+
+    /// A failure after the last byte (here the rename, refused because the target appeared
+    /// meanwhile) keeps the remote partial listed, and --resume commits it once the way is free.
+    @Test func anUploadWhoseCommitIsRefusedIsListedAndResumes() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.harness(dir)
+        defer { h.server.stop() }
+        let size = 4 * Self.megabyte
+        let source = dir.sub("local") + "/big.bin", target = dir.sub("remote") + "/big.bin"
+        let partial = Files.partial(of: target)
+        Files.random(source, bytes: size)
+        let run = try Background(Paths.termhost, ["sftp", "put", "-l", "16000", source, Self.remote(target), "-P", String(h.server.port)],
+                                 environment: h.environment)
+        #expect(Files.waitForSize(partial, atLeast: 500_000), "put never wrote to \(partial)")
+        _ = dir.write("remote/big.bin", "in the way\n")
+        let refused = run.finish()
+        #expect(refused.status == 1, "\(refused.stdout)\n\(refused.stderr)")
+        let host = "\(NSUserName())@127.0.0.1:\(h.server.port)"
+        #expect(refused.stderr.contains("(kept the upload as \(host):\(partial))"), "\(refused.stderr)")
+        let paused = try h.termhost(["sftp", "paused"])
+        #expect(paused.stdout == "upload \(source) -> \(host):\(target): \(size) of \(size) bytes\n", "\(paused.output)")
+
+        try FileManager.default.removeItem(atPath: target)
+        let resumed = try Self.sftp(h, "put", ["--resume", source, Self.remote(target)])
+        #expect(resumed.status == 0, "\(resumed.output)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(!Files.exists(partial))
+        #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
+    }
 }
