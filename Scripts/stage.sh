@@ -3,6 +3,8 @@
 #   bin/termhost, bin/termhost-probe
 #   lib/termhost/plugins/<plugin-id>/{manifest.json,lib*.so}   the default plugin set
 #   lib/termhost/plugins/plugin-set.json                        versions and sha256 of that set
+#   lib/termhost/libssh2/libssh2.so.1                           when the plugins use libssh2 1.11
+#                                                               built by Scripts/libssh2.sh
 # Usage: Scripts/stage.sh [--release] [PREFIX]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,12 +28,32 @@ cp "$bin/termhost" "$bin/termhost-probe" "$prefix/bin/"
 plugins=$(cd "$plugins" && pwd)
 termhost="$(cd "$prefix/bin" && pwd)/termhost"
 
+# libssh2 1.11 built into .build by Scripts/libssh2.sh (Package.swift links the SSH and SFTP
+# plugins against it, with an rpath into .build): one copy goes beside the plugins, and each
+# plugin that named the build tree in its RUNPATH names that copy instead, so both load the same
+# one. The path is absolute: plugins are loaded as /proc/self/fd/N, where $ORIGIN would mean
+# /proc/self/fd (Docs/Distributors.md), so a staged tree that is moved must be staged again.
+private_libssh2=$(pwd)/.build/libssh2-1.11.1/lib
+staged_libssh2="$(cd "$prefix" && pwd)/lib/termhost/libssh2"
+names_private_libssh2() { patchelf --print-rpath "$1" | tr ':' '\n' | grep -xF "$private_libssh2" >/dev/null; }
+if names_private_libssh2 "$bin/libSSHPlugin.so"; then
+  mkdir -p "$staged_libssh2"
+  cp "$(readlink -f "$private_libssh2/libssh2.so.1")" "$staged_libssh2/libssh2.so.1"
+fi
+point_at_staged_libssh2() {
+  names_private_libssh2 "$1" || return 0
+  local rpath
+  rpath=$(patchelf --print-rpath "$1" | tr ':' '\n' | sed "s|^$private_libssh2\$|$staged_libssh2|" | paste -sd:)
+  patchelf --set-rpath "$rpath" "$1"
+}
+
 # Swift plugins built by SwiftPM: <bundle dir> <product library>. The manifest is derived from
 # the library's own code by the staged host's probe (a plugin declares its features once).
 bundle_swift() {
   local dir="$plugins/$1"
   mkdir -p "$dir"
   cp "$bin/$2" "$dir/"
+  point_at_staged_libssh2 "$dir/$2"
   "$termhost" plugins manifest "$dir/$2" --output "$dir/manifest.json"
 }
 bundle_swift org.termhost.examples.hello-swift libHelloSwiftPlugin.so
