@@ -36,14 +36,16 @@ termhost="$(cd "$prefix/bin" && pwd)/termhost"
 private_libssh2=$(pwd)/.build/libssh2-1.11.1/lib
 staged_libssh2="$(cd "$prefix" && pwd)/lib/termhost/libssh2"
 names_private_libssh2() { patchelf --print-rpath "$1" | tr ':' '\n' | grep -xF "$private_libssh2" >/dev/null; }
-if names_private_libssh2 "$bin/libSSHPlugin.so"; then
+if [ -e "$private_libssh2/libssh2.so.1" ] && names_private_libssh2 "$bin/libSSHPlugin.so"; then
   mkdir -p "$staged_libssh2"
   cp "$(readlink -f "$private_libssh2/libssh2.so.1")" "$staged_libssh2/libssh2.so.1"
 fi
+# Without a private libssh2 (a system with 1.11, say) the build tree's entry is dropped.
 point_at_staged_libssh2() {
   names_private_libssh2 "$1" || return 0
-  local rpath
-  rpath=$(patchelf --print-rpath "$1" | tr ':' '\n' | sed "s|^$private_libssh2\$|$staged_libssh2|" | paste -sd:)
+  local edit="\\|^$private_libssh2\$|d" rpath
+  [ -e "$staged_libssh2/libssh2.so.1" ] && edit="s|^$private_libssh2\$|$staged_libssh2|"
+  rpath=$(patchelf --print-rpath "$1" | tr ':' '\n' | sed "$edit" | paste -sd:)
   patchelf --set-rpath "$rpath" "$1"
 }
 
