@@ -84,6 +84,31 @@ struct DropbearEndToEndTests {
         #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
     }
 
+    /// A server that stops taking data (its connection process stopped) fails the upload within
+    /// connectTimeout with a reason, never an empty one, and the file is listed for resume.
+    @Test func aServerThatStopsTakingDataPausesTheUploadWithAReason() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.harness(dir)
+        defer { h.server.stop() }
+        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.ssh": { "connectTimeout": 2 } } }"#)
+        let source = dir.sub("local") + "/big.bin", target = dir.sub("remote") + "/big.bin"
+        Files.random(source, bytes: 4 * Self.megabyte)
+        let run = try Background(Paths.termhost, ["sftp", "put", "-l", "16000", source, Self.remote(target), "-P", String(h.server.port)],
+                                 environment: h.environment)
+        #expect(Files.waitForSize(Files.partial(of: target), atLeast: 500_000), "put never wrote to the partial file")
+        let connections = ["-P", String(h.server.pid)]
+        try Shell.run("/usr/bin/pkill", ["-STOP"] + connections)
+        defer { _ = try? Shell.run("/usr/bin/pkill", ["-CONT"] + connections) }
+        let stalled = run.finish()
+        #expect(stalled.status == 1, "\(stalled.stdout)\n\(stalled.stderr)")
+        #expect(stalled.stdout.contains("1 paused (run again with --resume)"), "\(stalled.stdout)\n\(stalled.stderr)")
+        let host = "\(NSUserName())@127.0.0.1:\(h.server.port)"
+        let reason = try #require(stalled.stderr.components(separatedBy: "connection to \(host) lost: ").dropFirst().first, "\(stalled.stderr)")
+        #expect(!reason.hasPrefix("\n") && !reason.isEmpty, "a reason is given: \(stalled.stderr)")
+        #expect(try h.termhost(["sftp", "paused"]).stdout.hasPrefix("upload \(source) -> \(host):\(target): "))
+    }
+
     /// A failure after the last byte (here the rename, refused because the target appeared
     /// meanwhile) keeps the remote partial listed, and --resume commits it once the way is free.
     @Test func anUploadWhoseCommitIsRefusedIsListedAndResumes() throws {
