@@ -17,7 +17,16 @@ enum HostKeyTrust {
         return data + "/termhost/known_hosts"
     }
 
-    static func verify(_ c: SSHConnection, interaction: ConnectionPrompts) throws(SSHError) {
+    /// The files, read and parsed once per connection attempt, before the handshake (their key
+    /// types order the host key algorithms offered); a file that exists but cannot be read whole
+    /// ends the attempt here (fail closed).
+    static func knownHosts(interaction: ConnectionPrompts) throws(SSHError) -> KnownHosts {
+        let known = try KnownHosts(files: [userKnownHosts, systemKnownHosts, termhostKnownHosts])
+        for warning in known.warnings { interaction.host.log(.warning, warning) }
+        return known
+    }
+
+    static func verify(_ c: SSHConnection, against known: KnownHosts, interaction: ConnectionPrompts) throws(SSHError) {
         var length = 0
         var type: Int32 = 0
         guard let raw = libssh2_session_hostkey(c.session, &length, &type), length > 0 else {
@@ -25,10 +34,6 @@ enum HostKeyTrust {
         }
         let key = Array(UnsafeRawBufferPointer(start: raw, count: length))
         let keyType = KnownHosts.keyTypeName(in: key) ?? "unknown"
-        // Read and parsed once per connection attempt; a file that exists but cannot be read
-        // whole ends the attempt here (fail closed).
-        let known = try KnownHosts(files: [userKnownHosts, systemKnownHosts, termhostKnownHosts])
-        for warning in known.warnings { interaction.host.log(.warning, warning) }
         let fingerprint = KnownHosts.fingerprint(key)
         let label = displayName(keyType)
         switch known.check(host: c.destination.address, port: c.destination.port, keyType: keyType, key: key) {

@@ -136,21 +136,34 @@ struct KnownHosts {
     /// host, so a hashed line costs an HMAC only when its key could matter.
     func check(host: String, port: Int, keyType: String, key: [UInt8]) -> Verdict {
         if let r = entries.first(where: { $0.marker == .revoked && $0.key == key }) { return .revoked(file: r.file, line: r.line) }
+        let forHost = hostMatcher(host: host, port: port)
+        if let k = entries.first(where: { $0.marker == .none && $0.key == key && forHost($0) }) { return .known(file: k.file, line: k.line) }
+        if let c = entries.first(where: { $0.marker == .none && $0.keyType == keyType && forHost($0) }) {
+            return .changed(file: c.file, line: c.line)
+        }
+        return .unknown(otherTypes: keyTypes(matching: forHost))
+    }
+
+    /// The key types of the plain (unmarked) entries for this host, sorted: what OpenSSH's
+    /// client puts first in its host key algorithms, so that the server shows a key it can check.
+    func keyTypes(host: String, port: Int) -> [String] { keyTypes(matching: hostMatcher(host: host, port: port)) }
+
+    private func keyTypes(matching forHost: (Entry) -> Bool) -> [String] {
+        var types = Set<String>()
+        for e in entries where e.marker == .none && !types.contains(e.keyType) && forHost(e) { types.insert(e.keyType) }
+        return types.sorted()
+    }
+
+    /// Whether an entry's host field names the host: "[host]:port" off port 22, hashed or not.
+    private func hostMatcher(host: String, port: Int) -> (Entry) -> Bool {
         let name = Array(KnownHosts.lookupName(host: host, port: port).utf8).map(KnownHostsParser.lowercased)
         let hasher = HMACSHA1()
-        func forHost(_ e: Entry) -> Bool {
+        return { e in
             switch e.entry.hosts {
             case .patterns(let p): KnownHostsParser.matches(patterns: p, name: name)
             case .hashed(let salt, let hash): hasher.matches(key: salt, data: name, expected: hash)
             }
         }
-        if let k = entries.first(where: { $0.marker == .none && $0.key == key && forHost($0) }) { return .known(file: k.file, line: k.line) }
-        if let c = entries.first(where: { $0.marker == .none && $0.keyType == keyType && forHost($0) }) {
-            return .changed(file: c.file, line: c.line)
-        }
-        var others = Set<String>()
-        for e in entries where e.marker == .none && !others.contains(e.keyType) && forHost(e) { others.insert(e.keyType) }
-        return .unknown(otherTypes: others.sorted())
     }
 
     /// A comma-separated pattern list (ssh_config's Host lines, known_hosts host fields) against

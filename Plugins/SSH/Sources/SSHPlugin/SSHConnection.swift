@@ -58,12 +58,20 @@ final class SSHConnection {
         libssh2_session_set_blocking(session, 1)
         libssh2_session_set_timeout(session, timeoutSeconds * 1000)
         do throws(SSHError) {
+            let known = try HostKeyTrust.knownHosts(interaction: interaction)
+            let hostKeys = HostKeyPreference.apply(to: session, knownKeyTypes: known.keyTypes(host: destination.address, port: destination.port))
+            sessionContext.serverOpening = []
             guard libssh2_session_handshake(session, libssh2_socket_t(socket)) == 0 else {
                 let timedOut = libssh2_session_last_errno(session) == LIBSSH2_ERROR_TIMEOUT
+                if !timedOut, let explained = NegotiationFailure.explain(sessionContext.serverOpening ?? [], session: session,
+                                                                          hostKeys: hostKeys, host: destination.address, port: destination.port) {
+                    throw SSHError(explained)
+                }
                 throw SSHError("ssh: handshake with \(VisibleText.of(destination.address)) port \(destination.port) failed: " +
                                (timedOut ? "no answer within \(timeoutSeconds) s (connectTimeout)" : lastError()))
             }
-            try HostKeyTrust.verify(self, interaction: interaction)
+            sessionContext.serverOpening = nil
+            try HostKeyTrust.verify(self, against: known, interaction: interaction)
             try Authenticator(connection: self, interaction: interaction).authenticate()
             keepaliveInterval = interval
             keepaliveCountMax = count
@@ -157,6 +165,9 @@ final class SessionContext {
     /// A saved password for keyboard-interactive's password prompt, during that call only.
     var savedPassword: String?
     let received = ReceiveBuffer()
+    /// What the server sent first (identification and KEXINIT), kept only during the handshake
+    /// and at most ServerKexInit.maximumCapture bytes: a failed negotiation is explained from it.
+    var serverOpening: [UInt8]?
     init(interaction: ConnectionPrompts, destination: Destination, user: String) {
         self.interaction = interaction
         self.destination = destination
@@ -174,6 +185,13 @@ private let timedReceive: @convention(c) (libssh2_socket_t, UnsafeMutableRawPoin
     }
     let context = Unmanaged<SessionContext>.fromOpaque(raw).takeUnretainedValue()
     let n = context.received.receive(socket, into: buffer, length, flags: flags)
-    if n > 0 { context.lastReceive = time(nil) }
+    if n > 0 {
+        context.lastReceive = time(nil)
+        if var kept = context.serverOpening, kept.count < ServerKexInit.maximumCapture {
+            context.serverOpening = nil   // appended in place, not copied
+            kept.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: min(n, ServerKexInit.maximumCapture - kept.count)))
+            context.serverOpening = kept
+        }
+    }
     return n
 }
