@@ -45,8 +45,8 @@ import TestSupport
         #expect(done.contains(Self.shown), "the screen was not cleared")
     }
 
-    /// libssh2 1.10 reads the userauth banner and drops it (1.11 added libssh2_userauth_banner):
-    /// this guards that a banner with escapes still never reaches the terminal.
+    /// A banner with escapes never reaches the terminal as escapes: libssh2 1.10 drops it, and
+    /// on 1.11 it is shown with its control characters visible (BannerEndToEndTests).
     @Test func aBannerWithEscapesNeverReachesTheTerminal() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
@@ -55,7 +55,7 @@ import TestSupport
         defer { h.server.stop() }
         let r = try h.termhost(["exec", h.target, "--", "echo", "ran"])
         #expect(r.status == 0 && r.stdout == "ran\n")
-        #expect(!r.output.contains("\u{1b}") && !r.output.contains("PWNED"), "\(r.output)")
+        #expect(!r.output.contains("\u{1b}"), "\(r.output)")
     }
 
     @Test func aHostNameWithEscapesIsShownInTheErrorMessage() throws {

@@ -15,17 +15,24 @@ struct Authenticator {
     var user: String { connection.user }
 
     func authenticate() throws(SSHError) {
+        ServerDisconnect.watch(session)
         let methods = advertisedMethods()
+        try endIfDisconnected(offered: [])
+        // sshd sends its Banner with the answer to the first request, before authentication.
+        if let show = interaction.showBanner, let banner = UserauthBanner.shown(session) { show(banner) }
         if libssh2_userauth_authenticated(session) != 0 { return }
         var tried: [String] = []
         var rsaRefused = false
+        var offered: [OfferedKey] = []
         if methods.contains("publickey") {
             tried.append("publickey")
-            if agentAuth() { return }
-            switch try keyFileAuth() {
+            if agentAuth(offered: &offered) { return }
+            try endIfDisconnected(offered: offered)
+            switch try keyFileAuth(offered: &offered) {
             case .success: return
             case .failed(let rsa): rsaRefused = rsa
             }
+            try endIfDisconnected(offered: offered)
         }
         // Without a way to ask, keyboard-interactive would send the server empty answers (a
         // failed login that may count towards a lockout): skip it unless a saved password can
@@ -35,14 +42,17 @@ struct Authenticator {
             tried.append("keyboard-interactive")
             if try keyboardInteractive(useSaved: true) { return }
             // PAM ends the round after a wrong answer: if the saved password was refused, ask.
+            try endIfDisconnected(offered: offered)
             if connection.destination.passwordSecret != nil && canAsk {
                 interaction.notify("The saved password was refused.")
                 if try keyboardInteractive(useSaved: false) { return }
+                try endIfDisconnected(offered: offered)
             }
         }
         if methods.contains("password") {
             tried.append("password")
             if try password() { return }
+            try endIfDisconnected(offered: offered)
         }
         var message = "\(VisibleText.of(user))@\(connection.shownAddress): Permission denied (\(methods.joined(separator: ",")))."
         if rsaRefused && SSHConnection.libssh2LacksRSASHA2 {
@@ -51,23 +61,67 @@ struct Authenticator {
         throw SSHError(message, kind: .refused)
     }
 
+    /// Once the server has disconnected nothing more can be tried: OpenSSH's report of the
+    /// disconnect, and when sshd's MaxAuthTries was used up, the keys that used it up and how
+    /// to offer only the right one.
+    func endIfDisconnected(offered: [OfferedKey]) throws(SSHError) {
+        guard let disconnect = connection.sessionContext.disconnect else { return }
+        var lines = [disconnect.message(address: connection.shownAddress, port: connection.destination.port)]
+        if !offered.isEmpty { lines.append("Authentication tried: " + offered.map(\.shown).joined(separator: ", ")) }
+        if disconnect.isTooManyAuthenticationFailures {
+            lines.append("The server counts each key offered as a failed try. Choose the key for this host: " +
+                         "termhost hosts add|edit NAME ... --identity FILE (or --use-identity with an identity's --key); " +
+                         "a host with its own key is offered only that key, as OpenSSH's IdentitiesOnly does.")
+        }
+        throw SSHError(lines.joined(separator: "\n"), kind: .refused)
+    }
+
     /// The methods the server accepts for this user; asking sends the `none` request.
     func advertisedMethods() -> [String] {
         guard let list = libssh2_userauth_list(session, user, UInt32(user.utf8.count)) else { return [] }
         return String(cString: list).split(separator: ",").map(String.init)
     }
 
-    func agentAuth() -> Bool {
-        guard ProcessInfo.processInfo.environment["SSH_AUTH_SOCK"] != nil, let agent = libssh2_agent_init(session) else { return false }
+    /// The agent's keys, in its order; for a host with a key of its own, only the agent's copy
+    /// of that key (OpenSSH's IdentitiesOnly): every other key offered would count towards the
+    /// server's MaxAuthTries before the host's own key had its turn.
+    func agentAuth(offered: inout [OfferedKey]) -> Bool {
+        guard ProcessInfo.processInfo.environment["SSH_AUTH_SOCK"] != nil else { return false }
+        let only = ownPublicKeys
+        if only?.isEmpty == true { return false }
+        guard let agent = libssh2_agent_init(session) else { return false }
         defer { libssh2_agent_disconnect(agent); libssh2_agent_free(agent) }
         guard libssh2_agent_connect(agent) == 0, libssh2_agent_list_identities(agent) == 0 else { return false }
         var previous: UnsafeMutablePointer<libssh2_agent_publickey>? = nil
         var identity: UnsafeMutablePointer<libssh2_agent_publickey>? = nil
-        while libssh2_agent_get_identity(agent, &identity, previous) == 0 {
-            if libssh2_agent_userauth(agent, user, identity) == 0 { return true }
+        while connection.sessionContext.disconnect == nil, libssh2_agent_get_identity(agent, &identity, previous) == 0, let key = identity {
             previous = identity
+            let blob = Array(UnsafeBufferPointer(start: key.pointee.blob, count: key.pointee.blob_len))
+            if let only, !only.contains(blob) { continue }
+            // The comment is the agent's, set by whoever added the key: shown, not obeyed.
+            let comment = key.pointee.comment.map { String(cString: $0) } ?? ""
+            offered.append(OfferedKey(source: "agent key '\(VisibleText.of(comment))'", blob: blob))
+            if libssh2_agent_userauth(agent, user, identity) == 0 { return true }
         }
         return false
+    }
+
+    /// The public keys of the host's own key (its identity file, its identity's stored key);
+    /// nil when the host has none, so any key may be offered. Empty when it has one whose public
+    /// half cannot be read without the passphrase (a PEM key without its `.pub`).
+    var ownPublicKeys: [[UInt8]]? {
+        let destination = connection.destination
+        guard destination.identityFile != nil || destination.keySecret != nil else { return nil }
+        var keys: [[UInt8]] = []
+        if let id = destination.keySecret, var key = try? interaction.host.secrets?.get(id) {
+            defer { for i in key.indices { key[i] = 0 } }
+            if let blob = OfferedKey.publicBlob(ofPrivateKey: key) { keys.append(blob) }
+        }
+        if destination.identityFile != nil, let file = keyFiles.first, let text = try? String(contentsOfFile: file, encoding: .utf8),
+           let blob = OfferedKey.publicBlob(ofKeyFile: file, text: text) {
+            keys.append(blob)
+        }
+        return keys
     }
 
     enum KeyResult { case success, failed(rsaRefused: Bool) }
@@ -81,12 +135,13 @@ struct Authenticator {
             .filter { FileManager.default.fileExists(atPath: $0) }
     }
 
-    func keyFileAuth() throws(SSHError) -> KeyResult {
+    func keyFileAuth(offered: inout [OfferedKey]) throws(SSHError) -> KeyResult {
         var rsaRefused = false
         // A key stored with the identity comes first; it is handed to libssh2 from memory and
         // wiped after the call.
-        if let id = connection.destination.keySecret, var key = try? interaction.host.secrets?.get(id) {
+        if connection.sessionContext.disconnect == nil, let id = connection.destination.keySecret, var key = try? interaction.host.secrets?.get(id) {
             defer { for i in key.indices { key[i] = 0 } }
+            offered.append(OfferedKey(source: "the key stored with the host's identity", blob: OfferedKey.publicBlob(ofPrivateKey: key)))
             let ok = key.withUnsafeBytes { bytes in
                 libssh2_userauth_publickey_frommemory(session, user, user.utf8.count, nil, 0,
                                                       bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count, nil) == 0
@@ -95,19 +150,28 @@ struct Authenticator {
             interaction.host.log(.warning, "the key stored with this host's identity was refused: \(connection.lastError())")
         }
         for file in keyFiles {
+            // A disconnect (sshd's MaxAuthTries) ends the keys: the rest were never offered.
+            if connection.sessionContext.disconnect != nil { break }
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
                 interaction.host.log(.warning, "cannot read identity file \(VisibleText.of(file))")
                 continue
             }
-            if libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, nil) == 0 { return .success }
-            if isEncrypted(text) {
+            let rc = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, nil)
+            if rc == 0 { return .success }
+            // LIBSSH2_ERROR_FILE: the key could not be read without its passphrase, so it was not sent.
+            var sent = rc != LIBSSH2_ERROR_FILE
+            if isEncrypted(text) && connection.sessionContext.disconnect == nil {
                 guard let interact = interaction.host.interact else { continue }
                 var passphrase: String
                 do { passphrase = try interact.prompt("Enter passphrase for key '\(VisibleText.of(file))': ", scene: interaction.scene, echo: false) }
                 catch { throw SSHError("\(VisibleText.of(user))@\(connection.shownAddress): cannot ask for the passphrase of \(VisibleText.of(file)): \(error)", kind: .refused) }
                 defer { passphrase = String(repeating: "\0", count: passphrase.utf8.count) }
-                if libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase) == 0 { return .success }
+                let unlocked = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase)
+                if unlocked == 0 { return .success }
+                if unlocked != LIBSSH2_ERROR_FILE { sent = true }
             }
+            guard sent else { continue }
+            offered.append(OfferedKey(source: VisibleText.of(file), blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)))
             if isRSA(file: file, text: text) { rsaRefused = true }
         }
         return .failed(rsaRefused: rsaRefused)

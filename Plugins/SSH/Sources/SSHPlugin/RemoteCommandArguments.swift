@@ -3,22 +3,32 @@ import TermhostSDK
 /// The command line of `termhost exec` and `termhost ssh`: options (`-J`) before HOST, and after
 /// HOST the remote command exactly as typed, since its options are the remote program's.
 struct RemoteCommandArguments {
-    static let execUsage = "usage: termhost exec HOST [--] COMMAND [ARG]..."
-    static let sshUsage = "usage: termhost ssh [-J JUMP[,JUMP...]] HOST [COMMAND [ARG]...]"
+    static let execUsage = "usage: termhost exec [-q] [-J JUMP[,JUMP...]] HOST [--] COMMAND [ARG]..."
+    static let sshUsage = "usage: termhost ssh [-q] [-J JUMP[,JUMP...]] HOST [COMMAND [ARG]...]"
 
     /// Jump hosts from `-J a,b`, outermost first.
     let jump: [String]
     let host: String?
     /// The remote command and its arguments (a leading `--` kept, for exec to drop).
     let command: [String]
+    /// `-q`, as ssh's: the server's banner is not shown.
+    let quiet: Bool
 
     /// Throws the status to return once a usage error, or the usage for `--help`, is written.
     init(_ c: CommandInvocation) throws(CommandFinished) {
         let spec = CommandArguments("termhost \(c.command)", usage: c.command == "ssh" ? Self.sshUsage : Self.execUsage,
-                                    options: [.value("-J")], optionsEndAtFirstArgument: true)
+                                    options: [.value("-J"), .flag("-q")], optionsEndAtFirstArgument: true)
         let parsed = try c.parse(with: spec)
         jump = parsed.value("-J").map { $0.split(separator: ",").map(String.init) } ?? []
         host = parsed.arguments.first
         command = Array(parsed.arguments.dropFirst())
+        quiet = parsed.has("-q")
+    }
+
+    /// Where the server's banner goes: stderr, as ssh shows it, unless quiet or `--json` (the
+    /// output is then for a program, and a banner would only get in its way).
+    func bannerOutput(_ c: CommandInvocation) -> (@Sendable (String) -> Void)? {
+        guard !quiet && !c.jsonOutput else { return nil }
+        return { c.printError($0) }
     }
 }

@@ -7,6 +7,8 @@ import TermhostSDK
 struct ConnectionPrompts {
     let host: PluginHost
     let scene: UInt64
+    /// Where the server's userauth banner goes (`exec` and `ssh`: stderr); nil shows none.
+    var showBanner: (@Sendable (String) -> Void)? = nil
 
     func notify(_ text: String) { host.interact?.notify(text, scene: scene) }
 }
@@ -164,6 +166,8 @@ final class SessionContext {
     var lastReceive = time(nil)
     /// A saved password for keyboard-interactive's password prompt, during that call only.
     var savedPassword: String?
+    /// What the server said when it disconnected (ServerDisconnect), once it has.
+    var disconnect: ServerDisconnect?
     let received = ReceiveBuffer()
     /// What the server sent first (identification and KEXINIT), kept only during the handshake
     /// and at most ServerKexInit.maximumCapture bytes: a failed negotiation is explained from it.
