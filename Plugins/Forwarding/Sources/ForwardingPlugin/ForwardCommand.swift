@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TermhostSDK
 
 /// `termhost forward add|edit|rm|list|show|run|stop|retry`.
@@ -242,8 +243,19 @@ struct ForwardCommand {
         }
         manager.onIdle = { done.signal() }
         manager.start(selected, scene: c.scene)
+        // Ctrl-C (or SIGTERM, SIGHUP) stops every rule here, each saying so, and the command
+        // returns: the host waits for it before shutting down. Without this the command stayed
+        // inside run_command() until the host gave up on it (3 s) and abandoned the plugin.
+        // Registered after start, so a stop asked for at once still comes after the rules began.
+        let interrupted = Atomic<Bool>(false)
+        let registration = try? manager.pluginHost.cancellation?.onCancel(scene: c.scene) { _ in
+            interrupted.store(true, ordering: .releasing)
+            manager.stopAll()
+        }
+        defer { registration?.remove() }
         done.wait()
-        // Idle: every rule failed or was stopped. (An interrupt exits from the host's shutdown.)
+        if interrupted.load(ordering: .acquiring) { return 130 }
+        // Idle: every rule failed or was stopped.
         let failed = manager.snapshot().filter { $0.state.hasPrefix("failed") }
         return failed.isEmpty ? 0 : 1
     }

@@ -143,6 +143,15 @@ final class ForwardingManager: @unchecked Sendable {
         }
     }
 
+    /// The run was interrupted: every rule still meaning to run stops, in the order they were
+    /// given, each printing `stopped`; the last one makes the manager idle. [any-thread]
+    func stopAll() {
+        queue.async { [self] in
+            for r in runtimes where r.state.hasIntent { stop(r, reason: nil) }
+            checkIdle()   // also when none was left running
+        }
+    }
+
     /// Stops every rule; bounded: connections close in parallel, at most `bound` seconds.
     func shutdown(bound: Double) {
         closingDown.store(true, ordering: .releasing)
