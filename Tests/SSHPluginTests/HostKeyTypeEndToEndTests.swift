@@ -87,6 +87,18 @@ import TestSupport
             #expect(r.status == 0 && r.stdout == "connected\n", "\(r.stderr)")
         }
     }
+
+    /// The same wording for the other lists; a key exchange no libssh2 version has.
+    @Test func aServerWithNoKeyExchangeInCommonIsReportedAsOpenSSHReportsIt() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir, serverConfig: "KexAlgorithms sntrup761x25519-sha512@openssh.com")
+        defer { h.server.stop() }
+        let r = try h.termhost(["exec", h.target, "--", "true"])
+        #expect(r.status == 255)
+        #expect(r.stderr == "Unable to negotiate with 127.0.0.1 port \(h.server.port): no matching key exchange method found. " +
+                "Their offer: sntrup761x25519-sha512@openssh.com,kex-strict-s-v00@openssh.com\n", "\(r.stderr)")
+    }
 }
 
 /// The libssh2 a built library loads (as the dynamic linker resolves it for that file), asked
