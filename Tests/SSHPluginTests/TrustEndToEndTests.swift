@@ -146,16 +146,21 @@ import TestSupport
         #expect(r.stderr.contains("cannot ask for the passphrase of \(h.key.privatePath)"))
     }
 
-    @Test func anRSAKeyRefusedByTheServerSaysWhyAndWhatWorks() throws {
+    /// A stock sshd accepts RSA user keys only with SHA-2 signatures (rsa-sha2-256/512): libssh2
+    /// 1.11 makes them; 1.10 signs only with ssh-rsa (SHA-1), and the refusal says why.
+    @Test func anRSAKeyIsAcceptedWithLibSSH2111AndItsRefusalOn110SaysWhyAndWhatWorks() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let h = try SSHHarness(dir: dir, keyType: "rsa")
         defer { h.server.stop() }
-        let r = try h.termhost(["exec", h.target, "--", "true"])
-        // libssh2 1.10 signs only with ssh-rsa (SHA-1), which OpenSSH 9 refuses by default.
-        #expect(r.status == 255)
-        #expect(r.stderr.contains("Permission denied (publickey)."))
-        #expect(r.stderr.contains("An RSA key was refused: this libssh2 (1.10.0) can only sign with ssh-rsa (SHA-1), which OpenSSH 8.8 and later reject. Use an ed25519 or ECDSA key"))
+        let r = try h.termhost(["exec", h.target, "--", "echo", "connected"])
+        if try LibSSH2AlgorithmsEndToEndTests.has111() {
+            #expect(r.status == 0 && r.stdout == "connected\n", "\(r.stderr)")
+        } else {
+            #expect(r.status == 255)
+            #expect(r.stderr.contains("Permission denied (publickey)."))
+            #expect(r.stderr.contains("An RSA key was refused: this libssh2 (1.10.0) can only sign with ssh-rsa (SHA-1), which OpenSSH 8.8 and later reject. Use an ed25519 or ECDSA key"))
+        }
     }
 }
 
