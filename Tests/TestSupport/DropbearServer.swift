@@ -114,24 +114,11 @@ public final class DropbearServer {
         }
     }
 
-    public func stop() {
-        guard pid > 0 else { return }
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        pid = 0
-    }
+    public func stop() { ServerProcess.stop(&pid) }
 
     /// Kills the server the hard way, its per-connection processes first (as a crash or a
     /// reboot would end live sessions).
-    public func crash() {
-        guard pid > 0 else { return }
-        _ = try? Shell.run("/usr/bin/pkill", ["-KILL", "-P", String(pid)])
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        pid = 0
-    }
+    public func crash() { ServerProcess.crash(&pid) }
 
     /// The known_hosts line OpenSSH would write for this server (plain, not hashed).
     public var knownHostsLine: String { "[127.0.0.1]:\(port) \(hostPublicKey)" }
