@@ -77,6 +77,21 @@ import TestSupport
         _ = run.interrupt()
     }
 
+    @Test func anIdleConnectionToAHealthyServerStaysUp() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.forwarding(dir: dir)
+        try h.termhost(["hosts", "add", "idle", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
+                        "--keepalive", "1", "--keepalive-count", "2"])
+        let run = try h.run(["idle", "-L", "0:127.0.0.1:9"])
+        _ = try #require(run.port("active, listening on 127.0.0.1:"), "\(run.output)")
+        // The server answers every probe, so the connection is never silent for interval x
+        // count (2 s): four times that without a loss shows the answers are counted.
+        Wait.observe(for: 8)
+        #expect(!run.output.contains("connection lost"), "\(run.output)")
+        _ = run.interrupt()
+    }
+
     @Test func stoppingIsBoundedAndReleasesTheListeners() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -45,7 +45,7 @@ extension ChannelBridges {
             free(b)
             return pending == nil
         case .probe(let sentinel):
-            rc = Int(libssh2_channel_process_startup(sentinel, "keepalive@openssh.com", 21, nil, 0))
+            rc = Int(ChannelBridges.sendProbe(sentinel))
             if rc != Int(LIBSSH2_ERROR_EAGAIN) { probing = false }
         case .open:
             _ = advanceOpen()

@@ -39,7 +39,7 @@ extension ChannelBridges {
     }
 
     /// Dead-peer detection for a watched connection: every keepaliveInterval seconds a
-    /// "keepalive@openssh.com" request on the sentinel channel, wanting a reply (the server
+    /// request on the sentinel channel (sendProbe), wanting a reply (the server
     /// answers failure, which is all we need: bytes came back). A channel request, not a global
     /// one, so its reply can never be mistaken for a tcpip-forward answer (see watch()). Declares the connection lost
     /// after interval x count seconds without a byte from the server, as ServerAliveCountMax
@@ -54,7 +54,7 @@ extension ChannelBridges {
             lastProbe = now
         }
         if probing {
-            let rc = libssh2_channel_process_startup(sentinel, "keepalive@openssh.com", 21, nil, 0)
+            let rc = ChannelBridges.sendProbe(sentinel)
             if rc != LIBSSH2_ERROR_EAGAIN { probing = false } else if halfSent(.probe(sentinel)) { return true }
             if ChannelBridges.isFatal(Int(rc)) {
                 markLost(lostMessage(Int32(rc)))
@@ -66,6 +66,17 @@ extension ChannelBridges {
             return false
         }
         return true
+    }
+
+    /// One probe: a channel request that wants a reply, on the sentinel channel. Not
+    /// "keepalive@openssh.com" through libssh2_channel_process_startup, as OpenSSH's client
+    /// sends it: libssh2 (1.10 and 1.11) runs process_startup once per channel and answers every
+    /// later call with "Channel can not be reused" without sending anything, so only the first
+    /// probe went out and a healthy idle connection was declared lost after interval x count.
+    /// An "env" request can be repeated; servers refuse it (or accept a harmless variable) and
+    /// either answer is bytes from the server. [executor, non-blocking]
+    static func sendProbe(_ sentinel: OpaquePointer) -> Int32 {
+        libssh2_channel_setenv_ex(sentinel, "TERMHOST_KEEPALIVE", 18, "1", 1)
     }
 
     /// What an operator should read for a fatal code: the likely cause first, libssh2's words
