@@ -31,4 +31,21 @@ struct DropbearForwardEndToEndTests {
         #expect(got.map { $0 == (expected.count, expected.value) } == true, "\(run.output)")
         _ = run.interrupt()
     }
+
+    @Test func anIdleConnectionStaysUpWhileDropbearAnswersTheProbes() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try DropbearHarness(dir: dir)
+        defer { h.server.stop() }
+        _ = try Fixtures.bundle("libForwardingPlugin.so", as: "org.termhost.forwarding", in: h.plugins)
+        try h.termhost(["hosts", "add", "idle", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
+                        "--keepalive", "1", "--keepalive-count", "2"])
+        let run = try ForwardRun(Paths.termhost, ["forward", "run", "idle", "-L", "0:127.0.0.1:9"], environment: h.environment)
+        #expect(run.waitForCount(of: "active, listening on 127.0.0.1:", 1), "\(run.output)\n\(h.server.log)")
+        // Silent for interval x count (2 s) would be a loss: four times that shows Dropbear's
+        // answers to the probes are counted.
+        Wait.observe(for: 8)
+        #expect(!run.output.contains("connection lost"), "\(run.output)")
+        _ = run.interrupt()
+    }
 }
