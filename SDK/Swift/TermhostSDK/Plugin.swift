@@ -144,7 +144,7 @@ public final class Plugin: @unchecked Sendable {
             requires_features: Immortal.list(info.requiresFeatures),
             requires_services: Immortal.list(info.requiresServices),
             provides_services: Immortal.list(info.providesServices),
-            commands: commands))
+            commands: commands, tools: nil))
         return UnsafePointer(d)
     }
 }

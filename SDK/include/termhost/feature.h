@@ -31,6 +31,8 @@
 
 #define TERMHOST_FEATURE_FACTORY_ID "termhost.feature-factory/1"
 
+struct termhost_tool_descriptor; /* services/tools.h */
+
 typedef enum termhost_scope {
    TERMHOST_SCOPE_PROCESS = 0,
    TERMHOST_SCOPE_SCENE = 1,
@@ -66,6 +68,9 @@ typedef struct termhost_feature_descriptor {
                                            * honoured for process-scope features only, since a
                                            * host-wide lookup cannot choose among scenes */
    const termhost_command_descriptor_t *const *commands; /* NULL-terminated; may be NULL */
+   /* Added in ABI 1.3: the tools this feature offers to the assistant and MCP clients
+    * (services/tools.h), NULL-terminated; may be NULL. Read only when struct_size covers it. */
+   const struct termhost_tool_descriptor *const *tools;
 } termhost_feature_descriptor_t;
 
 /* Passed to each lifecycle callback; describes the scene involved, if any. Owned by the host,

@@ -19,6 +19,7 @@ extern "C" {
 #include "services/interact.h"
 #include "services/events.h"
 #include "services/commands.h"
+#include "services/tools.h"
 #include "ssh/transport.h"
 #include "sftp/files.h"
 #include "metrics/snapshot.h"
