@@ -98,6 +98,9 @@ let package = Package(
         .target(name: "ForwardingPlugin", dependencies: ["TermhostSDK", "CTermhost"], path: "Plugins/Forwarding/Sources/ForwardingPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
+        // Assistant: the model-independent core (conversation, classifier, policy), pure Swift.
+        .target(name: "AssistantCore", path: "Plugins/Assistant/Sources/AssistantCore", swiftSettings: strict),
+
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
@@ -117,6 +120,7 @@ let package = Package(
         .testTarget(name: "MetricsPluginTests", dependencies: ["MetricsCore", "TestSupport"], exclude: ["Fixtures"],
                     swiftSettings: strict),
         .testTarget(name: "ForwardingPluginTests", dependencies: ["TestSupport", "ForwardingPlugin"], swiftSettings: strict),
+        .testTarget(name: "AssistantTests", dependencies: ["AssistantCore", "TestSupport"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )
