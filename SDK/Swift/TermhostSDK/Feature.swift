@@ -40,11 +40,13 @@ public struct FeatureInfo: Sendable {
     public var requiresServices: [String]
     public var providesServices: [String]
     public var commands: [Command]
+    /// Tools for the assistant and MCP clients (ABI 1.3); the feature implements `ToolProviding`.
+    public var tools: [Tool]
 
     public init(id: String, version: String, displayName: String, summary: String? = nil,
                 order: Int32 = 0, scope: Scope = .process, after: [String] = [], before: [String] = [],
                 requiresFeatures: [String] = [], requiresServices: [String] = [],
-                providesServices: [String] = [], commands: [Command] = []) {
+                providesServices: [String] = [], commands: [Command] = [], tools: [Tool] = []) {
         self.id = id
         self.version = version
         self.displayName = displayName
@@ -57,6 +59,7 @@ public struct FeatureInfo: Sendable {
         self.requiresServices = requiresServices
         self.providesServices = providesServices
         self.commands = commands
+        self.tools = tools
     }
 }
 

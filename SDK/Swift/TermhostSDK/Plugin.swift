@@ -119,6 +119,21 @@ public final class Plugin: @unchecked Sendable {
         }
     }
 
+    private static func tools(_ tools: [Tool]) -> UnsafePointer<UnsafePointer<termhost_tool_descriptor_t>?>? {
+        guard !tools.isEmpty else { return nil }
+        let list = UnsafeMutablePointer<UnsafePointer<termhost_tool_descriptor_t>?>.allocate(capacity: tools.count + 1)
+        for (i, t) in tools.enumerated() {
+            let d = UnsafeMutablePointer<termhost_tool_descriptor_t>.allocate(capacity: 1)
+            d.initialize(to: termhost_tool_descriptor_t(
+                struct_size: UInt32(MemoryLayout<termhost_tool_descriptor_t>.size),
+                name: Immortal.string(t.name), description: Immortal.string(t.description),
+                input_schema: Immortal.string(t.inputSchema), flags: t.flags, run_modes: t.modes.rawValue))
+            list[i] = UnsafePointer(d)
+        }
+        list[tools.count] = nil
+        return UnsafePointer(list)
+    }
+
     private static func describe(_ info: FeatureInfo) -> UnsafePointer<termhost_feature_descriptor_t> {
         var commands: UnsafePointer<UnsafePointer<termhost_command_descriptor_t>?>? = nil
         if !info.commands.isEmpty {
@@ -144,7 +159,7 @@ public final class Plugin: @unchecked Sendable {
             requires_features: Immortal.list(info.requiresFeatures),
             requires_services: Immortal.list(info.requiresServices),
             provides_services: Immortal.list(info.providesServices),
-            commands: commands, tools: nil))
+            commands: commands, tools: tools(info.tools)))
         return UnsafePointer(d)
     }
 }
@@ -152,7 +167,17 @@ public final class Plugin: @unchecked Sendable {
 /// Adapts a Swift `Feature` to a `termhost_feature_t`. The instance is retained through
 /// feature_data until destroy().
 enum FeatureBridge {
-    final class Box { let feature: any Feature; init(_ f: any Feature) { feature = f } }
+    final class Box {
+        let feature: any Feature
+        /// The termhost.tool-provider/1 table of a feature that implements ToolProviding.
+        var toolProvider: UnsafeMutablePointer<termhost_tool_provider_t>?
+        init(_ f: any Feature) { feature = f }
+    }
+
+    static func provider(_ context: UnsafeMutableRawPointer?) -> (any ToolProviding)? {
+        guard let context else { return nil }
+        return Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().feature as? any ToolProviding
+    }
 
     static func feature(_ f: UnsafePointer<termhost_feature_t>?) -> any Feature {
         Unmanaged<Box>.fromOpaque(f!.pointee.feature_data).takeUnretainedValue().feature
@@ -162,7 +187,12 @@ enum FeatureBridge {
         let f = UnsafeMutablePointer<termhost_feature_t>.allocate(capacity: 1)
         f.initialize(to: termhost_feature_t(
             struct_size: UInt32(MemoryLayout<termhost_feature_t>.size),
-            feature_data: Unmanaged.passRetained(Box(instance)).toOpaque(),
+            feature_data: {
+                let box = Box(instance)
+                let data = Unmanaged.passRetained(box).toOpaque()
+                if instance is any ToolProviding { box.toolProvider = ToolProviderBridge.table(context: data) }
+                return data
+            }(),
             // Each [main] callback is marked for the debug checks of ThreadRules.
             activate: { f, _, err in
                 ThreadRules.main {
@@ -181,12 +211,19 @@ enum FeatureBridge {
             shutdown: { f in ThreadRules.main { FeatureBridge.feature(f).shutdown() } },
             destroy: { f in
                 guard let f else { return }
-                Unmanaged<Box>.fromOpaque(f.pointee.feature_data).release()
+                let box = Unmanaged<Box>.fromOpaque(f.pointee.feature_data)
+                box.takeUnretainedValue().toolProvider?.deallocate()
+                box.release()
                 UnsafeMutablePointer(mutating: f).deallocate()
             },
             get_service: { f, id in
                 guard let id else { return nil }
-                return FeatureBridge.feature(f).service(String(cString: id))
+                let name = String(cString: id)
+                if name == TERMHOST_TOOL_PROVIDER, let f {
+                    let box = Unmanaged<Box>.fromOpaque(f.pointee.feature_data).takeUnretainedValue()
+                    return box.toolProvider.map { UnsafeRawPointer($0) }
+                }
+                return FeatureBridge.feature(f).service(name)
             },
             run_command: { f, inv in
                 guard let inv = inv?.pointee else { return 2 }
