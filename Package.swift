@@ -42,6 +42,7 @@ let package = Package(
         .library(name: "SFTPPlugin", type: .dynamic, targets: ["SFTPPlugin"]),
         .library(name: "MetricsPlugin", type: .dynamic, targets: ["MetricsPlugin"]),
         .library(name: "ForwardingPlugin", type: .dynamic, targets: ["ForwardingPlugin"]),
+        .library(name: "AssistantPlugin", type: .dynamic, targets: ["AssistantPlugin"]),
         // A Swift plugin used only by the tests (exercises every TermhostSDK service wrapper).
         .library(name: "SwiftServicesFixture", type: .dynamic, targets: ["SwiftServicesFixture"]),
     ],
@@ -100,6 +101,8 @@ let package = Package(
 
         // Assistant: the model-independent core (conversation, classifier, policy), pure Swift.
         .target(name: "AssistantCore", path: "Plugins/Assistant/Sources/AssistantCore", swiftSettings: strict),
+        .target(name: "AssistantPlugin", dependencies: ["TermhostSDK", "CTermhost", "AssistantCore"], path: "Plugins/Assistant/Sources/AssistantPlugin",
+                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",

@@ -19,6 +19,7 @@ swift build -c "$config" --product SSHPlugin
 swift build -c "$config" --product SFTPPlugin
 swift build -c "$config" --product MetricsPlugin
 swift build -c "$config" --product ForwardingPlugin
+swift build -c "$config" --product AssistantPlugin
 bin=$(swift build -c "$config" --show-bin-path)
 
 plugins="$prefix/lib/termhost/plugins"
@@ -63,6 +64,7 @@ bundle_swift org.termhost.ssh libSSHPlugin.so
 bundle_swift org.termhost.sftp libSFTPPlugin.so
 bundle_swift org.termhost.metrics libMetricsPlugin.so
 bundle_swift org.termhost.forwarding libForwardingPlugin.so
+bundle_swift org.termhost.assistant libAssistantPlugin.so
 
 # C plugins built with make from the SDK header alone; their manifests come the same way.
 make -s -C SDK/Examples/hello-c OUT="$plugins" TERMHOST="$termhost"

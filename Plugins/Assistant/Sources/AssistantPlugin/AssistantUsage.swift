@@ -1,0 +1,13 @@
+/// The usage text of `ask` and `assistant`, as `termhost help` shows it.
+enum AssistantUsage {
+    static let ask = """
+        termhost ask [--host H] [--acting] [--provider NAME] [--json] "QUESTION"
+          exit status: 0 the model finished, 1 the run failed, 130 stopped (Ctrl-C)
+        """
+    static let assistant = """
+        termhost assistant [--host H] [--acting] [--provider NAME]   a conversation
+        termhost assistant history [--json]                          runs, newest first
+        termhost assistant show ID [--json]                          one conversation
+        termhost assistant rm ID                                     forget a conversation
+        """
+}
