@@ -29,6 +29,14 @@ final class SFTPConnection: @unchecked Sendable {
         }
     }
 
+    /// For a tool: the saved host `name` only, and never a prompt (the transport's open_saved);
+    /// the error keeps the transport's code and its advice on what to run.
+    init(transport: SSHTransport, savedHost name: String) throws(PluginError) {
+        destination = name
+        host = transport.pluginHost
+        connection = try transport.openSaved(name)
+    }
+
     deinit { close() }
 
     func close() {

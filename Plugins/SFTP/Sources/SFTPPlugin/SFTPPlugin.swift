@@ -12,9 +12,12 @@ final class SFTPFeature: Feature {
         order: 200, requiresFeatures: ["org.termhost.ssh"],
         requiresServices: ["termhost.store/1", "termhost.interact/1", "org.termhost.ssh.transport/1"],
         providesServices: [TERMHOST_SFTP_FILES],
-        commands: [Command("sftp", summary: "Browse and transfer files: termhost sftp HOST, sftp get|put|ls", usage: SFTPCommand.usage)])
+        commands: [Command("sftp", summary: "Browse and transfer files: termhost sftp HOST, sftp get|put|ls", usage: SFTPCommand.usage)],
+        tools: SFTPTools.all)
 
     let host: PluginHost
+    /// The tool calls running now, for cancelTool (SFTPTools.swift).
+    let toolCalls = ToolCalls()
     init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
 
     func activate() throws { FilesService.pluginHost = host }

@@ -58,7 +58,7 @@ struct Authenticator {
         if rsaRefused && SSHConnection.libssh2LacksRSASHA2 {
             message += "\nAn RSA key was refused: this libssh2 (\(SSHConnection.libssh2Version)) can only sign with ssh-rsa (SHA-1), which OpenSSH 8.8 and later reject. Use an ed25519 or ECDSA key (ssh-keygen -t ed25519), or a host with libssh2 1.11 or later."
         }
-        throw SSHError(message, kind: .refused)
+        throw SSHError(message, kind: .refused, cause: .credentials)
     }
 
     /// Once the server has disconnected nothing more can be tried: OpenSSH's report of the
@@ -164,7 +164,7 @@ struct Authenticator {
                 guard let interact = interaction.host.interact else { continue }
                 var passphrase: String
                 do { passphrase = try interact.prompt("Enter passphrase for key '\(VisibleText.of(file))': ", scene: interaction.scene, echo: false) }
-                catch { throw SSHError("\(VisibleText.of(user))@\(connection.shownAddress): cannot ask for the passphrase of \(VisibleText.of(file)): \(error)", kind: .refused) }
+                catch { throw SSHError("\(VisibleText.of(user))@\(connection.shownAddress): cannot ask for the passphrase of \(VisibleText.of(file)): \(error)", kind: .refused, cause: .credentials) }
                 defer { passphrase = String(repeating: "\0", count: passphrase.utf8.count) }
                 let unlocked = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase)
                 if unlocked == 0 { return .success }
@@ -217,7 +217,7 @@ struct Authenticator {
         for attempt in 1...3 {
             var answer: String
             do { answer = try interact.prompt("\(VisibleText.of(user))@\(connection.shownAddress)'s password: ", scene: interaction.scene, echo: false) }
-            catch { throw SSHError("\(VisibleText.of(user))@\(connection.shownAddress): cannot ask for the password: \(error)", kind: .refused) }
+            catch { throw SSHError("\(VisibleText.of(user))@\(connection.shownAddress): cannot ask for the password: \(error)", kind: .refused, cause: .credentials) }
             defer { answer = String(repeating: "\0", count: answer.utf8.count) }
             if libssh2_userauth_password_ex(session, user, UInt32(user.utf8.count), answer, UInt32(answer.utf8.count), nil) == 0 { return true }
             if attempt < 3 { interaction.notify("Permission denied, please try again.") }

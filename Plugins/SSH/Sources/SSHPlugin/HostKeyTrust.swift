@@ -48,7 +48,7 @@ enum HostKeyTrust {
             This could mean that a stolen key is being used to impersonate this host.
             \(label) key fingerprint is \(fingerprint).
             Host key verification failed.
-            """, kind: .refused)
+            """, kind: .refused, cause: .changedHostKey)
         case .changed(let file, let line):
             throw SSHError("""
             @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
@@ -65,20 +65,20 @@ enum HostKeyTrust {
             Host key for \(c.hostLabel) has changed and termhost refuses to connect: \
             it never offers to accept a changed key.
             Host key verification failed.
-            """, kind: .refused)
+            """, kind: .refused, cause: .changedHostKey)
         case .unknown(let otherTypes):
             var text = "The authenticity of host '\(c.hostLabel)' can't be established.\n\(label) key fingerprint is \(fingerprint)."
             if !otherTypes.isEmpty {
                 text += "\nThis host key is known by other names or types: \(VisibleText.of(otherTypes.joined(separator: ", "))) is already known for it."
             }
-            guard let interact = interaction.host.interact else { throw SSHError("Host key verification failed: the host offers no way to ask") }
+            guard let interact = interaction.host.interact else { throw SSHError("Host key verification failed: the host offers no way to ask", cause: .unknownHostKey) }
             interact.notify(text, scene: interaction.scene)
             let choice: Int
             do {
                 choice = try interact.choose("Trust this host key?", from: ["accept once", "accept and save to \(VisibleText.of(userKnownHosts))", "reject"],
                                              scene: interaction.scene)
             } catch {
-                throw SSHError("\(text)\nHost key verification failed: \(error)", kind: .refused)
+                throw SSHError("\(text)\nHost key verification failed: \(error)", kind: .refused, cause: .unknownHostKey)
             }
             switch choice {
             case 0:

@@ -3,15 +3,19 @@ struct SSHError: Error, CustomStringConvertible {
     /// `refused`: the host key or the credentials were refused (no retry will help without a
     /// change); `failed`: anything else (network, server, local).
     enum Kind { case failed, refused }
+    /// For a refusal, what was refused: work no person watches (tools) tells the user what to run.
+    enum Cause { case unknownHostKey, changedHostKey, credentials }
     let message: String
     var kind: Kind = .failed
+    var cause: Cause? = nil
     /// The exit status `termhost ssh`/`exec` return for it (255, as ssh does, for connection
     /// and authentication failures).
     var status: Int32 = 255
-    init(_ message: String, status: Int32 = 255, kind: Kind = .failed) {
+    init(_ message: String, status: Int32 = 255, kind: Kind = .failed, cause: Cause? = nil) {
         self.message = message
         self.status = status
         self.kind = kind
+        self.cause = cause
     }
     var description: String { message }
 }

@@ -43,12 +43,15 @@ final class SSHFeature: Feature {
                     start: runs OpenSSH's sshd on 127.0.0.1 as you, with generated keys, and saves
                     the host 'sandbox' (try 'termhost ssh sandbox'). status exits 3 when stopped.
                     """),
-        ])
+        ],
+        tools: SSHTools.all)
 
     let host: PluginHost
     /// This instance's transport service: its own table and context (host.h, "Provider
     /// context"), so no global holds the host.
     let transport: TransportProvider
+    /// The tool calls running now, for cancelTool (SSHTools.swift).
+    let toolCalls = ToolCalls()
     init(host: PluginHost, scene: SceneInfo) throws {
         self.host = host
         transport = TransportProvider(host: host)

@@ -28,6 +28,8 @@ final class SteppedExec {
     private(set) var finished = false
     /// The remote exit status once finished normally.
     private(set) var status: Int32 = 0
+    /// The signal that killed the remote command (its name, shown safe), when one did.
+    private(set) var signal: String?
 
     /// Bytes read per stream per step: enough for bulk output, small enough that a step is a
     /// short turn on the executor.
@@ -182,6 +184,7 @@ final class SteppedExec {
         if let signal {
             let name = VisibleText.of(String(cString: signal))
             Glibc.free(signal)
+            self.signal = name
             result.output.append((1, Array("termhost: remote command killed by signal \(name)\n".utf8)))
             return 255
         }

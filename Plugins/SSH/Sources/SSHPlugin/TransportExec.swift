@@ -20,6 +20,8 @@ extension TransportService {
     struct ExecOutcome {
         var status: termhost_status
         var exitStatus: Int32 = 0
+        /// The signal that killed the remote command, by name.
+        var signal: String? = nil
     }
 
     static func runExec(_ c: TransportConnection, command: String, input: [UInt8], deadlineMS: UInt32, cancel: UnsafePointer<Int32>?,
@@ -68,7 +70,7 @@ extension TransportService {
                 return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_IO, error.message))
             case .success(let s):
                 for chunk in s.output { chunk.bytes.withUnsafeBytes { output(chunk.stream, $0) } }
-                if job.finished { return ExecOutcome(status: Int32(TERMHOST_OK), exitStatus: job.status) }
+                if job.finished { return ExecOutcome(status: Int32(TERMHOST_OK), exitStatus: job.status, signal: job.signal) }
                 if !s.progressed {
                     // Wait for the server, or the next look at the flag and the clock.
                     var wait = stepWait

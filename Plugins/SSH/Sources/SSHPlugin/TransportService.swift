@@ -295,6 +295,22 @@ enum TransportService {
                                                  }, err: err)
                 if r.status == Int32(TERMHOST_OK) { status?.pointee = r.exitStatus }
                 return r.status
+            },
+            open_saved: { caller, name, out, err in
+                guard let caller, let name, let out else {
+                    return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "open_saved: NULL caller, name or out")
+                }
+                guard let provider = TransportProvider.serving(caller) else {
+                    return termhostFail(err, TERMHOST_ERR_UNSUPPORTED,
+                                        "open_saved: the SSH feature is not active for the calling plugin (the host offers it no \(TERMHOST_SSH_TRANSPORT))")
+                }
+                do throws(PluginError) {
+                    let c = try UnattendedConnect.connect(String(cString: name), host: provider.host)
+                    out.pointee = TransportService.handles.insert(TransportConnection(c, provider: provider))
+                    return Int32(TERMHOST_OK)
+                } catch {
+                    return termhostFail(err, Int(error.code), error.message)
+                }
             })
     }
 }

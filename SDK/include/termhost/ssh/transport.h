@@ -189,6 +189,18 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
                                    termhost_value_sink on_stdout, termhost_value_sink on_stderr, void *user,
                                    uint32_t deadline_ms, const int32_t *cancel,
                                    int32_t *exit_status, termhost_error_t *err);
+
+   /* ---- Added in ABI 1.3 (open_saved): check TERMHOST_HAS_FIELD before use. ---- */
+
+   /* Added in ABI 1.3. open() for work no person watches (tools, services/tools.h): name must
+    * be a saved host's name (never "user@host[:port]" and never an option), and nothing is
+    * ever prompted, whatever terminal the process has. Errors:
+    * TERMHOST_ERR_INVALID_ARGUMENT for a name that is not a saved host; TERMHOST_ERR_DENIED
+    * for an unknown or changed host key or a missing credential, the message starting with what
+    * the user should run ("run 'termhost ssh NAME' on a terminal to review its host key");
+    * TERMHOST_ERR_IO for network and server failures. *out as open(). [any-thread] */
+   termhost_status (*open_saved)(const termhost_host_t *caller, const char *name,
+                                 termhost_ssh_connection_t **out, termhost_error_t *err);
 } termhost_ssh_transport_t;
 
 /* The cancellation flag of exec_bounded: a plain int32_t the caller owns, read and written

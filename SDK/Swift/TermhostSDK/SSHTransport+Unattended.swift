@@ -1,0 +1,21 @@
+import CTermhost
+
+extension SSHTransport {
+    /// Whether the SSH plugin offers `open_saved` (ABI 1.3). [any-thread]
+    public var offersOpenSaved: Bool { TermhostStruct.member(vtable, \.open_saved) != nil }
+
+    /// `open_saved`: connects to the saved host `name` without ever prompting, for work no
+    /// person watches (tools). The error is TERMHOST_ERR_INVALID_ARGUMENT for a name that is
+    /// not a saved host, TERMHOST_ERR_DENIED for trust or credentials (its message says what the
+    /// user should run), TERMHOST_ERR_IO for the network; TERMHOST_ERR_UNSUPPORTED against an
+    /// SSH plugin older than 1.3. [any-thread]
+    public func openSaved(_ name: String) throws(PluginError) -> Connection {
+        guard let openSaved = TermhostStruct.member(vtable, \.open_saved) else {
+            throw PluginError("ssh: the SSH plugin predates ABI 1.3: it cannot connect to a saved host without prompting",
+                              code: Int32(TERMHOST_ERR_UNSUPPORTED))
+        }
+        var handle: OpaquePointer?
+        try check { openSaved(host, name, &handle, $0) }
+        return Connection(vtable: vtable, handle: handle)
+    }
+}
