@@ -23,6 +23,11 @@ public struct RunEngine {
         public var state: RunState
         /// For `.failed`: why, for the user (provider text is untrusted: make it visible).
         public var reason: String?
+
+        public init(state: RunState, reason: String? = nil) {
+            self.state = state
+            self.reason = reason
+        }
     }
 
     /// The answer text the model streams, as it arrives.

@@ -1,12 +1,59 @@
+import AssistantCore
+import Foundation
 import TermhostSDK
 
-/// `termhost ask`: one question, one run, the answer streamed.
+/// `termhost ask [--host H] [--acting] [--provider NAME] [--json] "QUESTION"`: one run in a new
+/// conversation, the answer streamed. The exit status says how the run ended: 0 finished,
+/// 1 failed, 130 stopped (Ctrl-C, SIGTERM); 2 a usage error.
 struct AskCommand {
     let host: PluginHost
     let invocation: CommandInvocation
 
+    static let arguments = CommandArguments("termhost ask", usage: "usage: " + AssistantUsage.ask,
+                                            options: [.value("--host"), .flag("--acting"), .value("--provider"), .flag("--json")])
+
     func run() -> Int32 {
-        invocation.printError("termhost: ask: no model provider is configured; add one with 'termhost assistant provider add'")
-        return 1
+        let parsed: ParsedArguments
+        do { parsed = try invocation.parse(with: Self.arguments) } catch { return error.status }
+        let question = parsed.arguments.joined(separator: " ").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !question.isEmpty else {
+            return invocation.reportUsageError(CommandUsageError(command: "termhost ask", problem: "a question is required", usage: "usage: " + AssistantUsage.ask))
+        }
+        let json = invocation.jsonOutput || parsed.has("--json")
+        guard let store = host.store.map(RunStore.init) else {
+            invocation.printError("termhost: ask: the host store is unavailable")
+            return 1
+        }
+        let chosen: (provider: any ModelProvider, name: String)
+        do { chosen = try ProviderChoice.resolve(parsed.value("--provider"), host: host) } catch {
+            invocation.printError("termhost: ask: \(error.message)")
+            return 1
+        }
+        let targetHost = parsed.value("--host")
+        let conversation: String
+        do { conversation = try store.newConversation(title: question, host: targetHost) } catch {
+            invocation.printError("termhost: ask: cannot save the conversation: \(error)")
+            return 1
+        }
+        let session = RunSession(host: host, invocation: invocation, store: store, provider: chosen.provider,
+                                 providerName: chosen.name, mode: parsed.has("--acting") ? .acting : .planning,
+                                 targetHost: targetHost)
+        let printer = AnswerPrinter(invocation: invocation, quiet: json)
+        let (run, end) = session.run(question, conversation: conversation, printer: printer)
+        if json {
+            let transcript = (try? store.transcript(conversation)) ?? []
+            invocation.print(HistoryView.json(run: run, conversation: conversation, end: end, transcript: transcript))
+        } else {
+            report(end)
+        }
+        return end.state.exitStatus
+    }
+
+    private func report(_ end: RunEngine.End) {
+        switch end.state {
+        case .failed: invocation.printError("termhost: ask: \(VisibleText.of(end.reason ?? "the run failed"))")
+        case .stopped: invocation.printError("termhost: ask: stopped")
+        default: break
+        }
     }
 }

@@ -22,6 +22,23 @@ final class AssistantFeature: Feature {
     let host: PluginHost
     init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
 
+    /// Runs a crash or SIGKILL left running are marked interrupted, their open tool calls
+    /// answered "outcome unknown"; never resumed.
+    func activate() throws {
+        guard let store = host.store else { return }
+        do {
+            for id in try RunStore(store: store).markInterrupted() {
+                host.log(.warning, "assistant run \(id) was interrupted (its process ended first); its open tool calls are marked outcome unknown")
+            }
+        } catch {
+            host.log(.error, "assistant: cannot check for interrupted runs: \(error)")
+        }
+    }
+
+    /// NOTES section 5: no model request or tool call starts after this, running tools are
+    /// cancelled and awaited, and each run is saved as stopped, inside the host's 3 s bound.
+    func shutdown() { ActiveRuns.stopAll(waitingAtMost: 2.5) }
+
     func run(_ command: CommandInvocation) -> Int32 {
         switch command.command {
         case "ask": AskCommand(host: host, invocation: command).run()

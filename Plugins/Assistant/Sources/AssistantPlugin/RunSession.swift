@@ -1,0 +1,74 @@
+import AssistantCore
+import Foundation
+import TermhostSDK
+
+/// One run started from a command: its store records, the tool catalog, the policy, the engine,
+/// Ctrl-C (termhost.cancel/1) and shutdown wired to its admission fence, and its end saved.
+struct RunSession {
+    let host: PluginHost
+    let invocation: CommandInvocation
+    let store: RunStore
+    let provider: any ModelProvider
+    let providerName: String
+    let mode: RunEngine.Mode
+    let targetHost: String?
+
+    static let stepLimit = 50
+
+    /// Runs `question` in `conversation`, streaming through `printer`; returns the run as saved.
+    /// `watchKeys`: the conversation's Ctrl-C on a terminal stops the run only (InterruptKey).
+    func run(_ question: String, conversation: String, printer: AnswerPrinter,
+             watchKeys: Bool = false) -> (run: RunStore.Run?, end: RunEngine.End) {
+        let tools: ToolService? = ToolService(host: host, scene: invocation.scene)
+        let catalog: [RunTool]
+        do { catalog = try tools?.catalog() ?? [] } catch {
+            return (nil, RunEngine.End(state: .failed, reason: "cannot read the tool catalog: \(error)"))
+        }
+        let control = RunControl()
+        ActiveRuns.insert(control)
+        defer { ActiveRuns.remove(control) }
+        let registration = try? host.cancellation?.onCancel(scene: invocation.scene) { _ in control.stop() }
+        defer { registration?.remove() }
+
+        var run: RunStore.Run
+        var transcript: [ChatMessage]
+        do {
+            run = try store.begin(conversation: conversation, question: question, mode: mode.rawValue,
+                                  host: targetHost, provider: providerName)
+            transcript = try store.transcript(conversation).map(\.message)
+        } catch {
+            return (nil, RunEngine.End(state: .failed, reason: "cannot save the run: \(error)"))
+        }
+        var engine = RunEngine(provider: provider, tools: catalog, runner: tools.map { $0 as any RunToolRunner } ?? NoTools(),
+                               control: control, mode: mode, system: system(catalog), nextCallNumber: ToolService.nextCallNumber)
+        engine.stepLimit = Self.stepLimit
+        engine.onText = printer.text
+        engine.onCallStart = printer.callStarted
+        engine.onCallEnd = printer.callEnded
+        let keys = watchKeys ? InterruptKey(fd: invocation.stdinFD, control: control) : nil
+        defer { keys?.end() }
+        let approval = CallApproval(host: host, scene: invocation.scene)
+        engine.decide = { call, tool in keys.map { keys in keys.paused { approval.decide(call, tool) } } ?? approval.decide(call, tool) }
+        var turn = 0
+        let end = engine.run(&transcript) { message in
+            if case .assistant = message { turn += 1 }
+            try store.append(message, run: run, turn: turn)
+        }
+        printer.finishLine()
+        do { try store.end(run, end) } catch {
+            invocation.printError("termhost: cannot save the end of run \(run.id): \(error)")
+        }
+        run.state = end.state
+        run.reason = end.reason
+        return (run, end)
+    }
+
+    private func system(_ catalog: [RunTool]) -> String {
+        var s = "You are Termhost's assistant, an operator for the user's SSH hosts. Use the tools to find out; do not guess. "
+        s += mode == .planning
+            ? "This is a planning run: only read-only tools are available; propose changes, do not make them."
+            : "This is an acting run: tools that change state need the user's approval, which the host asks for."
+        if let targetHost { s += " The host in question is '\(targetHost)'." }
+        return s
+    }
+}
