@@ -10,7 +10,8 @@ final class ForwardingFeature: Feature {
         summary: "Saved local (-L), remote (-R) and SOCKS (-D) forwards that recover by themselves.",
         order: 300, scope: .process, after: ["org.termhost.ssh"],
         requiresServices: ["termhost.store/1", "org.termhost.ssh.transport/1"],
-        commands: [Command("forward", summary: "Port forwarding rules: add, edit, rm, list, show, run, stop, retry", usage: ForwardCommand.usage)])
+        commands: [Command("forward", summary: "Port forwarding rules: add, edit, rm, list, show, run, stop, retry", usage: ForwardCommand.usage)],
+        tools: [ForwardingTools.forwardList])
 
     let host: PluginHost
     /// The process-scope forwarding service, created on the first `forward run`.

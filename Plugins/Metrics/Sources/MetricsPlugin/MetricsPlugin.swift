@@ -15,9 +15,12 @@ final class MetricsFeature: Feature {
         requiresServices: ["termhost.store/1", "org.termhost.ssh.transport/1"],
         providesServices: ["org.termhost.metrics.snapshot/1"],
         commands: [Command("metrics", summary: "Server metrics: add, rm, list, pause, resume, move, show, watch, serve",
-                           usage: MetricsCommand.usage)])
+                           usage: MetricsCommand.usage)],
+        tools: [MetricsTools.getMetrics])
 
     let host: PluginHost
+    /// The tool calls running now, for cancelTool (MetricsTools.swift).
+    let toolCalls = ToolCalls()
     init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
 
     func service(_ id: String) -> UnsafeRawPointer? {

@@ -25,6 +25,8 @@ final class Sampler: @unchecked Sendable {
     private let transport: SSHTransport
     /// Where trust and password prompts go (0: none, fail closed).
     private let scene: UInt64
+    /// For a tool: saved hosts only and never a prompt (the transport's open_saved).
+    private let unattended: Bool
 
     private struct Control {
         var paused = false, sleeping = false, stopped = false, retryNow = false
@@ -48,11 +50,12 @@ final class Sampler: @unchecked Sendable {
     /// Retry delays after a retryable failure (NOTES §8's recovery steps).
     static let backoff: [Double] = [1, 2, 5, 10, 30]
 
-    init(host: String, config: Config, transport: SSHTransport, scene: UInt64, paused: Bool) {
+    init(host: String, config: Config, transport: SSHTransport, scene: UInt64, paused: Bool, unattended: Bool = false) {
         self.host = host
         self.config = config
         self.transport = transport
         self.scene = scene
+        self.unattended = unattended
         var report = HostReport(host: host, state: paused ? .paused : .connecting, interval: Double(config.interval))
         report.state = paused ? .paused : .connecting
         control = Mutex(Control(paused: paused, report: report))
@@ -136,7 +139,7 @@ final class Sampler: @unchecked Sendable {
             setState(.connecting)
             let outcome: Outcome
             do throws(PluginError) {
-                let connection = try transport.open(host, scene: scene)
+                let connection = try unattended ? transport.openSaved(host) : transport.open(host, scene: scene)
                 outcome = sample(on: connection, resetAttempts: { attempt = 0 })
                 connection.close()
             } catch {

@@ -21,10 +21,10 @@ enum Samplers {
     /// of it until release().
     /// details: this caller looks at processes and filesystems (undo with observeDetails(false)).
     static func acquire(_ host: String, config: Sampler.Config, transport: SSHTransport, scene: UInt64, paused: Bool,
-                        details: Bool = false) -> Sampler {
+                        details: Bool = false, unattended: Bool = false) -> Sampler {
         let (sampler, created) = table.withLock { t -> (Sampler, Bool) in
             if let e = t.samplers[host] { t.samplers[host]!.users += 1; return (e.sampler, false) }
-            let s = Sampler(host: host, config: config, transport: transport, scene: scene, paused: paused)
+            let s = Sampler(host: host, config: config, transport: transport, scene: scene, paused: paused, unattended: unattended)
             if t.sleeping { s.setSleeping(true) }
             t.samplers[host] = Entry(sampler: s, users: 1)
             return (s, true)
