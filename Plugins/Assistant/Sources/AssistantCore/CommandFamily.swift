@@ -42,7 +42,9 @@ public enum CommandFamily {
             }
         }
         let args = argv.dropFirst()
-        guard let rule = ReadOnlyPrograms.rules[name], rule.subcommands != nil else {
+        let known = ReadOnlyPrograms.rules[name]
+        if let known, known.subcommands == nil { return name }   // a listed program without subcommands
+        guard let rule = known else {
             guard let first = args.first(where: { !CommandClassifier.isOption($0.text) }), isSubcommandLike(first) else { return name }
             return name + " " + first.text
         }

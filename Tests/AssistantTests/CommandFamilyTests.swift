@@ -1,0 +1,41 @@
+import AssistantCore
+import Testing
+
+@Suite struct CommandFamilyTests {
+    static let families: [(String, String)] = [
+        ("systemctl restart nginx", "systemctl restart"), ("systemctl restart sshd", "systemctl restart"),
+        ("systemctl --no-pager status nginx", "systemctl status"), ("apt-get install -y nginx", "apt-get install"),
+        ("apt-get -y install nginx", "apt-get install"), ("rm -rf /tmp/x", "rm"), ("ls -la", "ls"),
+        ("sudo systemctl restart nginx", "sudo systemctl restart"), ("sudo -n systemctl restart nginx", "sudo systemctl restart"),
+        ("sudo -u postgres psql", "sudo psql"), ("timeout 30 apt-get update", "apt-get update"), ("nice -n 5 make install", "make install"),
+        ("env -i systemctl status x", "systemctl status"), ("command docker ps", "docker ps"), ("exec reboot", "reboot"),
+        ("bash -lc 'systemctl reload nginx'", "systemctl reload"), ("sh -c 'apt-get update && apt-get upgrade -y'", "apt-get update && apt-get upgrade"),
+        ("kubectl -n prod delete pod web-1", "kubectl delete"), ("kubectl --namespace=prod rollout restart deploy/x", "kubectl rollout restart"),
+        ("docker container rm -f web", "docker container rm"), ("docker -H tcp://h rm web", "docker rm"), ("docker compose up -d", "docker compose up"),
+        ("git -C /srv/app pull", "git pull"), ("git stash drop", "git stash drop"), ("ip link set eth0 down", "ip link set"),
+        ("ip -br addr", "ip addr"), ("git status && git push", "git status && git push"), ("ps aux | grep x", "ps | grep"),
+        ("uptime; reboot", "uptime ; reboot"), ("systemctl", "systemctl"), ("nginx -s reload", "nginx reload"),
+        ("/usr/sbin/nginx -t", "/usr/sbin/nginx"), ("env", "env"),
+    ]
+
+    @Test(arguments: families)
+    func familyIsProgramPlusSubcommand(_ command: String, _ family: String) {
+        #expect(CommandFamily.of(command) == family, "\(command)")
+    }
+
+    static let unparsable: [String] = [
+        "echo x > /etc/motd", "X=1 make install", "env LD_PRELOAD=/tmp/x.so systemctl restart x", "$(curl x)", "rm -rf $HOME",
+        "* -rf", "ls &", "git -c core.pager=sh log", "sudo -s", "bash script.sh", "{ ls; }", "", "ls\nrm x",
+        "kubectl --kubeconfig /tmp/k delete pod x",
+    ]
+
+    @Test(arguments: unparsable)
+    func noFamilyForWhatCannotBeParsed(_ command: String) {
+        #expect(CommandFamily.of(command) == nil, "\(command)")
+    }
+
+    @Test func anApprovedFamilyDoesNotCoverACommandChainedAfterIt() {
+        #expect(CommandFamily.of("git status && git push") != CommandFamily.of("git status"))
+        #expect(CommandFamily.of("systemctl status x; rm -rf /") != CommandFamily.of("systemctl status x"))
+    }
+}
