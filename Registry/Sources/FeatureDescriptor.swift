@@ -38,6 +38,8 @@ public struct FeatureDescriptor: Hashable, Sendable {
     public var requiresServices: [String]
     public var providesServices: [String]
     public var commands: [CommandDescriptor]
+    /// Tools for the assistant and MCP clients (ABI 1.3); honoured for process-scope features.
+    public var tools: [ToolDescriptor]
     /// Where the descriptor came from, e.g. "plugin org.example.hello (/path/to/plugin)".
     public var source: String
 
@@ -46,7 +48,7 @@ public struct FeatureDescriptor: Hashable, Sendable {
                 after: [FeatureID] = [], before: [FeatureID] = [],
                 requiresFeatures: [FeatureID] = [], requiresServices: [String] = [],
                 providesServices: [String] = [], commands: [CommandDescriptor] = [],
-                source: String) {
+                tools: [ToolDescriptor] = [], source: String) {
         self.id = id
         self.version = version
         self.displayName = displayName ?? id.rawValue
@@ -59,6 +61,7 @@ public struct FeatureDescriptor: Hashable, Sendable {
         self.requiresServices = requiresServices
         self.providesServices = providesServices
         self.commands = commands
+        self.tools = tools
         self.source = source
     }
 }

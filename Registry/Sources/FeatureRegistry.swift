@@ -125,6 +125,23 @@ public struct FeatureRegistry: Sendable {
                 }
             }
         }
+        // Tools: only a process-scope instance can serve a call from any scene (or none, for
+        // MCP); a bad tool or a clash refuses that tool, named, and the feature runs on.
+        var toolOwners: [String: FeatureID] = [:]
+        for f in features where f.state == .enabled {
+            for tool in f.descriptor.tools {
+                if f.descriptor.scope != .process {
+                    problems.append(.toolRefused(tool.name, feature: f.descriptor.id,
+                                                 reason: "only process-scope features may offer tools, and it is \(f.descriptor.scope)-scope"))
+                } else if let reason = tool.problem {
+                    problems.append(.toolRefused(tool.name, feature: f.descriptor.id, reason: reason))
+                } else if let kept = toolOwners[tool.name] {
+                    problems.append(.duplicateTool(tool.name, kept: kept, dropped: f.descriptor.id))
+                } else {
+                    toolOwners[tool.name] = f.descriptor.id
+                }
+            }
+        }
         var fatal: [RegistryError] = []
         for id in policy.policy.require {
             switch state[id] {
@@ -138,7 +155,7 @@ public struct FeatureRegistry: Sendable {
             case .enabled?: break
             }
         }
-        return Resolution(features: features, commandOwners: owners, problems: problems, fatal: fatal)
+        return Resolution(features: features, commandOwners: owners, toolOwners: toolOwners, problems: problems, fatal: fatal)
     }
 }
 
@@ -177,9 +194,19 @@ public struct Resolution: Sendable {
     public let features: [ResolvedFeature]
     /// Command name to the enabled feature that owns it.
     public let commandOwners: [String: FeatureID]
+    /// Tool name to the enabled feature that offers it (refused tools are in `problems`).
+    public let toolOwners: [String: FeatureID]
     public let problems: [RegistryError]
     public let fatal: [RegistryError]
 
     public var enabled: [ResolvedFeature] { features.filter { $0.state == .enabled } }
     public func feature(_ id: FeatureID) -> ResolvedFeature? { features.first { $0.descriptor.id == id } }
+
+    /// The tools the catalog offers, sorted by name, each with the feature that offers it.
+    public var tools: [(tool: ToolDescriptor, feature: FeatureID)] {
+        toolOwners.keys.sorted().compactMap { name in
+            let owner = toolOwners[name]!
+            return feature(owner)?.descriptor.tools.first { $0.name == name }.map { ($0, owner) }
+        }
+    }
 }

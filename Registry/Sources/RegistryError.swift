@@ -1,3 +1,7 @@
+#if canImport(TermhostSDK)
+import TermhostSDK   // VisibleText; the fuzz targets compile VisibleText.swift in instead
+#endif
+
 /// Everything that can be wrong with a set of features, a plugin set or a policy. Each case
 /// names the culprits and where they came from, so an operator can fix the right file.
 public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -6,6 +10,8 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
     case duplicateCommand(String, kept: FeatureID, dropped: FeatureID)
     case invalidCommandName(String, feature: FeatureID)
     case reservedCommand(String, feature: FeatureID)
+    case toolRefused(String, feature: FeatureID, reason: String)
+    case duplicateTool(String, kept: FeatureID, dropped: FeatureID)
     case commandOfPinnedPlugin(String, feature: FeatureID, source: String, pinnedFeature: FeatureID)
     case cycle([FeatureID])
     case missingDependency(FeatureID, needs: FeatureID)
@@ -44,6 +50,10 @@ public enum RegistryError: Error, Hashable, Sendable, CustomStringConvertible {
             "feature '\(feature)' contributes command '\(name)', which is not a valid command name (lowercase letters, digits and '-'); it was dropped"
         case .reservedCommand(let name, let feature):
             "feature '\(feature)' contributes command '\(name)', which is a built-in termhost command; it was dropped"
+        case .toolRefused(let name, let feature, let reason):
+            "feature '\(feature)' offers tool '\(VisibleText.of(RegistryError.abbreviated(name)))', refused: \(reason)"
+        case .duplicateTool(let name, let kept, let dropped):
+            "tool '\(name)' is offered by both '\(kept)' and '\(dropped)'; '\(kept)' keeps it and the one of '\(dropped)' was refused"
         case .commandOfPinnedPlugin(let name, let feature, let source, let pinnedFeature):
             "feature '\(feature)' of \(source), which no plugin set pins, contributes command '\(name)', which pinned feature '\(pinnedFeature)' declares; refused, '\(pinnedFeature)' keeps it"
         case .cycle(let members):

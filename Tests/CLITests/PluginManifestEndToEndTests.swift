@@ -17,7 +17,7 @@ import TestSupport
         {
           "id": "org.termhost.examples.hello-c",
           "version": "1.0.0",
-          "abi": "1.2",
+          "abi": "1.3",
           "library": "libhello-c.so",
           "features": [
             {
@@ -30,6 +30,9 @@ import TestSupport
               "requiresServices": ["termhost.store/1"],
               "commands": [
                 { "name": "hello", "summary": "Greet someone and count the greetings", "usage": "usage: termhost hello [NAME]\\nPrints a greeting and how many times this command has run on this machine.\\nSetting org.termhost.examples.hello-c/name changes the default NAME." }
+              ],
+              "tools": [
+                { "name": "local_time", "description": "The local date, time and time zone of the machine termhost runs on (not of a remote host).", "inputSchema": {"additionalProperties":false,"properties":{},"type":"object"}, "readOnly": true, "parallelSafe": true, "modes": ["planning", "acting"] }
               ]
             }
           ]

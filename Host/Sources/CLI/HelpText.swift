@@ -6,6 +6,7 @@ enum HelpText {
         ("plugins", "list, inspect and check plugins (no plugin code runs for list and info)"),
         ("features", "every feature in start order, with its state and the reason"),
         ("doctor", "what loaded, what did not and why, load times, quarantines, policy in force"),
+        ("tools", "tools the features offer to the assistant and MCP clients; 'tools call' runs one"),
         ("version", "print the version"),
         ("help", "this help; 'termhost help <command>' for one command"),
     ]

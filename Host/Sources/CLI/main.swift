@@ -45,6 +45,9 @@ func runCLI() -> Int32 {
     case "doctor":
         if wantsHelp { Output.out("usage: termhost doctor [--json]\nWhat loaded, what did not and why; exits 1 when it finds problems."); return ExitCode.success }
         return DoctorCommand.run(global)
+    case "tools":
+        if wantsHelp { Output.out(ToolsCommand.usage); return ExitCode.success }
+        return ToolsCommand.run(rest, global)
     default:
         return pluginCommand(command, rest, global)
     }

@@ -17,7 +17,7 @@ extension PluginManifest {
     }
 
     /// The manifest as JSON in the order a reader expects (plugin, then each feature's identity,
-    /// placement, services and commands), two-space indented. Absent and empty fields are left
+    /// placement, services, commands and tools), two-space indented. Absent and empty fields are left
     /// out, as they mean the same to the loader.
     public var jsonText: String {
         let q = JSONText.quoted
@@ -41,6 +41,12 @@ extension PluginManifest {
                 "        { \"name\": \(q(c.name)), \"summary\": \(q(c.summary))" + (c.usage.map { ", \"usage\": \(q($0))" } ?? "") + " }"
             }
             if !commands.isEmpty { members.append(("commands", "[\n" + commands.joined(separator: ",\n") + "\n      ]")) }
+            let tools = (f.tools ?? []).map { t in
+                "        { \"name\": \(q(t.name)), \"description\": \(q(t.description)), \"inputSchema\": \(t.inputSchema), "
+                    + "\"readOnly\": \(t.readOnly), \"parallelSafe\": \(t.parallelSafe), "
+                    + "\"modes\": [\(t.modes.map { q($0.rawValue) }.joined(separator: ", "))] }"
+            }
+            if !tools.isEmpty { members.append(("tools", "[\n" + tools.joined(separator: ",\n") + "\n      ]")) }
             lines.append("    {")
             lines += members.enumerated().map { j, m in "      \"\(m.0)\": \(m.1)" + (j == members.count - 1 ? "" : ",") }
             lines.append("    }" + (i == features.count - 1 ? "" : ","))

@@ -1,3 +1,4 @@
+import Foundation
 import CTermhost
 import TermhostSDK
 import Glibc
@@ -119,13 +120,41 @@ public struct PluginEntry: @unchecked Sendable {
             }
             let id: FeatureID
             do { id = try FeatureID(str(d.id) ?? "") } catch { throw .probeFailed(error.description) }
+            let tools = try Self.tools(of: dp, feature: id.rawValue, who: who)
             out.append(FeatureDescriptor(
                 id: id, version: str(d.version) ?? "", displayName: str(d.display_name), summary: str(d.description),
                 order: d.order, scope: FeatureScope(rawValue: Int32(d.scope.rawValue)) ?? .process,
                 after: try ids(d.after), before: try ids(d.before), requiresFeatures: try ids(d.requires_features),
                 requiresServices: list(d.requires_services), providesServices: list(d.provides_services),
-                commands: commands, source: source))
+                commands: commands, tools: tools, source: source))
         }
         return out
+    }
+
+    /// The descriptor's tools (ABI 1.3), copied; none when its struct_size ends before `tools`.
+    /// A schema that is not JSON is kept as the JSON string of its text, so the registry refuses
+    /// that tool, by name, when features are resolved (`ToolSchema.problem`).
+    static func tools(of dp: UnsafePointer<termhost_feature_descriptor_t>, feature: String,
+                      who: String) throws(LoadFailure) -> [ToolDescriptor] {
+        guard TermhostStruct.has(dp.pointee.struct_size, \termhost_feature_descriptor_t.tools), var t = dp.pointee.tools else { return [] }
+        var tools: [ToolDescriptor] = []
+        while let tool = t.pointee {
+            if let problem = TermhostStruct.problem("termhost_tool_descriptor_t", structSize: tool.pointee.struct_size,
+                                                    fields: StructSizes.tool) {
+                throw .probeFailed("\(who): feature '\(feature)': tool \(tools.count): \(problem)")
+            }
+            let schemaText = tool.pointee.input_schema.map { String(cString: $0) } ?? ""
+            let schema = (try? JSONDecoder().decode(JSONValue.self, from: Data(schemaText.utf8))) ?? .string(schemaText)
+            let flags = tool.pointee.flags, bits = tool.pointee.run_modes
+            var modes: [ToolDescriptor.Mode] = []
+            if bits & TERMHOST_TOOL_MODE_PLANNING != 0 { modes.append(.planning) }
+            if bits & TERMHOST_TOOL_MODE_ACTING != 0 { modes.append(.acting) }
+            tools.append(ToolDescriptor(name: tool.pointee.name.map { String(cString: $0) } ?? "",
+                                        description: tool.pointee.description.map { String(cString: $0) } ?? "",
+                                        inputSchema: schema, readOnly: flags & TERMHOST_TOOL_READ_ONLY != 0,
+                                        parallelSafe: flags & TERMHOST_TOOL_PARALLEL_SAFE != 0, modes: modes))
+            t += 1
+        }
+        return tools
     }
 }

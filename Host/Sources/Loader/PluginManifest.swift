@@ -26,6 +26,9 @@ public struct PluginManifest: Sendable, Equatable, Codable {
         public var requiresServices: [String]?
         public var providesServices: [String]?
         public var commands: [CommandDescriptor]?
+        /// ABI 1.3: the tools the feature offers; checked when features are resolved, where a
+        /// bad one is refused by itself (`ToolDescriptor.problem`).
+        public var tools: [ToolDescriptor]?
     }
 
     public var id: String
@@ -96,7 +99,7 @@ public struct PluginManifest: Sendable, Equatable, Codable {
                               order: f.order ?? 0, scope: f.scope ?? .process, after: f.after ?? [],
                               before: f.before ?? [], requiresFeatures: f.requires ?? [],
                               requiresServices: f.requiresServices ?? [], providesServices: f.providesServices ?? [],
-                              commands: f.commands ?? [], source: source)
+                              commands: f.commands ?? [], tools: f.tools ?? [], source: source)
         }
     }
 }

@@ -1,4 +1,5 @@
 import TermhostRegistry
+import TermhostSDK
 
 /// What the probe child learned from running a plugin's entry, init and factory: the plugin's
 /// own idea of its ID, version, ABI and features. Compared with the manifest before loading.
@@ -49,11 +50,24 @@ public struct ProbeReport: Sendable, Equatable, Codable {
                 ?? same("requires", (declared.requires ?? []).map(\.rawValue), (actual.requires ?? []).map(\.rawValue), list)
                 ?? same("requiresServices", declared.requiresServices ?? [], actual.requiresServices ?? [], list)
                 ?? same("providesServices", declared.providesServices ?? [], actual.providesServices ?? [], list)
-                ?? same("commands", (declared.commands ?? []).map(\.name), (actual.commands ?? []).map(\.name), list) {
+                ?? same("commands", (declared.commands ?? []).map(\.name), (actual.commands ?? []).map(\.name), list)
+                ?? same("tools", (declared.tools ?? []).map(\.name), (actual.tools ?? []).map(\.name), list) {
                 return f
+            }
+            // Same names: a tool whose description, schema, flags or modes differ is named.
+            let mine = declared.tools ?? [], theirs = actual.tools ?? []
+            if let changed = zip(mine, theirs).first(where: { $0 != $1 }) {
+                return .entryMismatch(field: "declaration of tool '\(changed.0.name)' of feature \(declared.id)",
+                                      manifest: Self.summary(changed.0), library: Self.summary(changed.1))
             }
         }
         return nil
+    }
+
+    /// A tool's declaration on one line, to show both sides of a mismatch.
+    static func summary(_ t: ToolDescriptor) -> String {
+        "\(t.readOnly ? "read-only" : "state-changing")\(t.parallelSafe ? ", parallel-safe" : ""), modes "
+            + t.modes.map(\.rawValue).joined(separator: "+") + ", input_schema \(t.inputSchema), description \(JSONText.quoted(t.description))"
     }
 }
 
@@ -61,6 +75,7 @@ extension PluginManifest.Feature {
     public init(_ d: FeatureDescriptor) {
         self.init(id: d.id, version: d.version, displayName: d.displayName, summary: d.summary, order: d.order,
                   scope: d.scope, after: d.after, before: d.before, requires: d.requiresFeatures,
-                  requiresServices: d.requiresServices, providesServices: d.providesServices, commands: d.commands)
+                  requiresServices: d.requiresServices, providesServices: d.providesServices, commands: d.commands,
+                  tools: d.tools.isEmpty ? nil : d.tools)
     }
 }

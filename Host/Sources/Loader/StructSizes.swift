@@ -2,7 +2,7 @@ import CTermhost
 import TermhostSDK
 
 /// The members of each struct a plugin hands the host, in declaration order, with the minor
-/// that added them (all 1.0 so far). The host refuses a struct whose struct_size does not cover
+/// that added them (all 1.0 so far; a struct added later lists its own first members). The host refuses a struct whose struct_size does not cover
 /// the 1.0 members: reading past it would read whatever follows in the plugin's memory, and a
 /// callback pointer read from there would be jumped to. Members added later are optional by
 /// nature and are checked with TermhostStruct.has where they are used.
@@ -24,6 +24,11 @@ public enum StructSizes {
     ]
     static let command: [F<termhost_command_descriptor_t>] = [
         F("struct_size", \.struct_size), F("name", \.name), F("summary", \.summary), F("usage", \.usage),
+    ]
+    /// Added in ABI 1.3 with all its members, so every one is needed.
+    static let tool: [F<termhost_tool_descriptor_t>] = [
+        F("struct_size", \.struct_size), F("name", \.name), F("description", \.description),
+        F("input_schema", \.input_schema), F("flags", \.flags), F("run_modes", \.run_modes),
     ]
     static let feature: [F<termhost_feature_t>] = [
         F("struct_size", \.struct_size), F("feature_data", \.feature_data), F("activate", \.activate),

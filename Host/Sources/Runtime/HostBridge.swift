@@ -52,6 +52,7 @@ public enum HostBridge {
         case TERMHOST_SERVICE_EVENTS: return UnsafeRawPointer(eventsTable)
         case TERMHOST_SERVICE_COMMANDS: return UnsafeRawPointer(commandsTable)
         case TERMHOST_SERVICE_CANCEL: return UnsafeRawPointer(cancelTable)
+        case TERMHOST_SERVICE_TOOLS: return UnsafeRawPointer(toolsTable)
         default: return ctx.services.providedService(id)
         }
     }

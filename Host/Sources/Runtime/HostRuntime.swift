@@ -27,7 +27,7 @@ public final class HostRuntime: @unchecked Sendable {
     public var records: [PluginRecord] { inspection.records }
 
     /// Commands the CLI implements itself; no feature may contribute these names.
-    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "version", "help"]
+    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "tools", "version", "help"]
 
     public static func start(_ options: RuntimeOptions) throws(StartupError) -> HostRuntime {
         LibcryptoAtExit.keepUntilProcessEnds()
@@ -141,6 +141,7 @@ public final class HostRuntime: @unchecked Sendable {
         services.runCommand = { [weak self] scene, argv in self?.runCommand(scene: scene, argv: argv, json: false) }
         services.providedService = { [weak self] id in self?.providedService(id) }
         services.resolvedFeatureEnabled = { [resolution] id in resolution.feature(id)?.state == .enabled }
+        services.tools = ToolService(resolution: resolution, lifecycle: lifecycle, cancellation: services.cancellation)
         lifecycle.start()
         for (id, reason) in lifecycle.failures.sorted(by: { $0.key < $1.key }) {
             services.log.log(.error, "host", "feature '\(id)' did not start: \(reason)")

@@ -66,13 +66,15 @@ public final class HostServices: @unchecked Sendable {
     func featureEnabled(_ id: FeatureID) -> Bool {
         resolvedFeatureEnabled?(id) ?? (policy.disabledReason(id) == nil)
     }
+    /// termhost.tools/1: set by the runtime once features are resolved.
+    public internal(set) var tools: ToolService?
     /// Services provided by active features, looked up by ID.
     var providedService: @Sendable (String) -> UnsafeRawPointer? = { _ in nil }
 
     public static let hostServiceIDs: Set<String> = [
         "termhost.log/1", "termhost.config/1", "termhost.store/1", "termhost.secrets/1",
         "termhost.interact/1", "termhost.events/1", "termhost.commands/1",
-        "termhost.cancel/1",
+        "termhost.cancel/1", "termhost.tools/1",
     ]
 
     public init(paths: HostPaths, policy: EffectivePolicy, nonInteractive: Bool, stderrLevel: LogSink.Level) {

@@ -2,12 +2,15 @@
  *
  * It contributes one feature, org.termhost.examples.hello-c, with one command:
  *   termhost hello [NAME]   greets NAME (or the setting "name", default "world") and counts how
- *                           many times it ran, in the host store.
+ *                           many times it ran, in the host store;
+ * and one tool for the assistant and MCP clients (ABI 1.3, services/tools.h):
+ *   local_time              the machine's local date, time and time zone; read-only.
  * Build: make (see Makefile). Load: put the bundle directory on TERMHOST_PLUGIN_PATH. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <time.h>
 #include <termhost/termhost.h>
 
 #define FEATURE_ID "org.termhost.examples.hello-c"
@@ -28,11 +31,21 @@ static const termhost_command_descriptor_t hello_command = {
 static const termhost_command_descriptor_t *const commands[] = { &hello_command, NULL };
 static const char *const required_services[] = { TERMHOST_SERVICE_STORE, NULL };
 
+/* A tool is declared here, statically, so `termhost tools` lists it from the manifest; the host
+ * checks every call's arguments against input_schema before local_time_call() sees them. */
+static const termhost_tool_descriptor_t local_time_tool = {
+   sizeof(termhost_tool_descriptor_t), "local_time",
+   "The local date, time and time zone of the machine termhost runs on (not of a remote host).",
+   "{\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}",
+   TERMHOST_TOOL_READ_ONLY | TERMHOST_TOOL_PARALLEL_SAFE, 0 /* every mode */
+};
+static const termhost_tool_descriptor_t *const tools[] = { &local_time_tool, NULL };
+
 static const termhost_feature_descriptor_t descriptor = {
    sizeof(termhost_feature_descriptor_t),
    FEATURE_ID, "1.0.0", "Hello (C)", "An example feature written in C.",
    1000, TERMHOST_SCOPE_PROCESS,
-   NULL, NULL, NULL, required_services, NULL, commands
+   NULL, NULL, NULL, required_services, NULL, commands, tools
 };
 
 /* Copies a store value into a small buffer; the sink's data is only valid during the call. */
@@ -103,9 +116,45 @@ static void hello_destroy(const termhost_feature_t *f) {
    (void)f; /* the instance is static */
 }
 
+/* The tool's implementation. It may run on any thread, at the same time as itself (it is
+ * parallel-safe): it keeps no state. Arguments are {} (the schema allows nothing else). */
+static termhost_status local_time_call(const termhost_tool_provider_t *self, const termhost_tool_call_t *call,
+                                       termhost_error_t *err) {
+   char when[64], json[160];
+   struct tm local;
+   time_t now = time(NULL);
+   int n;
+   (void)self;
+   tzset(); /* localtime_r need not read TZ itself */
+   if (!localtime_r(&now, &local) || strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", &local) == 0) {
+      err->code = TERMHOST_ERR_INTERNAL;
+      snprintf(err->message, sizeof err->message, "local_time: the C library cannot tell the local time");
+      return TERMHOST_ERR_INTERNAL;
+   }
+   /* Both strings are made of digits, letters and '+-:T', so they need no JSON escaping. */
+   n = snprintf(json, sizeof json, "{\"local_time\":\"%s\",\"time_zone\":\"%s\"}", when,
+                tzname[local.tm_isdst > 0 ? 1 : 0]);
+   call->write_result(call->sink_user, json, (size_t)n);
+   return TERMHOST_OK;
+}
+
+/* A call that finishes at once has nothing to stop. */
+static void local_time_cancel(const termhost_tool_provider_t *self, uint64_t call_id) {
+   (void)self; (void)call_id;
+}
+
+static const termhost_tool_provider_t tool_provider = {
+   sizeof(termhost_tool_provider_t), NULL, local_time_call, local_time_cancel
+};
+
+static const void *hello_get_service(const termhost_feature_t *f, const char *service_id) {
+   (void)f;
+   return strcmp(service_id, TERMHOST_TOOL_PROVIDER) == 0 ? &tool_provider : NULL;
+}
+
 static const termhost_feature_t instance = {
    sizeof(termhost_feature_t), NULL,
-   hello_activate, NULL, NULL, NULL, NULL, NULL, NULL, hello_destroy, NULL, hello_run
+   hello_activate, NULL, NULL, NULL, NULL, NULL, NULL, hello_destroy, hello_get_service, hello_run
 };
 
 /* ---- the factory ------------------------------------------------------------------------ */

@@ -97,3 +97,8 @@ enum ToolProviderBridge {
         return t
     }
 }
+
+extension termhost_tool_descriptor_t: TermhostSizedStruct {}
+extension termhost_tool_call_t: TermhostSizedStruct {}
+extension termhost_tool_provider_t: TermhostSizedStruct {}
+extension termhost_host_tools_t: TermhostSizedStruct {}

@@ -18,9 +18,12 @@
  *   1.2  service termhost.cancel/1 (Ctrl-C reaches a running command); provider context
  *        (termhost_ssh_transport_t.context, one table per providing instance);
  *        termhost_ssh_transport_t.exec_bounded (deadline and cancellation); TERMHOST_HAS_FIELD
- *        and TERMHOST_ABI_MINOR_NEEDED. */
+ *        and TERMHOST_ABI_MINOR_NEEDED.
+ *   1.3  tools: termhost_feature_descriptor_t.tools, termhost_tool_descriptor_t, the provider
+ *        table termhost.tool-provider/1 and the host's catalog service termhost.tools/1
+ *        (services/tools.h). */
 #define TERMHOST_ABI_MAJOR 1
-#define TERMHOST_ABI_MINOR 2
+#define TERMHOST_ABI_MINOR 3
 #define TERMHOST_ABI_PATCH 0
 
 typedef struct termhost_version {
