@@ -35,6 +35,7 @@ let package = Package(
         .executable(name: "termhost", targets: ["TermhostCLI"]),
         .executable(name: "termhost-probe", targets: ["TermhostProbe"]),
         .executable(name: "termhost-bench", targets: ["TermhostBench"]),
+        .executable(name: "termhost-classifier-bench", targets: ["ClassifierBench"]),
         .library(name: "TermhostRegistry", targets: ["TermhostRegistry"]),
         .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
@@ -75,6 +76,8 @@ let package = Package(
 
         .executableTarget(name: "TermhostBench", dependencies: ["TermhostRuntime", "TermhostRegistry", "TermhostServices", "CTermhost"],
                           path: "Benchmarks/ABICallCost", swiftSettings: strict),
+        // Throughput of the assistant's read-only command classifier (AssistantCore, pure Swift).
+        .executableTarget(name: "ClassifierBench", dependencies: ["AssistantCore"], path: "Benchmarks/Classifier", swiftSettings: strict),
 
         // Feature plugins, each a .dynamic library (its manifest is derived at stage time).
         // What the SSH and SFTP plugins share by name: the libssh2 (and libcrypto) module, and
