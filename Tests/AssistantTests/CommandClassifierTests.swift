@@ -156,6 +156,26 @@ import Testing
         ("git status && git push", "'git push'"), ("git status; rm -rf .", "'rm'"), ("ls && { rm x; }", "'{'"),
         ("uptime || reboot", "'reboot'"), ("ps aux | sh", "'sh' without '-c SCRIPT'"), ("ls | bash", "runs a script file"),
         ("noglob rm x", "'noglob'"), ("builtin rm x", "'builtin'"),
+        // Every remaining unsafe option of the table, once each.
+        ("base64 --output=f x", "'base64 --output'"), ("dmesg --console-off", "'dmesg --console-off'"),
+        ("dmesg --console-on", "'dmesg --console-on'"), ("dmesg --read-clear", "'dmesg --read-clear'"),
+        ("docker container stats", "'docker container stats' is read-only here only with --no-stream"),
+        ("podman stats", "'podman stats' is read-only here only with"), ("podman container stats x", "'podman container stats' is read-only here only with"),
+        ("file --compile -m m", "'file --compile'"), ("git log --ext-diff", "'git log --ext-diff'"), ("git diff --textconv", "'git diff --textconv'"),
+        ("git show --exec=x", "'git show --exec'"), ("git log --paginate", "'git log --paginate'"), ("git diff --open-files-in-pager=sh", "'git diff --open-files-in-pager'"),
+        ("git status --output=x", "'git status --output'"), ("git blame --textconv f", "'git blame --textconv'"),
+        ("git describe --output=x", "'git describe --output'"), ("git ls-files --output=x", "'git ls-files --output'"),
+        ("git rev-parse --output=x", "'git rev-parse --output'"), ("git shortlog --output=x", "'git shortlog --output'"),
+        ("hostname --boot x", "'hostname --boot'"), ("hostname --file=/x", "'hostname --file'"),
+        ("journalctl --relinquish-var", "'journalctl --relinquish-var'"), ("journalctl --smart-relinquish-var", "'journalctl --smart-relinquish-var'"),
+        ("journalctl --sync", "'journalctl --sync'"), ("journalctl --update-catalog", "'journalctl --update-catalog'"),
+        ("kubectl describe pod x --kubeconfig=/k", "'kubectl describe --kubeconfig'"), ("kubectl logs x --kubeconfig /k", "'kubectl logs --kubeconfig'"),
+        ("kubectl top pod --kubeconfig=/k", "'kubectl top --kubeconfig'"), ("kubectl version --kubeconfig=/k", "'kubectl version --kubeconfig'"),
+        ("kubectl explain pods --kubeconfig=/k", "'kubectl explain --kubeconfig'"), ("kubectl api-resources --kubeconfig=/k", "'kubectl api-resources --kubeconfig'"),
+        ("kubectl api-versions --kubeconfig=/k", "'kubectl api-versions --kubeconfig'"),
+        ("ss --diag=f", "'ss --diag'"), ("sysctl --load=/etc/x", "'sysctl --load'"), ("sysctl --write a=1", "'sysctl --write'"),
+        ("sysctl -f /etc/x", "'sysctl -f'"), ("xxd --revert h", "'xxd --revert'"), ("gawk 'BEGIN{}'", "'gawk': awk programs"),
+        ("mawk 1 f", "'mawk': awk programs"),
     ]
 
     @Test(arguments: stateChanging)
