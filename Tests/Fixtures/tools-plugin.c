@@ -1,10 +1,12 @@
 /* A C plugin for the tool tests (services/tools.h, ABI 1.3).
  *
  * Features and their tools:
- *   org.test.tools (process)        echo_args, crash_now, wait_cancel, big_result, not_json,
- *                                   and four tools the host must refuse: Bad-Name (name),
- *                                   no_description, uses_pattern (a keyword the host does not
- *                                   check), broken_schema (not JSON)
+ *   org.test.tools (process)        echo_args, crash_now, wait_cancel, big_result, not_json
+ * With -DBAD_TOOLS (`termhost plugins manifest` refuses to derive its manifest, so the test
+ * writes one), tools the host must refuse one by one when it loads:
+ *   org.test.tools (process)        echo_args, and Bad-Name (name), no_description,
+ *                                   uses_pattern (a keyword the host does not check),
+ *                                   broken_schema (not JSON)
  *   org.test.tools.scene (scene)    scene_tool: refused, tools are for process-scope features
  *   org.test.tools.other (process)  echo_args again: refused, the first feature keeps it
  * Every call the provider receives is appended to $TOOLS_FIXTURE_LOG ("call NAME ARGS\n"), so a
@@ -29,6 +31,17 @@ static const termhost_tool_descriptor_t echo_args = TOOL("echo_args", "Returns i
    "\"mode\": {\"enum\": [\"a\", \"b\"]}},"
    "\"required\": [\"text\"], \"additionalProperties\": false}",
    TERMHOST_TOOL_READ_ONLY | TERMHOST_TOOL_PARALLEL_SAFE);
+#ifdef BAD_TOOLS
+static const termhost_tool_descriptor_t bad_name = TOOL("Bad-Name", "A name with capitals and '-'.", OBJECT_SCHEMA, 0);
+static const termhost_tool_descriptor_t no_description = TOOL("no_description", "", OBJECT_SCHEMA, 0);
+static const termhost_tool_descriptor_t uses_pattern = TOOL("uses_pattern", "Its schema uses pattern.",
+   "{\"type\": \"object\", \"properties\": {\"host\": {\"type\": \"string\", \"pattern\": \"^[a-z]+$\"}}}", 0);
+static const termhost_tool_descriptor_t broken_schema = TOOL("broken_schema", "Its schema is not JSON.", "{\"type\":", 0);
+static const termhost_tool_descriptor_t *const main_tools[] = {
+   &echo_args, &bad_name, &no_description, &uses_pattern, &broken_schema, NULL
+};
+#define FEATURE_COUNT 3
+#else
 static const termhost_tool_descriptor_t crash_now = TOOL("crash_now", "Crashes (SIGSEGV).", OBJECT_SCHEMA, 0);
 static const termhost_tool_descriptor_t wait_cancel = TOOL("wait_cancel", "Runs until cancelled.", OBJECT_SCHEMA,
                                                            TERMHOST_TOOL_READ_ONLY);
@@ -36,15 +49,11 @@ static const termhost_tool_descriptor_t big_result = TOOL("big_result", "Returns
                                                           TERMHOST_TOOL_READ_ONLY);
 static const termhost_tool_descriptor_t not_json = TOOL("not_json", "Returns text that is not JSON.", OBJECT_SCHEMA,
                                                         TERMHOST_TOOL_READ_ONLY);
-static const termhost_tool_descriptor_t bad_name = TOOL("Bad-Name", "A name with capitals and '-'.", OBJECT_SCHEMA, 0);
-static const termhost_tool_descriptor_t no_description = TOOL("no_description", "", OBJECT_SCHEMA, 0);
-static const termhost_tool_descriptor_t uses_pattern = TOOL("uses_pattern", "Its schema uses pattern.",
-   "{\"type\": \"object\", \"properties\": {\"host\": {\"type\": \"string\", \"pattern\": \"^[a-z]+$\"}}}", 0);
-static const termhost_tool_descriptor_t broken_schema = TOOL("broken_schema", "Its schema is not JSON.", "{\"type\":", 0);
 static const termhost_tool_descriptor_t *const main_tools[] = {
-   &echo_args, &crash_now, &wait_cancel, &big_result, &not_json, &bad_name, &no_description, &uses_pattern,
-   &broken_schema, NULL
+   &echo_args, &crash_now, &wait_cancel, &big_result, &not_json, NULL
 };
+#define FEATURE_COUNT 1
+#endif
 static const termhost_tool_descriptor_t scene_tool = TOOL("scene_tool", "Offered by a scene feature.", OBJECT_SCHEMA, 0);
 static const termhost_tool_descriptor_t *const scene_tools[] = { &scene_tool, NULL };
 static const termhost_tool_descriptor_t *const other_tools[] = { &echo_args, NULL };
@@ -135,11 +144,11 @@ static const termhost_feature_t instance = {
    sizeof(termhost_feature_t), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, destroy, get_service, NULL
 };
 
-static uint32_t count(const termhost_feature_factory_t *f) { (void)f; return 3; }
+static uint32_t count(const termhost_feature_factory_t *f) { (void)f; return FEATURE_COUNT; }
 
 static const termhost_feature_descriptor_t *get_descriptor(const termhost_feature_factory_t *f, uint32_t i) {
    (void)f;
-   return i < 3 ? &descriptors[i] : NULL;
+   return i < FEATURE_COUNT ? &descriptors[i] : NULL;
 }
 
 static termhost_feature_t *create(const termhost_feature_factory_t *f, const char *id, const termhost_scene_info_t *info,
