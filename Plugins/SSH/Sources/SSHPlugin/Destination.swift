@@ -14,6 +14,8 @@ struct Destination: Equatable, Codable {
     var passwordSecret: String? = nil
     /// The secret ID of a private key kept in the secrets service (from the host's identity).
     var keySecret: String? = nil
+    /// ForwardAgent: the saved host's setting, or `-A`/`-a` for one connection; nil is off.
+    var forwardAgent: Bool? = nil
 
     /// Parses `[user@]host[:port]`. Returns nil for an empty or malformed string.
     static func parse(_ text: String) -> Destination? {
@@ -54,10 +56,12 @@ struct HostRecord: Codable, Equatable {
     var keepaliveCountMax: Int? = nil
     /// The name of a saved identity (user, key, password) to log in with.
     var identity: String? = nil
+    /// Agent forwarding (`--forward-agent yes`); nil, the default, is off.
+    var forwardAgent: Bool? = nil
 
     var destination: Destination {
         Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump,
-                    keepaliveInterval: keepaliveInterval, keepaliveCountMax: keepaliveCountMax)
+                    keepaliveInterval: keepaliveInterval, keepaliveCountMax: keepaliveCountMax, forwardAgent: forwardAgent)
     }
 }
 

@@ -7,13 +7,16 @@ import TermhostSDK
 struct ExecChannel {
     let connection: SSHConnection
 
-    func run(_ command: String, stdin: Int32, stdout: Int32, stderr: Int32) throws(SSHError) -> Int32 {
+    /// `agentWarning` gets the one-line warning when agent forwarding was wanted and is not set up.
+    func run(_ command: String, stdin: Int32, stdout: Int32, stderr: Int32, agentWarning: (String) -> Void) throws(SSHError) -> Int32 {
         let channel = try connection.openSessionChannel()
         defer { libssh2_channel_free(channel) }
+        var pump = ChannelPump(connection: connection, channel: channel)
+        pump.agent = AgentForwarding.start(on: channel, connection: connection, warn: agentWarning)
         guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
             throw SSHError("ssh: the server refused to run the command: \(connection.lastError())")
         }
-        return try ChannelPump(connection: connection, channel: channel).run(stdin: stdin, stdout: stdout, stderr: stderr)
+        return try pump.run(stdin: stdin, stdout: stdout, stderr: stderr)
     }
 
     /// The same for a service caller: input from memory, output to a closure (stream 0 is
@@ -54,6 +57,8 @@ struct ChannelPump {
     var filterInput: (([UInt8]) -> (send: [UInt8], disconnect: Bool))? = nil
     /// Called on every pass (the terminal sends window changes from here).
     var onPass: ((OpaquePointer) -> Void)? = nil
+    /// Forwarded agent connections, served on every pass (`-A`).
+    var agent: AgentForwarding? = nil
 
     enum Input { case descriptor(Int32), bytes([UInt8]) }
 
@@ -91,6 +96,7 @@ struct ChannelPump {
             // that moved nothing waits in poll (up to 100 ms).
             var progressed = false
             onPass?(channel)
+            if let agent, agent.pass() { progressed = true }
             // Drain both streams.
             for stream in [Int32(0), Int32(1)] {
                 while true {
@@ -135,6 +141,7 @@ struct ChannelPump {
             if directions & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { fds[0].events |= Int16(POLLOUT) }
             let watchStdin = stdin >= 0 && stdinOpen && pendingStart == pendingEnd
             if watchStdin { fds.append(pollfd(fd: stdin, events: Int16(POLLIN), revents: 0)) }
+            if let agent { fds += agent.descriptors }   // after stdin: only fds[0] and fds[1] are read below
             let rc = poll(&fds, nfds_t(fds.count), progressed ? 0 : 100)
             if rc < 0 && errno != EINTR { throw SSHError("ssh: poll: \(String(cString: strerror(errno)))") }
             if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 && fds[0].revents & Int16(POLLIN) == 0 {

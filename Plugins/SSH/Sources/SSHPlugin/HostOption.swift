@@ -5,7 +5,8 @@ import TermhostSDK
 /// value and the rule, e.g. `--port must be a whole number from 1 to 65535, not '99999'`.
 enum HostOption: String, CaseIterable {
     case port = "--port", user = "--user", identity = "--identity", tag = "--tag", jump = "--jump",
-         address = "--address", keepalive = "--keepalive", keepaliveCount = "--keepalive-count"
+         address = "--address", keepalive = "--keepalive", keepaliveCount = "--keepalive-count",
+         forwardAgent = "--forward-agent"
 
     /// Sets the value on the record, or says why it is refused (and leaves the record alone).
     func apply(_ value: String, to record: inout HostRecord) -> String? {
@@ -28,6 +29,9 @@ enum HostOption: String, CaseIterable {
             case .address:
                 if let why = HostRules.address(value) { return refused(value, why) }
                 record.address = value
+            case .forwardAgent:   // ssh_config's words; off is the default, so it is not stored
+                guard value == "yes" || value == "no" else { return "\(rawValue) must be yes or no, not '\(VisibleText.of(value))'" }
+                record.forwardAgent = value == "yes" ? true : nil
             case .jump:   // an empty value clears the route
                 let hops = value.isEmpty ? [] : value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
                 if let why = HostRules.jump(hops) { return refused(value, why) }

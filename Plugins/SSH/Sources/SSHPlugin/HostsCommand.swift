@@ -6,6 +6,7 @@ enum HostsCommand {
     static let usage = """
     usage: termhost hosts add NAME ADDRESS [--port N] [--user USER] [--identity FILE] [--jump H1,H2]
                      [--keepalive SECONDS] [--keepalive-count N] [--use-identity NAME] [--tag TAG]...
+                     [--forward-agent yes|no]
            termhost hosts edit NAME [the same options; --port etc. replace the saved values]
            termhost hosts list [--json]
            termhost hosts show NAME [--json]
@@ -155,6 +156,7 @@ enum HostsCommand {
             preview += "  \(r.name): \(shown(r))"
             if let key = r.identityFile { preview += " identity \(VisibleText.of(key))" }
             if let jump = r.jump { preview += " via \(VisibleText.of(jump.joined(separator: ",")))" }
+            if r.forwardAgent == true { preview += " forwarding the agent" }
             preview += "\n"
         }
         if records.isEmpty { preview += found.isEmpty ? "  (no concrete hosts)\n" : "  (every host in it is already saved)\n" }

@@ -17,7 +17,8 @@ struct SSHConfigImport {
     var records: [HostRecord] {
         parsed.hosts.map {
             HostRecord(name: $0.name, address: $0.address, port: $0.port, user: $0.user,
-                       identityFile: $0.identityFile, tags: ["imported"], jump: $0.jump)
+                       identityFile: $0.identityFile, tags: ["imported"], jump: $0.jump,
+                       forwardAgent: $0.forwardAgent ? true : nil)
         }
     }
 

@@ -4,7 +4,7 @@ import TermhostSDK   // VisibleText, BoundedNumber; the fuzz target compiles the
 
 /// OpenSSH client configuration (`~/.ssh/config`) read as bytes into the hosts it names, for
 /// `termhost hosts import`. Understood: Host, HostName (with %h), User, Port, IdentityFile,
-/// ProxyJump, Include. Everything else is reported, never executed: ProxyCommand, LocalCommand
+/// ProxyJump, ForwardAgent (yes or no), Include. Everything else is reported, never executed: ProxyCommand, LocalCommand
 /// and `Match exec` run programs, and an import must not.
 ///
 /// Design:
@@ -55,6 +55,8 @@ struct SSHConfigParser {
         var user: String?
         var identityFile: String?
         var jump: [String]?
+        /// ForwardAgent yes.
+        var forwardAgent = false
         /// file:line of the Host line that first named it.
         var at: String
     }
@@ -67,7 +69,7 @@ struct SSHConfigParser {
     /// Set when the file itself is over the limit: nothing is imported.
     private(set) var refused: String? = nil
 
-    enum Key: CaseIterable { case hostName, user, port, identityFile, proxyJump }
+    enum Key: CaseIterable { case hostName, user, port, identityFile, proxyJump, forwardAgent }
 
     private struct Setting {
         var value: String
@@ -206,6 +208,14 @@ struct SSHConfigParser {
         case "port": setting(.port, keyword: shownKeyword, args, at: at)
         case "identityfile": setting(.identityFile, keyword: shownKeyword, args, at: at)
         case "proxyjump": setting(.proxyJump, keyword: shownKeyword, args, at: at)
+        case "forwardagent":
+            // OpenSSH also takes an agent socket path or $VARIABLE here; termhost forwards only
+            // SSH_AUTH_SOCK's agent, so those are left out rather than read as yes.
+            if let value = args.first, args.count == 1, !SSHConfigParser.forwardAgentWords.keys.contains(value.lowercased()) {
+                warnings.append("\(at): \(shownKeyword) \(VisibleText.of(value)): only yes or no is imported (termhost forwards the agent of SSH_AUTH_SOCK); not imported")
+            } else {
+                setting(.forwardAgent, keyword: shownKeyword, args, at: at)
+            }
         case "proxycommand", "localcommand", "permitlocalcommand":
             warnings.append("\(at): \(shownKeyword) is never executed by termhost; not imported")
         default:
@@ -308,6 +318,7 @@ struct SSHConfigParser {
             case .port:
                 do { _ = try HostRules.port(value, name: "Port") } catch { problem = error.description }
             case .identityFile: problem = HostRules.path(value).map { "IdentityFile: \($0)" }
+            case .forwardAgent: break   // yes or no: checked where it is read
             case .proxyJump:
                 if value.lowercased() != "none" {
                     problem = HostRules.jump(value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)).map { "ProxyJump: \($0)" }
@@ -356,9 +367,14 @@ struct SSHConfigParser {
             }
             let jump = found[.proxyJump].flatMap { $0.value.lowercased() == "none" ? nil : $0.value.split(separator: ",").map(String.init) }
             hosts.append(Host(name: name, address: address, port: found[.port].flatMap { Int($0.value) } ?? 22,
-                              user: found[.user]?.value, identityFile: found[.identityFile]?.value, jump: jump, at: at))
+                              user: found[.user]?.value, identityFile: found[.identityFile]?.value, jump: jump,
+                              forwardAgent: found[.forwardAgent].flatMap { SSHConfigParser.forwardAgentWords[$0.value.lowercased()] } ?? false,
+                              at: at))
         }
     }
+
+    /// ForwardAgent's flag values (readconf's multistate flag: yes, no, true, false).
+    static let forwardAgentWords = ["yes": true, "true": true, "no": false, "false": false]
 
     private static func expandHost(_ s: String, name: String) -> String {
         guard s.contains("%") else { return s }

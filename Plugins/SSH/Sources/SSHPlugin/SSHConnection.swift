@@ -172,6 +172,8 @@ final class SessionContext {
     /// What the server sent first (identification and KEXINIT), kept only during the handshake
     /// and at most ServerKexInit.maximumCapture bytes: a failed negotiation is explained from it.
     var serverOpening: [UInt8]?
+    /// Agent channels the server opened since AgentForwarding last took them (AgentForwarding).
+    var openedAgentChannels: [OpaquePointer] = []
     init(interaction: ConnectionPrompts, destination: Destination, user: String) {
         self.interaction = interaction
         self.destination = destination

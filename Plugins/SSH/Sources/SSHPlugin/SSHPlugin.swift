@@ -14,11 +14,13 @@ final class SSHFeature: Feature {
         commands: [
             Command("exec", summary: "Run a command on a host: termhost exec HOST -- COMMAND...",
                     usage: """
-                    usage: termhost exec [-q] [-J JUMP[,JUMP...]] HOST [--] COMMAND [ARG]...
+                    usage: termhost exec [-q] [-A|-a] [-J JUMP[,JUMP...]] HOST [--] COMMAND [ARG]...
                     HOST is a saved host (termhost hosts list) or user@host[:port].
                     -J goes through jump hosts (up to 8), like ssh -J; a saved host's own jump
                     route is used when -J is not given.
                     -q does not show the server's banner (nor does --json).
+                    -A forwards your ssh-agent to the host, -a does not (the default, unless the
+                    saved host has --forward-agent yes), like ssh -A and -a.
                     Put -- before COMMAND when it has options termhost reads itself (--json,
                     --help): before --, they are termhost's.
                     stdin goes to the command; its stdout and stderr come back apart; its exit
@@ -26,10 +28,11 @@ final class SSHFeature: Feature {
                     """),
             Command("ssh", summary: "Open an interactive shell on a host: termhost ssh HOST",
                     usage: """
-                    usage: termhost ssh [-q] [-J JUMP[,JUMP...]] HOST [COMMAND [ARG]...]
+                    usage: termhost ssh [-q] [-A|-a] [-J JUMP[,JUMP...]] HOST [COMMAND [ARG]...]
                     HOST is a saved host (termhost hosts list) or user@host[:port].
                     -J goes through jump hosts (up to 8), like ssh -J.
                     -q does not show the server's banner (nor does --json).
+                    -A forwards your ssh-agent to the host, -a does not, like ssh -A and -a.
                     Without a command: an interactive shell on a terminal. Escapes, after a
                     newline: ~. disconnects, ~? lists them, ~~ sends a ~.
                     With a command: runs it like 'termhost exec'.
@@ -89,24 +92,27 @@ final class SSHFeature: Feature {
         do { parsed = try RemoteCommandArguments(c) } catch { return error.status }
         guard let target = parsed.host else { c.printError(RemoteCommandArguments.sshUsage); return 2 }
         if !parsed.command.isEmpty { return exec(c, vault: vault) }
-        return connect(c, vault: vault, target: target, jump: parsed.jump, banner: parsed.bannerOutput(c)) { (connection) throws(SSHError) -> Int32 in
+        return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent,
+                       banner: parsed.bannerOutput(c)) { (connection) throws(SSHError) -> Int32 in
             let commands = CommandHistory(store: vault.store)
             let name = try? vault.resolve(target)?.name
             return try TerminalSession(connection: connection, log: { self.host.log(.warning, $0) },
                                        onCommand: { try? commands.record($0, host: name ?? target) })
-                .run(stdin: c.stdinFD, stdout: c.stdoutFD, stderr: c.stderrFD)
+                .run(stdin: c.stdinFD, stdout: c.stdoutFD, stderr: c.stderrFD, agentWarning: parsed.warningOutput(c))
         }
     }
 
     /// Resolves, connects (trust and auth inside), publishes the session's start and end, runs
     /// body, and maps failures to ssh's status 255 with the message on stderr.
-    func connect(_ c: CommandInvocation, vault: Vault, target: String, jump: [String], banner: (@Sendable (String) -> Void)?,
-                 _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
+    func connect(_ c: CommandInvocation, vault: Vault, target: String, jump: [String], forwardAgent: Bool? = nil,
+                 banner: (@Sendable (String) -> Void)?, _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
         do {
-            guard let destination = try vault.resolve(target) else {
+            guard var destination = try vault.resolve(target) else {
                 c.printError("termhost: '\(VisibleText.of(target))' is neither a saved host nor user@host[:port]")
                 return 2
             }
+            // -A/-a apply to the last hop only, as ssh's do: jump hosts never get the agent.
+            if let forwardAgent { destination.forwardAgent = forwardAgent }
             let hops = try JumpRoute.hops(to: destination, extra: jump, vault: vault)
             let connection = try JumpRoute.connect(to: destination, through: hops, interaction: ConnectionPrompts(host: host, scene: c.scene, showBanner: banner))
             defer { connection.teardown() }
@@ -136,9 +142,10 @@ final class SSHFeature: Feature {
         var args = parsed.command
         if args.first == "--" { args.removeFirst() }
         guard let target = parsed.host, !args.isEmpty else { c.printError(RemoteCommandArguments.execUsage); return 2 }
-        return connect(c, vault: vault, target: target, jump: parsed.jump, banner: parsed.bannerOutput(c)) { (connection) throws(SSHError) -> Int32 in
-            try ExecChannel(connection: connection).run(args.joined(separator: " "), stdin: c.stdinFD,
-                                                        stdout: c.stdoutFD, stderr: c.stderrFD)
+        return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent,
+                       banner: parsed.bannerOutput(c)) { (connection) throws(SSHError) -> Int32 in
+            try ExecChannel(connection: connection).run(args.joined(separator: " "), stdin: c.stdinFD, stdout: c.stdoutFD,
+                                                        stderr: c.stderrFD, agentWarning: parsed.warningOutput(c))
         }
     }
 }

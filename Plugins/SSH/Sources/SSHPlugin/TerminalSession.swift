@@ -12,7 +12,8 @@ struct TerminalSession {
     /// Called with each command the remote shell reports (shell integration).
     var onCommand: (String) -> Void = { _ in }
 
-    func run(stdin: Int32, stdout: Int32, stderr: Int32) throws(SSHError) -> Int32 {
+    /// `agentWarning` gets the one-line warning when agent forwarding was wanted and is not set up.
+    func run(stdin: Int32, stdout: Int32, stderr: Int32, agentWarning: (String) -> Void) throws(SSHError) -> Int32 {
         let channel = try connection.openSessionChannel()
         defer { libssh2_channel_free(channel) }
         let interactive = isatty(stdin) == 1
@@ -26,12 +27,14 @@ struct TerminalSession {
         } else {
             writeAll(stderr, "Pseudo-terminal will not be allocated because stdin is not a terminal.\n")
         }
+        let agent = AgentForwarding.start(on: channel, connection: connection, warn: agentWarning)
         guard libssh2_channel_process_startup(channel, "shell", 5, nil, 0) == 0 else {
             throw SSHError("ssh: the server refused a shell: \(connection.lastError())")
         }
 
         var escapes = EscapeFilter()
         var pump = ChannelPump(connection: connection, channel: channel)
+        pump.agent = agent
         if interactive {
             RawMode.enter(stdin)
             WindowChange.install()
