@@ -103,7 +103,7 @@ let package = Package(
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         // Assistant: the model-independent core (conversation, classifier, policy), pure Swift.
-        .target(name: "AssistantCore", path: "Plugins/Assistant/Sources/AssistantCore", swiftSettings: strict),
+        .target(name: "AssistantCore", dependencies: ["TermhostSDK"], path: "Plugins/Assistant/Sources/AssistantCore", swiftSettings: strict),
         .target(name: "AssistantPlugin", dependencies: ["TermhostSDK", "CTermhost", "AssistantCore"], path: "Plugins/Assistant/Sources/AssistantPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 

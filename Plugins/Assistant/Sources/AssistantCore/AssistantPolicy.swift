@@ -1,0 +1,118 @@
+/// Design: who may do what, from two files. The operator's policy (`policy.json`, key
+/// `"assistant"`) fixes a ceiling; the user's config (`config.json`, key `"assistant"`) can
+/// only narrow it. Per tool, three levels (`PolicyLevel`); when more than one rule applies,
+/// the strictest wins:
+///
+/// 1. Deny: any rule (operator's or user's, by name or `"*"`) that says `deny` refuses the call
+///    in every mode, with full access, with the reviewer.
+/// 2. Ask: otherwise, any rule that says `ask` makes the call need a yes.
+/// 3. Approve: otherwise, a rule that says `approve` lets it run.
+/// 4. Mode: a tool no rule names gets the default for its kind: read-only calls Approve,
+///    state-changing calls Ask (an `ssh_exec` is read-only only when the classifier proves it).
+///
+/// A user rule wider than the operator's rule for the same tool (`approve` over the operator's
+/// `ask`) is ignored with a warning; a tool the operator does not name is the user's to set.
+/// Full access and the reviewer act only on an Ask, and only where both files allow them.
+public struct AssistantPolicy: Sendable, Equatable {
+    public var operatorPart: AssistantPolicyPart
+    public var userPart: AssistantPolicyPart
+
+    public init(operatorPart: AssistantPolicyPart = .init(source: "built-in defaults"),
+                userPart: AssistantPolicyPart = .init(source: "user config")) {
+        self.operatorPart = operatorPart
+        self.userPart = userPart
+    }
+
+    /// The level of one call and the rule that set it, for messages and the audit log.
+    public struct Rule: Sendable, Equatable {
+        public var level: PolicyLevel
+        /// Where the level came from: `operator policy FILE (assistant.tools.ssh_exec)`,
+        /// `user config FILE (assistant.tools.*)`, or `the default for state-changing tools`.
+        public var origin: String
+        /// True when the level came from a file, false when it is the default by kind.
+        public var isExplicit: Bool
+    }
+
+    /// The rule for a call of `tool`; `readOnly` is the call's kind (for `ssh_exec`, the
+    /// classifier's verdict on its command, not the catalog's flag).
+    public func rule(for tool: String, readOnly: Bool) -> Rule {
+        let fixed = operatorPart.rule(for: tool)
+        let chosen = userPart.rule(for: tool)
+        switch (fixed, chosen) {
+        case let (op?, user?):
+            return user.level > op.level ? user : op
+        case let (op?, nil):
+            return op
+        case let (nil, user?):
+            return user
+        case (nil, nil):
+            return Rule(level: readOnly ? .approve : .ask,
+                        origin: readOnly ? "the default for read-only calls" : "the default for state-changing calls",
+                        isExplicit: false)
+        }
+    }
+
+    /// Whether a run may use full access: both files must allow it (the default is yes).
+    public var allowsFullAccess: Bool { operatorPart.fullAccess != false && userPart.fullAccess != false }
+    /// Whether Ask calls may go to the reviewer ("approve for me"): both files must allow it.
+    public var allowsReviewer: Bool { operatorPart.reviewer != false && userPart.reviewer != false }
+    /// Whether "always for this command family on this host" is offered and honoured.
+    public var allowsRememberedApprovals: Bool {
+        operatorPart.rememberApprovals != false && userPart.rememberApprovals != false
+    }
+
+    /// The user's choices that try to widen the operator's, each ignored, as warning lines.
+    public var warnings: [String] {
+        var out: [String] = []
+        for (tool, level) in userPart.tools.sorted(by: { $0.key < $1.key }) {
+            guard let op = operatorPart.rule(for: tool), level < op.level else { continue }
+            out.append("\(userPart.source) sets assistant tool '\(tool)' to \(level.rawValue), but \(op.origin) says \(op.level.rawValue); the operator's choice stands")
+        }
+        for (key, op, user) in [("fullAccess", operatorPart.fullAccess, userPart.fullAccess),
+                                ("reviewer", operatorPart.reviewer, userPart.reviewer),
+                                ("rememberApprovals", operatorPart.rememberApprovals, userPart.rememberApprovals)]
+        where op == false && user == true {
+            out.append("\(userPart.source) turns on assistant.\(key), but \(operatorPart.source) turns it off; the operator's choice stands")
+        }
+        return out
+    }
+}
+
+/// The `"assistant"` object of one file (the operator's policy or the user's config).
+///
+/// ```json
+/// "assistant": { "tools": { "sftp_write": "deny", "ssh_exec": "ask", "*": "ask" },
+///                "fullAccess": false, "reviewer": true, "rememberApprovals": true }
+/// ```
+public struct AssistantPolicyPart: Sendable, Equatable {
+    /// Tool name → level; `"*"` covers every tool the file does not name.
+    public var tools: [String: PolicyLevel]
+    /// `false` forbids full access; absent (nil) leaves it to the other file.
+    public var fullAccess: Bool?
+    /// `false` forbids the reviewer ("approve for me").
+    public var reviewer: Bool?
+    /// `false` forbids remembered approvals (every Ask is asked again).
+    public var rememberApprovals: Bool?
+    /// `operator policy FILE` or `user config FILE`, for messages.
+    public var source: String
+
+    public init(tools: [String: PolicyLevel] = [:], fullAccess: Bool? = nil, reviewer: Bool? = nil,
+                rememberApprovals: Bool? = nil, source: String) {
+        self.tools = tools
+        self.fullAccess = fullAccess
+        self.reviewer = reviewer
+        self.rememberApprovals = rememberApprovals
+        self.source = source
+    }
+
+    /// This file's rule for `tool`: by name, else `"*"`, else none.
+    func rule(for tool: String) -> AssistantPolicy.Rule? {
+        if let level = tools[tool] {
+            return .init(level: level, origin: "\(source) (assistant.tools.\(tool))", isExplicit: true)
+        }
+        if let level = tools["*"] {
+            return .init(level: level, origin: "\(source) (assistant.tools.*)", isExplicit: true)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+#if canImport(TermhostSDK)
+import TermhostSDK // the fuzz target compiles VisibleText.swift in instead
+#endif
+
+/// Why the `"assistant"` part of a policy or config file was refused. The text names the file
+/// and the field, as the host's own policy errors do. A refused part fails closed: the plugin
+/// starts no run until the file is fixed.
+public struct AssistantPolicyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The field at fault (`assistant.tools.ssh_exec`), or `file`.
+    public var field: String
+    /// The whole sentence once `parse` has named the file; the detail before that.
+    public var message: String
+    public var description: String { message }
+}
+
+extension AssistantPolicyPart {
+    /// Bytes of a whole file larger than this are refused (the host's cap for policy files).
+    public static let fileCap = 1 << 20
+    /// At most this many tool rules in one file.
+    public static let toolRuleCap = 1000
+
+    /// The `"assistant"` object of a whole `policy.json` or `config.json` (`source` names the
+    /// file, e.g. `operator policy /etc/termhost/policy.json`). A file without the key, or no
+    /// file at all (`bytes` nil), gives an empty part. Unknown keys inside `"assistant"` are
+    /// refused: a misspelt `"tool"` must not silently leave a tool on Approve.
+    public static func parse(_ bytes: [UInt8]?, source: String) throws(AssistantPolicyError) -> AssistantPolicyPart {
+        guard let bytes, !bytes.isEmpty else { return AssistantPolicyPart(source: source) }
+        func fail(_ field: String, _ detail: String) -> AssistantPolicyError {
+            AssistantPolicyError(field: field, message: "\(source): \(field): \(detail)")
+        }
+        guard bytes.count <= fileCap else { throw fail("file", "larger than \(fileCap) bytes") }
+        let file: PolicyFile
+        do {
+            file = try JSONDecoder().decode(PolicyFile.self, from: Data(bytes))
+        } catch let error as AssistantPolicyError {
+            throw fail(error.field, error.message)
+        } catch {
+            throw fail("file", "malformed JSON or not a JSON object")
+        }
+        var part = file.assistant ?? AssistantPolicyPart(source: source)
+        part.source = source
+        return part
+    }
+}
+
+/// The whole file: only `"assistant"` is read; the host reads the rest.
+private struct PolicyFile: Decodable {
+    var assistant: AssistantPolicyPart?
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let top = try decoder.container(keyedBy: Key.self)
+        let key = Key(stringValue: "assistant")
+        guard top.contains(key) else { return }
+        guard let object = try? top.nestedContainer(keyedBy: Key.self, forKey: key) else {
+            throw AssistantPolicyError(field: "assistant", message: "not a JSON object")
+        }
+        var part = AssistantPolicyPart(source: "")
+        for field in object.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
+            switch field.stringValue {
+            case "tools":
+                guard let rules = try? object.decode([String: String].self, forKey: field) else {
+                    throw AssistantPolicyError(field: "assistant.tools",
+                                               message: "expected an object of tool name to \"deny\", \"ask\" or \"approve\"")
+                }
+                guard rules.count <= AssistantPolicyPart.toolRuleCap else {
+                    throw AssistantPolicyError(field: "assistant.tools", message: "more than \(AssistantPolicyPart.toolRuleCap) rules")
+                }
+                for (tool, text) in rules {
+                    guard tool == "*" || ToolName.isValid(tool) else {
+                        throw AssistantPolicyError(field: "assistant.tools",
+                                                   message: "'\(VisibleText.of(String(tool.prefix(80))))' is not a tool name ([a-z][a-z0-9_]{0,63}) or \"*\"")
+                    }
+                    guard let level = PolicyLevel(rawValue: text) else {
+                        throw AssistantPolicyError(field: "assistant.tools.\(tool)", message: "expected \"deny\", \"ask\" or \"approve\"")
+                    }
+                    part.tools[tool] = level
+                }
+            case "fullAccess", "reviewer", "rememberApprovals":
+                // JSONDecoder takes only true or false for a Bool, never 0 or "yes".
+                guard let flag = try? object.decode(Bool.self, forKey: field) else {
+                    throw AssistantPolicyError(field: "assistant.\(field.stringValue)", message: "expected true or false")
+                }
+                switch field.stringValue {
+                case "fullAccess": part.fullAccess = flag
+                case "reviewer": part.reviewer = flag
+                default: part.rememberApprovals = flag
+                }
+            default:
+                throw AssistantPolicyError(field: "assistant",
+                                           message: "unknown key '\(VisibleText.of(String(field.stringValue.prefix(80))))' (expected tools, fullAccess, reviewer, rememberApprovals)")
+            }
+        }
+        assistant = part
+    }
+}
+
+/// Tool names as tools.h has them: `[a-z][a-z0-9_]{0,63}`.
+enum ToolName {
+    static func isValid(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, (0x61...0x7a).contains(first), bytes.count <= 64 else { return false }
+        return bytes.allSatisfy { (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5f }
+    }
+}
