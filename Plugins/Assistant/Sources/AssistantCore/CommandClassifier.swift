@@ -16,8 +16,14 @@ public enum CommandClassifier {
     public static let maxDepth = 6
 
     public static func classify(_ command: String) -> Verdict {
-        if let reason = unprovenPart(command, depth: 0) { return .mayChangeState(reason: reason) }
+        if let reason = unprovenPart(of: command) { return .mayChangeState(reason: reason) }
         return .readOnly
+    }
+
+    /// nil when `command` is proven read-only, else the part that was not proven (the reason of
+    /// `.mayChangeState`).
+    public static func unprovenPart(of command: String) -> String? {
+        unprovenPart(command, depth: 0)
     }
 
     static func unprovenPart(_ command: String, depth: Int) -> String? {

@@ -62,7 +62,7 @@ public enum ShellWords {
     }
 
     static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
-        if scalar == " " || scalar == "\t" { return false }
+        if scalar == " " || scalar == "\t" || (0x21..<0x7F).contains(scalar.value) { return false }
         switch scalar.properties.generalCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator, .spaceSeparator, .surrogate, .unassigned, .privateUse:
             return true
