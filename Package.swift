@@ -103,7 +103,12 @@ let package = Package(
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         // Assistant: the model-independent core (conversation, classifier, policy), pure Swift.
-        .target(name: "AssistantCore", dependencies: ["TermhostSDK"], path: "Plugins/Assistant/Sources/AssistantCore", swiftSettings: strict),
+        .target(name: "AssistantCore", path: "Plugins/Assistant/Sources/AssistantCore", swiftSettings: strict),
+        // Model providers (OpenAI Chat Completions and Responses, Anthropic Messages, local servers)
+        // over libcurl: HTTP, SSE, the wire formats and retries.
+        .systemLibrary(name: "CCurl", path: "Plugins/Assistant/Sources/CCurl"),
+        .target(name: "AssistantProviders", dependencies: ["AssistantCore", "CCurl", "TermhostSDK"], path: "Plugins/Assistant/Sources/AssistantProviders",
+                swiftSettings: strict),
         .target(name: "AssistantPlugin", dependencies: ["TermhostSDK", "CTermhost", "AssistantCore"], path: "Plugins/Assistant/Sources/AssistantPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
@@ -126,7 +131,7 @@ let package = Package(
         .testTarget(name: "MetricsPluginTests", dependencies: ["MetricsCore", "TestSupport"], exclude: ["Fixtures"],
                     swiftSettings: strict),
         .testTarget(name: "ForwardingPluginTests", dependencies: ["TestSupport", "ForwardingPlugin"], swiftSettings: strict),
-        .testTarget(name: "AssistantTests", dependencies: ["AssistantCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "AssistantTests", dependencies: ["AssistantCore", "AssistantProviders", "TestSupport"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )

@@ -59,6 +59,7 @@ public struct ModelError: Error, Sendable, Equatable, CustomStringConvertible {
         case cancelled
         case transport        // connection, TLS, DNS, or a stream that ended without its marker
         case http(status: Int) // a status that is not retried, or retries ran out
+        case provider(type: String) // an error event inside a streamed response ("overloaded_error")
         case quotaExhausted   // a 429 that means the account's money or quota ran out
         case malformed        // the response was not the wire format it claims
         case tooLarge         // buffered response over its cap
