@@ -144,7 +144,7 @@ import Testing
         ("ls\u{200B}", "U+200B"), ("ls\u{A0}-la", "U+00A0"), ("ls\u{2028}x", "U+2028"), ("ls\u{FEFF}", "U+FEFF"),
         ("X=1 ls", "the variable assignment 'X=…'"), ("PAGER=sh git log", "'PAGER=…'"), ("*", "the glob '*' in place of the program"),
         ("l? -la", "the glob"), ("/bin/rm -rf x", "given by path"), ("./ls", "given by path"), ("/usr/bin/ls", "given by path"),
-        ("'r''m' -rf x", "'rm'"), ("\\rm -rf x", "'rm'"), ("r\\m -rf x", "'rm'"), ("\"rm\" x", "'rm'"),
+        ("'r''m' -rf x", "'rm'"), ("\\rm -rf x", "a backslash before a letter"), ("r\\m -rf x", "a backslash before a letter"), ("sort \\x2do out f", "a backslash before a letter"), ("\\ls", "a backslash before a letter"), ("\"rm\" x", "'rm'"),
         ("echo 'a\\' '; rm -rf / #'", "a backslash inside single quotes"), ("echo 'unterminated", "unterminated single quote"),
         ("echo \"unterminated", "unterminated double quote"), ("ls \\", "trailing backslash"), ("ls # ; rm -rf /", "'#' at the start"),
         ("", "an empty command"), ("   ", "an empty command"), ("&& ls", "an empty command before '&&'"), ("ls &&", "an empty command"),
@@ -175,7 +175,7 @@ import Testing
         ("kubectl api-versions --kubeconfig=/k", "'kubectl api-versions --kubeconfig'"),
         ("ss --diag=f", "'ss --diag'"), ("sysctl --load=/etc/x", "'sysctl --load'"), ("sysctl --write a=1", "'sysctl --write'"),
         ("sysctl -f /etc/x", "'sysctl -f'"), ("xxd --revert h", "'xxd --revert'"), ("gawk 'BEGIN{}'", "'gawk': awk programs"),
-        ("mawk 1 f", "'mawk': awk programs"),
+        ("mawk 1 f", "'mawk': awk programs"), ("tree -R -H x .", "'tree -R'"),
     ]
 
     @Test(arguments: stateChanging)

@@ -21,7 +21,7 @@ public enum ReadOnlyPrograms {
         table["sort"] = ProgramRule(unsafeShort: "o", unsafeLong: ["--output", "--compress-program"])
         table["uniq"] = ProgramRule(operands: .atMost(1))
         table["xxd"] = ProgramRule(unsafeShort: "r", unsafeLong: ["--revert"], operands: .atMost(1))
-        table["tree"] = ProgramRule(unsafeShort: "o")
+        table["tree"] = ProgramRule(unsafeShort: "oR")   // -R writes 00Tree.html into every directory
         table["base64"] = ProgramRule(unsafeShort: "o", unsafeLong: ["--output"])
         table["file"] = ProgramRule(unsafeShort: "C", unsafeLong: ["--compile"])
         table["printf"] = ProgramRule(unsafeShort: "v")
@@ -70,6 +70,7 @@ public enum ReadOnlyPrograms {
                                                        "list-dependencies"].map { ($0, ProgramRule.free) }),
         globalOptions: systemctlOptions)
 
+    /// ip matches abbreviations in its own order: `ip link s` is `set`, so `s` is not here.
     static let ipShow = ProgramRule(subcommands: Dictionary(uniqueKeysWithValues: ["show", "list", "lst", "sh"]
         .map { ($0, ProgramRule.free) }))
     static let ip = ProgramRule(

@@ -9,8 +9,10 @@
 ///
 /// The rules where shells differ are the reason for some refusals: fish ends a single-quoted string
 /// at `\'` where POSIX shells do not, so a backslash inside single quotes is refused; dash parses
-/// `&>` as a background `&`, so `&>` is refused; a shell without comments would run what follows
-/// `#`, so a word starting with `#` is refused. The tokenizer works on UTF-8 bytes: every shell
+/// `&>` as a background `&`, so `&>` is refused; fish decodes escapes such as `\x2d` outside
+/// quotes, so a backslash before a letter or digit is refused; a shell without comments would run
+/// what follows `#`, so a word starting with `#` is refused. csh and tcsh are not covered: they
+/// read `>&1` as a redirection to a file named 1. The tokenizer works on UTF-8 bytes: every shell
 /// metacharacter is ASCII, and the remote shell treats other bytes as word characters too.
 
 /// One word after quote removal, as the program will receive it in its argv.
@@ -211,6 +213,10 @@ private struct Parser {
                 }
             case UInt8(ascii: "\\"):
                 guard let next = peek(1) else { throw reject("a trailing backslash") }
+                // fish decodes `\x2d` to '-' and `\n` to a newline where POSIX shells just drop the backslash.
+                if next < 0x80, Character(Unicode.Scalar(next)).isLetter || Character(Unicode.Scalar(next)).isNumber {
+                    throw reject("a backslash before a letter or digit (fish reads '\\x2d' as '-')")
+                }
                 quoted = true
                 text.append(next)
                 index += 2
