@@ -1,7 +1,8 @@
 // fuzz-sources: Host/Sources/Loader/PluginManifest.swift Registry/Sources/BoundedFile.swift Registry/Sources/DeploymentPolicy.swift Registry/Sources/FeatureDescriptor.swift Registry/Sources/FeatureID.swift Registry/Sources/FeatureInstance.swift Registry/Sources/FeatureRegistry.swift Registry/Sources/FeatureScope.swift Registry/Sources/JSONDocument.swift Registry/Sources/JSONValue.swift Registry/Sources/Namespace.swift Registry/Sources/OrderResolver.swift Registry/Sources/PluginSet.swift Registry/Sources/RegistryError.swift Registry/Sources/ToolDescriptor.swift Registry/Sources/ToolSchema.swift SDK/Swift/TermhostSDK/JSONText.swift SDK/Swift/TermhostSDK/VisibleText.swift
 // A plugin manifest (manifest.json) from any bytes: an accepted one keeps every rule the loader
 // relies on before any plugin code runs (valid IDs, features and services inside the plugin's
-// own namespace, a library name without a path, a well-formed ABI and hash).
+// own namespace, a library name without a path, a well-formed ABI and hash), and its tools reach
+// the catalog only when valid and offered by a process-scope feature.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -22,8 +23,14 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     let descriptors = m.descriptors(source: "fuzz")
     precondition(descriptors.count == m.features.count)
+    for (d, f) in zip(descriptors, m.features) { precondition(d.tools == (f.tools ?? []), "tools of '\(f.id)' changed") }
     var registry = FeatureRegistry()
     for d in descriptors { try? registry.register(d) }
-    _ = registry.resolve(EffectivePolicy(), hostServices: []).problems.map(\.description)
+    let resolution = registry.resolve(EffectivePolicy(), hostServices: [])
+    _ = resolution.problems.map(\.description)
+    // Only valid tools of process-scope features reach the catalog, one owner per name.
+    for (tool, owner) in resolution.tools {
+        precondition(tool.problem == nil && resolution.feature(owner)?.descriptor.scope == .process, "tool '\(tool.name)' offered")
+    }
     return 0
 }

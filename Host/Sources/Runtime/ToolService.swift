@@ -97,7 +97,13 @@ public final class ToolService: Sendable {
             return fail(Int32(TERMHOST_ERR_UNSUPPORTED), "tool '\(name)': feature '\(owner)''s tool provider has no call()")
         }
 
-        running.withLock { $0[callID] = Running(provider: provider, crashSlot: instance.crashSlot) }
+        // cancel() names a call by its ID, so two running calls may not share one.
+        let taken = running.withLock { calls in
+            if calls[callID] != nil { return true }
+            calls[callID] = Running(provider: provider, crashSlot: instance.crashSlot)
+            return false
+        }
+        if taken { return fail(Int32(TERMHOST_ERR_INVALID_ARGUMENT), "tool '\(name)': call_id \(callID) belongs to a call still running") }
         defer { _ = running.withLock { $0.removeValue(forKey: callID) } }
         // The scene's Ctrl-C reaches the call through the provider's cancel(); a scene already
         // cancelled runs the handler at once, and the call is not started.

@@ -14,6 +14,13 @@
  * unknown host key or a missing password is a tool error whose message says what the user
  * should run (for example "run `termhost ssh web-2` once to review its host key").
  *
+ * Which features may offer tools: process-scope ones only (like provides_services), since a
+ * call may come from any scene or from none (MCP). A scene or workspace feature that declares
+ * tools has each refused, with the reason, in `termhost doctor`, `features` and `tools`; so is
+ * a tool whose name, description or input_schema breaks the rules below, and a tool whose name
+ * an earlier feature (in start order) already offers. A refused tool is left out of the catalog;
+ * the feature itself still runs.
+ *
  * Results and errors are data for a model: JSON text, bounded (say how much was left out), with
  * control characters escaped by the JSON encoding. Never put a secret in them. */
 #ifndef TERMHOST_SERVICE_TOOLS_H
@@ -44,9 +51,11 @@ typedef struct termhost_tool_descriptor {
    const char *name;          /* [a-z][a-z0-9_]{0,63}, unique across enabled features:
                                * "ssh_exec". A clash refuses the later feature's tool, named. */
    const char *description;   /* what it does and when to use it, for the model; one paragraph */
-   const char *input_schema;  /* JSON Schema of the arguments: an object schema using "type",
-                               * "properties", "required", "additionalProperties", "enum",
-                               * "minimum", "maximum", "maxLength", "items", "description" */
+   const char *input_schema;  /* JSON Schema of the arguments: an object schema ("type":
+                               * "object") using only "type", "properties", "required",
+                               * "additionalProperties", "enum", "minimum", "maximum",
+                               * "maxLength", "items", "description"; any other keyword, or
+                               * text that is not JSON, refuses the tool, named */
    uint32_t flags;            /* TERMHOST_TOOL_* */
    uint32_t run_modes;        /* TERMHOST_TOOL_MODE_* bits; 0 means every mode */
 } termhost_tool_descriptor_t;
@@ -102,8 +111,16 @@ typedef struct termhost_host_tools { /* implemented by the host. Added in ABI 1.
                               void (*sink)(void *user, const char *json, size_t size),
                               void *user, termhost_error_t *err);
    /* Validates call->arguments_json against the tool's schema (TERMHOST_ERR_INVALID_ARGUMENT,
-    * naming the argument, and no call), then calls the providing instance. Policy is the
-    * caller's job. TERMHOST_ERR_NOT_FOUND for a tool no enabled feature offers. [any-thread] */
+    * naming the argument, and no call), then calls the providing instance and hands its result
+    * to call->write_result before returning. Policy is the caller's job.
+    * TERMHOST_ERR_NOT_FOUND for a tool no enabled feature offers; TERMHOST_ERR_CANCELLED when
+    * call->scene was cancelled before the call started; TERMHOST_ERR_INTERNAL for a result that
+    * is not JSON. A result longer than TERMHOST_TOOL_RESULT_LIMIT arrives as
+    * {"truncated":true,"note":"...how many bytes were left out...","partial_result":"..."}.
+    * A crash inside the provider is recorded as tool_call("NAME") and the plugin is quarantined
+    * on the next start, as for a command. call_id: any number below 2^63 (the host's own calls
+    * use the upper half) that no running call has; TERMHOST_ERR_INVALID_ARGUMENT otherwise.
+    * [any-thread] */
    termhost_status (*call)(const termhost_host_t *host, const termhost_tool_call_t *call,
                            termhost_error_t *err);
    /* Forwards cancel() to the provider running call_id. [any-thread] */
