@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 /// One run: model, tool calls, policy, results, model again, until the model finishes, the
@@ -201,12 +202,16 @@ public struct RunEngine {
         for (item, ok) in zip(pending, admitted) where ok { onCallStart(item.call) }
         let outcomes = Outcomes()
         let group = DispatchGroup()
+        // A thread per call, not Dispatch's pool: tool calls block (on the network, for
+        // minutes), and the pool adds threads for blocked work only slowly.
         for i in pending.indices {
             let call = pending[i].call, tool = pending[i].tool, number = numbers[i], ok = admitted[i]
-            DispatchQueue.global().async(group: group) { [runner] in
+            group.enter()
+            Thread { [runner] in
                 let outcome = ok ? runner.call(call, tool: tool, number: number) : .error(RunEngine.notStarted)
                 outcomes.byID.withLock { $0[call.id] = outcome }
-            }
+                group.leave()
+            }.start()
         }
         group.wait()
         for (number, ok) in zip(numbers, admitted) where ok { control.release(number) }
