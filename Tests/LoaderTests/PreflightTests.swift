@@ -40,7 +40,7 @@ import TestSupport
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "p", id: "org.test.liar", defines: ["ABI_MAJOR=2"])
-        #expect(inspect(dir).record("org.test.liar")?.failure == .abiMismatch(plugin: "2.2", host: "1.3"))
+        #expect(inspect(dir).record("org.test.liar")?.failure == .abiMismatch(plugin: "2.3", host: "1.3"))
     }
 
     @Test func manifestIDOrVersionDifferentFromTheLibraryIsRefused() throws {
