@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TermhostSDK
 
 /// Every decision about a tool call, whoever made it (policy, full access, a remembered
@@ -72,14 +73,20 @@ public struct AuditLog: Sendable {
 
     public init(storage: any PolicyStorage) { self.storage = storage }
 
-    /// Appends one record. The key sorts by time, then by the caller's sequence number (so
-    /// records of one second keep their order), then a random part (so two processes writing
-    /// in the same second never overwrite each other's rows).
-    public func append(_ record: Record, sequence: UInt64) throws {
-        let key = Self.pad(UInt64(max(0, record.time)), 12) + "-" + Self.pad(sequence, 12) + "-"
+    /// Appends one record. The key sorts by the wall clock in nanoseconds, then by a sequence
+    /// number shared by every log in the process (so records keep their order even when the
+    /// clock does not move), then a random part (so two processes never overwrite each other).
+    public func append(_ record: Record) throws {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let nanos = UInt64(max(0, now.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, now.tv_nsec))
+        let sequence = Self.sequence.add(1, ordering: .relaxed).newValue
+        let key = Self.pad(nanos, 20) + "-" + Self.pad(sequence, 12) + "-"
             + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         try storage.put(Self.collection, key, record.json)
     }
+
+    private static let sequence = Atomic<UInt64>(0)
 
     /// Every record, oldest first.
     public func records() throws -> [Record] {

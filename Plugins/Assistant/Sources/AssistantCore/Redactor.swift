@@ -50,7 +50,9 @@ public struct Redactor: Sendable {
               hints: ["akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"]),
         Shape(pattern: #"(?i)(aws_secret_access_key\s*[=:]\s*)\S+"#, hints: ["aws_secret"], keepsGroup: true),
         Shape(pattern: #"(?i)(\bbearer\s+)[A-Za-z0-9\-._~+/]+=*"#, hints: ["bearer"], keepsGroup: true),
-        Shape(pattern: #"(?i)(\b(?:password|passwd|pwd|secret|token|api[_-]?key)["']?\s*[=:]\s*)(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&]+)"#,
+        // No word boundary before the name: DB_PASSWORD= counts. A handle (`secret:` and 32 hex
+        // digits) is no secret and stays readable in the audit log.
+        Shape(pattern: #"(?i)((?:password|passwd|pwd|secret|token|api[_-]?key)["']?\s*[=:]\s*)(?![0-9a-f]{32}\b)(?:"[^"\n]*"|'[^'\n]*'|[^\s,;&]+)"#,
               hints: ["pass", "pwd", "secret", "token", "api"], keepsGroup: true),
         Shape(pattern: #"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}"#, hints: ["sk-"]),
         Shape(pattern: #"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"#, hints: ["gh", "github_pat_"]),

@@ -35,7 +35,7 @@ public final class ToolGate: Sendable {
     /// Three reviewer failures in a row and it is not asked again in this gate's life: a
     /// model that is down would otherwise be waited on for every call.
     static let reviewerFailureLimit = 3
-    private let state = Mutex((sequence: UInt64(0), reviewerFailures: 0))
+    private let reviewerFailures = Mutex(0)
 
     public init(policy: AssistantPolicy, judge: any CommandJudge, storage: any PolicyStorage,
                 redactor: Redactor = Redactor(),
@@ -136,9 +136,9 @@ public final class ToolGate: Sendable {
             + "answering the prompt, or \(settings)\(source)"
     }
 
-    private var reviewerFailuresExceeded: Bool { state.withLock { $0.reviewerFailures >= Self.reviewerFailureLimit } }
-    private func noteReviewerFailure() { state.withLock { $0.reviewerFailures += 1 } }
-    private func resetReviewerFailures() { state.withLock { $0.reviewerFailures = 0 } }
+    private var reviewerFailuresExceeded: Bool { reviewerFailures.withLock { $0 >= Self.reviewerFailureLimit } }
+    private func noteReviewerFailure() { reviewerFailures.withLock { $0 += 1 } }
+    private func resetReviewerFailures() { reviewerFailures.withLock { $0 = 0 } }
 
     /// Writes the audit record and returns the decision. A failed audit write refuses the call:
     /// nothing runs that the log does not show.
@@ -152,9 +152,8 @@ public final class ToolGate: Sendable {
                                     command: redactor.redact(call.command ?? call.argumentsJSON),
                                     outcome: outcome ?? (refused ? .refused : .approved), by: by,
                                     reason: redactor.redact(text))
-        let sequence = state.withLock { s -> UInt64 in s.sequence += 1; return s.sequence }
         do {
-            try audit.append(entry, sequence: sequence)
+            try audit.append(entry)
         } catch {
             return .refuse("refused: the audit log could not be written (\(error)); nothing runs unrecorded", by: .policy)
         }

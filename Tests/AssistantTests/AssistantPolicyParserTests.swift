@@ -1,0 +1,47 @@
+import AssistantCore
+import Testing
+
+@Suite struct AssistantPolicyParserTests {
+    func parse(_ text: String) throws(AssistantPolicyError) -> AssistantPolicyPart {
+        try AssistantPolicyPart.parse(Array(text.utf8), source: "operator policy /etc/termhost/policy.json")
+    }
+
+    @Test func readsTheAssistantKeyBesideTheHostsOwnFields() throws {
+        let part = try parse("""
+            { "disable": ["org.termhost.sync"],
+              "assistant": { "tools": { "sftp_write": "deny", "ssh_exec": "ask", "*": "approve" },
+                             "fullAccess": false, "reviewer": true } }
+            """)
+        #expect(part.tools == ["sftp_write": .deny, "ssh_exec": .ask, "*": .approve])
+        #expect(part.fullAccess == false && part.reviewer == true && part.rememberApprovals == nil)
+        #expect(part.source == "operator policy /etc/termhost/policy.json")
+    }
+
+    @Test func noFileOrNoKeyIsAnEmptyPart() throws {
+        #expect(try AssistantPolicyPart.parse(nil, source: "s") == AssistantPolicyPart(source: "s"))
+        #expect(try parse(#"{"default":"enabled"}"#) == AssistantPolicyPart(source: "operator policy /etc/termhost/policy.json"))
+    }
+
+    static let refusals: [(String, String)] = [
+        ("{", "operator policy /etc/termhost/policy.json: file: malformed JSON or not a JSON object"),
+        ("[1]", "operator policy /etc/termhost/policy.json: file: malformed JSON or not a JSON object"),
+        (#"{"assistant": []}"#, "operator policy /etc/termhost/policy.json: assistant: not a JSON object"),
+        (#"{"assistant": {"tool": {}}}"#, "operator policy /etc/termhost/policy.json: assistant: unknown key 'tool' (expected tools, fullAccess, reviewer, rememberApprovals)"),
+        (#"{"assistant": {"tools": {"ssh_exec": "allow"}}}"#, #"operator policy /etc/termhost/policy.json: assistant.tools.ssh_exec: expected "deny", "ask" or "approve""#),
+        (#"{"assistant": {"tools": {"ssh_exec": true}}}"#, #"operator policy /etc/termhost/policy.json: assistant.tools: expected an object of tool name to "deny", "ask" or "approve""#),
+        (#"{"assistant": {"tools": {"SSH_exec": "ask"}}}"#, #"operator policy /etc/termhost/policy.json: assistant.tools: 'SSH_exec' is not a tool name ([a-z][a-z0-9_]{0,63}) or "*""#),
+        (#"{"assistant": {"tools": {"a\u001b[2Jb": "ask"}}}"#, #"operator policy /etc/termhost/policy.json: assistant.tools: 'a\033[2Jb' is not a tool name ([a-z][a-z0-9_]{0,63}) or "*""#),
+        (#"{"assistant": {"fullAccess": 0}}"#, "operator policy /etc/termhost/policy.json: assistant.fullAccess: expected true or false"),
+        (#"{"assistant": {"reviewer": "yes"}}"#, "operator policy /etc/termhost/policy.json: assistant.reviewer: expected true or false"),
+    ]
+
+    @Test(arguments: refusals) func aBadPartIsRefusedNamingFileAndField(_ input: String, _ message: String) {
+        #expect(throws: AssistantPolicyError.self) { try parse(input) }
+        do { _ = try parse(input) } catch { #expect(error.message == message) }
+    }
+
+    @Test func aFileOverTheCapIsRefused() {
+        let big = [UInt8](repeating: 0x20, count: AssistantPolicyPart.fileCap + 1)
+        #expect(throws: AssistantPolicyError.self) { try AssistantPolicyPart.parse(big, source: "s") }
+    }
+}
