@@ -1,10 +1,12 @@
 import BatchedCTR
 import CCrypto
+import Foundation
 import Testing
 
 /// The SSH plugin's bulk AES-CTR (Plugins/SSH/Sources/BatchedCTR) against OpenSSL's own: the
 /// same bytes for any split of the data, and the same running state (IV, num, re-keying,
-/// copies) that OpenSSL's users read back; and libssh2's way of asking for AES-CTR gets it.
+/// copies) that OpenSSL's users read back; libssh2's way of asking for AES-CTR gets it inside
+/// termhost_batched_ctr_enter/leave, and no other OpenSSL user in the process gets it.
 @Suite struct BatchedCTRTests {
     /// Once per test process, as the SSH plugin does at init.
     static let enabled: Bool = {
@@ -14,11 +16,21 @@ import Testing
         } == 1
     }()
 
-    /// One EVP context of AES-CTR from the given provider query.
+    /// Runs body with the SSH sessions' library context as this thread's default, as the SSH
+    /// plugin runs libssh2.
+    static func inSSHContext<T>(_ body: () -> T) -> T {
+        let previous = termhost_batched_ctr_enter()
+        defer { termhost_batched_ctr_leave(previous) }
+        return body()
+    }
+
+    /// One EVP context of AES-CTR from the given provider query, fetched in the SSH sessions'
+    /// library context or in the process's default one.
     final class Stream {
         let ctx: OpaquePointer
-        init(bits: Int, query: String?, key: [UInt8], iv: [UInt8]) {
-            let cipher = EVP_CIPHER_fetch(nil, "AES-\(bits)-CTR", query)!
+        init(bits: Int, query: String?, key: [UInt8], iv: [UInt8], ssh: Bool) {
+            let fetch = { EVP_CIPHER_fetch(nil, "AES-\(bits)-CTR", query)! }
+            let cipher = ssh ? BatchedCTRTests.inSSHContext(fetch) : fetch()
             ctx = EVP_CIPHER_CTX_new()!
             precondition(EVP_EncryptInit_ex(ctx, cipher, nil, key, iv) == 1)
             EVP_CIPHER_free(cipher)
@@ -73,8 +85,8 @@ import Testing
         let data = Self.random(60_000)
         for iv in Self.ivs {
             let key = Self.random(bits / 8)
-            let ours = Stream(bits: bits, query: nil, key: key, iv: iv)
-            let theirs = Stream(bits: bits, query: "provider=default", key: key, iv: iv)
+            let ours = Stream(bits: bits, query: nil, key: key, iv: iv, ssh: true)
+            let theirs = Stream(bits: bits, query: "provider=default", key: key, iv: iv, ssh: false)
             #expect(ours.provider == Array("termhost".utf8) && theirs.provider == Array("default".utf8))
             var at = 0, turn = 0
             while at < data.count {
@@ -91,8 +103,8 @@ import Testing
         #expect(Self.enabled)
         let data = Self.random(20_000)
         let key = Self.random(16), iv = Self.random(16)
-        let ours = Stream(bits: 128, query: nil, key: key, iv: iv)
-        let theirs = Stream(bits: 128, query: "provider=default", key: key, iv: iv)
+        let ours = Stream(bits: 128, query: nil, key: key, iv: iv, ssh: true)
+        let theirs = Stream(bits: 128, query: "provider=default", key: key, iv: iv, ssh: false)
         // Mid-block (1,000 = 62 blocks + 8 bytes), then a new key alone: the counter goes on.
         #expect(Self.same(ours.crypt(data[0..<1000]), theirs.crypt(data[0..<1000])))
         let other = Self.random(16)
@@ -113,16 +125,21 @@ import Testing
         #expect(ours.state == theirs.state)
     }
 
-    /// libssh2 1.10: EVP_CipherInit with EVP_aes_*_ctr(), then EVP_Cipher one 16-byte block
-    /// at a time (its return value checked against -1).
+    /// The provider's name of a cipher context's cipher.
+    static func provider(_ ctx: OpaquePointer) -> [UInt8] {
+        name(OSSL_PROVIDER_get0_name(EVP_CIPHER_get0_provider(EVP_CIPHER_CTX_get0_cipher(ctx))))
+    }
+
+    /// libssh2 (1.10 and 1.11.1): EVP_CipherInit with EVP_aes_*_ctr(), then EVP_Cipher one
+    /// 16-byte block at a time (its return value checked against -1).
     @Test func libssh2sWayOfAskingGetsItAndItsOutputIsOpenSSLs() {
         #expect(Self.enabled)
         for (bits, legacy) in [(128, EVP_aes_128_ctr()), (256, EVP_aes_256_ctr())] {
             let key = Self.random(bits / 8), iv = Self.random(16)
             let ctx = EVP_CIPHER_CTX_new()!
             defer { EVP_CIPHER_CTX_free(ctx) }
-            #expect(EVP_CipherInit(ctx, legacy, key, iv, 1) == 1)
-            #expect(Self.name(OSSL_PROVIDER_get0_name(EVP_CIPHER_get0_provider(EVP_CIPHER_CTX_get0_cipher(ctx)))) == Array("termhost".utf8))
+            #expect(Self.inSSHContext { EVP_CipherInit(ctx, legacy, key, iv, 1) } == 1)
+            #expect(Self.provider(ctx) == Array("termhost".utf8))
             let data = Self.random(16 * 700)
             var out = [UInt8](repeating: 0, count: data.count)
             for block in stride(from: 0, to: data.count, by: 16) {
@@ -131,11 +148,63 @@ import Testing
                 #expect(rc == 16)
                 out.replaceSubrange(block..<block + 16, with: one)
             }
-            let reference = Stream(bits: bits, query: "provider=default", key: key, iv: iv)
+            let reference = Stream(bits: bits, query: "provider=default", key: key, iv: iv, ssh: false)
             #expect(Self.same(out, reference.crypt(data[...])))
         }
-        // OpenSSL's random generator (a CTR-DRBG over AES-256-CTR) still works.
+        // OpenSSL's random generator (a CTR-DRBG over AES-256-CTR) still works, in both.
         var bytes = [UInt8](repeating: 0, count: 64)
         #expect(RAND_bytes(&bytes, 64) == 1)
+        #expect(Self.inSSHContext { RAND_bytes(&bytes, 64) } == 1)
+    }
+
+    /// Another OpenSSL user in the process, on this thread outside the brackets or on another
+    /// thread while this one is inside them, gets OpenSSL's own AES-CTR, by name or the way
+    /// libssh2 asks: the plugin changes no process-wide default.
+    @Test func otherOpenSSLUsersInTheProcessAreUnaffected() {
+        #expect(Self.enabled)
+        let openssl = Array("default".utf8), ours = Array("termhost".utf8)
+        #expect(Self.fetched() == openssl && Self.initialised() == openssl)
+        // Inside: ours; meanwhile a thread of its own (another plugin's, say) gets OpenSSL's.
+        let other = Self.inSSHContext { () -> [[UInt8]] in
+            #expect(Self.fetched() == ours && Self.initialised() == ours)
+            let result = OtherThread.run { [Self.fetched(), Self.initialised()] }
+            #expect(Self.fetched() == ours)
+            return result
+        }
+        #expect(other == [openssl, openssl])
+        // Nested brackets, then out again: back to OpenSSL's.
+        Self.inSSHContext {
+            Self.inSSHContext { #expect(Self.fetched() == ours) }
+            #expect(Self.initialised() == ours)
+        }
+        #expect(Self.fetched() == openssl && Self.initialised() == openssl)
+    }
+
+    /// The provider of AES-128-CTR fetched by name with no query, as most OpenSSL users do.
+    static func fetched() -> [UInt8] {
+        let cipher = EVP_CIPHER_fetch(nil, "AES-128-CTR", nil)!
+        defer { EVP_CIPHER_free(cipher) }
+        return name(OSSL_PROVIDER_get0_name(EVP_CIPHER_get0_provider(cipher)))
+    }
+
+    /// The provider a context initialised with the legacy EVP_aes_128_ctr() gets.
+    static func initialised() -> [UInt8] {
+        let ctx = EVP_CIPHER_CTX_new()!
+        defer { EVP_CIPHER_CTX_free(ctx) }
+        precondition(EVP_CipherInit(ctx, EVP_aes_128_ctr(), random(16), random(16), 1) == 1)
+        return provider(ctx)
+    }
+}
+
+/// Runs a body on a thread of its own and waits for its result.
+private final class OtherThread: @unchecked Sendable {
+    private var value: [[UInt8]] = []
+    private let done = DispatchSemaphore(value: 0)
+
+    static func run(_ body: @escaping @Sendable () -> [[UInt8]]) -> [[UInt8]] {
+        let box = OtherThread()
+        Thread { box.value = body(); box.done.signal() }.start()
+        box.done.wait()
+        return box.value
     }
 }

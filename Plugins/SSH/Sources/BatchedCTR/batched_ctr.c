@@ -18,6 +18,10 @@
 #define KEYSTREAM (BLOCKS * 16)   /* 4 KiB */
 #define IV_LENGTH 16
 
+/* The library context the SSH sessions' ciphers come from: OpenSSL's default provider, this
+ * one, and a default property query that prefers this one. Made once, kept for the process. */
+static OSSL_LIB_CTX *ssh_context;
+
 typedef unsigned char block16 __attribute__((vector_size(16)));   /* GCC and Clang */
 
 /* The state follows OpenSSL's own CTR exactly, so that every user of AES-CTR in the process
@@ -60,7 +64,7 @@ static void *new_context(size_t key_length) {
    if (!b) return NULL;
    b->key_length = key_length;
    /* Explicitly the default provider's: the block cipher itself, never this provider. */
-   ecb = EVP_CIPHER_fetch(NULL, ecb_name(key_length), "provider=default");
+   ecb = EVP_CIPHER_fetch(ssh_context, ecb_name(key_length), "provider=default");
    b->ecb = EVP_CIPHER_CTX_new();
    if (!ecb || !b->ecb || !EVP_EncryptInit_ex(b->ecb, ecb, NULL, NULL, NULL) || !EVP_CIPHER_CTX_set_padding(b->ecb, 0)) {
       EVP_CIPHER_free(ecb);
@@ -167,8 +171,9 @@ static int crypt_bytes(void *vb, unsigned char *out, size_t *outl, size_t outsiz
    batch *b = vb;
    size_t done = 0;
    if (outsize < inl) return 0;
-   /* libssh2 1.10's only call: one whole block, keystream at hand. Everything below handles
-    * the rest; this path skips its bookkeeping, tens of millions of times per GiB. */
+   /* libssh2's only call for AES-CTR (1.10 and 1.11.1 alike): one whole block, keystream at
+    * hand. Everything below handles the rest; this path skips its bookkeeping, tens of
+    * millions of times per GiB. */
    if (inl == 16 && b->valid && b->pos <= KEYSTREAM - 16) {
       block16 x, k;
       memcpy(&x, in, 16);
@@ -357,25 +362,46 @@ static int provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in
 }
 
 int termhost_batched_ctr_enable(char *why, size_t size) {
+   OSSL_LIB_CTX *made;
+   if (ssh_context) {
+      if (size > 0) why[0] = 0;
+      return 1;
+   }
    /* FIPS mode wants FIPS-validated code only; ours is not. */
    if (EVP_default_properties_is_fips_enabled(NULL)) {
       snprintf(why, size, "OpenSSL runs in FIPS mode");
       return 0;
    }
-   /* Loading a provider stops OpenSSL from loading the default one by itself, so it must be
-    * there already (or loadable): a configuration that leaves it out is respected. */
+   /* A configuration that leaves the default provider out of the process is respected. */
    if (!OSSL_PROVIDER_available(NULL, "default")) {
       snprintf(why, size, "OpenSSL's default provider is not available");
       return 0;
    }
-   if (!OSSL_PROVIDER_add_builtin(NULL, "termhost", provider_init) || !OSSL_PROVIDER_load(NULL, "termhost")) {
+   made = OSSL_LIB_CTX_new();
+   if (!made || !OSSL_PROVIDER_load(made, "default")) {
+      OSSL_LIB_CTX_free(made);
+      snprintf(why, size, "OpenSSL could not make a library context with its default provider");
+      return 0;
+   }
+   if (!OSSL_PROVIDER_add_builtin(made, "termhost", provider_init) || !OSSL_PROVIDER_load(made, "termhost")) {
+      OSSL_LIB_CTX_free(made);
       snprintf(why, size, "OpenSSL refused to load the provider");
       return 0;
    }
-   if (!EVP_set_default_properties(NULL, "?provider=termhost")) {
+   if (!EVP_set_default_properties(made, "?provider=termhost")) {
+      OSSL_LIB_CTX_free(made);
       snprintf(why, size, "OpenSSL refused the default property query");
       return 0;
    }
+   ssh_context = made;
    if (size > 0) why[0] = 0;
    return 1;
+}
+
+void *termhost_batched_ctr_enter(void) {
+   return ssh_context ? OSSL_LIB_CTX_set0_default(ssh_context) : NULL;
+}
+
+void termhost_batched_ctr_leave(void *previous) {
+   if (previous) OSSL_LIB_CTX_set0_default(previous);
 }

@@ -36,7 +36,7 @@ extension ChannelBridges {
         ExecutorCheck.onExecutor(executor)
         guard !scheduled, lost == nil, !idle else { return }
         scheduled = true
-        executor.async { [self] in pass() }
+        executor.async { [self] in BulkCipher.during { pass() } }
     }
 
     /// One non-blocking round over everything, then a short wait when nothing moved. [executor]

@@ -63,7 +63,8 @@ final class SSHConnection {
             let known = try HostKeyTrust.knownHosts(interaction: interaction)
             let hostKeys = HostKeyPreference.apply(to: session, knownKeyTypes: known.keyTypes(host: destination.address, port: destination.port))
             sessionContext.serverOpening = []
-            guard libssh2_session_handshake(session, libssh2_socket_t(socket)) == 0 else {
+            // In the SSH sessions' OpenSSL context: the ciphers it sets up are the bulk AES-CTR.
+            guard BulkCipher.during({ libssh2_session_handshake(session, libssh2_socket_t(socket)) }) == 0 else {
                 let timedOut = libssh2_session_last_errno(session) == LIBSSH2_ERROR_TIMEOUT
                 if !timedOut, let explained = NegotiationFailure.explain(sessionContext.serverOpening ?? [], session: session,
                                                                           hostKeys: hostKeys, host: destination.address, port: destination.port) {

@@ -40,10 +40,12 @@ enum TransportService {
         ExecutorCheck.offExecutor(c.executor)
         c.bridges.approach()
         return c.executor.sync {
-            c.bridges.arrived()
-            // A packet a bridge left half sent must go first (libssh2 1.10 refuses any other).
-            c.bridges.flushPending()
-            return body()
+            BulkCipher.during {
+                c.bridges.arrived()
+                // A packet a bridge left half sent must go first (libssh2 1.10 refuses any other).
+                c.bridges.flushPending()
+                return body()
+            }
         }
     }
 
