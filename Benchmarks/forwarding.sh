@@ -6,10 +6,9 @@
 #  3. throughput of 16 parallel streams sharing N MiB
 # Throughput figures are the median of ROUNDS (default 3) alternating runs: single runs vary
 # by ±20% here.
-# Same cipher and MAC for both: the server offers only aes128-ctr and hmac-sha2-256 (libssh2
-# 1.10 has no AES-GCM or chacha20), as Benchmarks/ssh.sh does.
-# Ratios are written so that above 1.0 means Termhost is faster.
-# Usage: Benchmarks/forwarding.sh [MiB] [latency runs] [rounds]
+# Which build, and the same cipher for both (aes128-ctr, hmac-sha2-256) or each side's default:
+# see sshd-env.sh. Ratios are written so that above 1.0 means Termhost is faster.
+# Usage: [TERMHOST_BENCH_PREFIX=DIR] [TERMHOST_BENCH_CIPHERS=shared|default] Benchmarks/forwarding.sh [MiB] [latency runs] [rounds]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mib=${1:-1024}
@@ -32,6 +31,7 @@ oport=$(freeport)
 ssh "${ssh_opts[@]}" -N -L "$oport:127.0.0.1:$target" "$user@127.0.0.1" & pids+=($!)
 wait_port "$tport"
 wait_port "$oport"
+echo "ciphers: termhost $(negotiated libssh2); OpenSSH $(negotiated OpenSSH)"
 
 load() { python3 Benchmarks/forward_load.py "$@"; }
 ratio() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }

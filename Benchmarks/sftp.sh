@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# SFTP figures, side by side with OpenSSH sftp, against a local sshd on loopback (release build,
-# same cipher and MAC for both, see sshd-env.sh):
+# SFTP figures, side by side with OpenSSH sftp, against a local sshd on loopback (release build;
+# which build, and the same cipher for both or each side's default: see sshd-env.sh):
 #  1. download and upload of one N MiB file (default 1024)
 #  2. download and upload of a directory of 2,000 files of 4 KiB
 # Every copy is checked with sha256sum before its time counts. Each figure is the median of
 # `runs` (default 3) alternating runs of the two tools: single runs vary by ±20% here.
-# Usage: Benchmarks/sftp.sh [MiB] [files] [runs]
+# Usage: [TERMHOST_BENCH_PREFIX=DIR] [TERMHOST_BENCH_CIPHERS=shared|default] Benchmarks/sftp.sh [MiB] [files] [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mib=${1:-1024}
@@ -40,6 +40,7 @@ print("  OpenSSH sftp   %6.2f s  %7.1f MB/s" % (o, size / o / 1e6))
 print("  ratio (termhost throughput / OpenSSH): %.2f" % (o / t))
 PY
 }
+ciphers_used() { echo "  ciphers: termhost $(negotiated libssh2); OpenSSH $(negotiated OpenSSH)"; }
 
 check_big() { [ "$(sha256sum < "$1")" = "$big_sum" ] || { echo "corrupt copy: $1" >&2; exit 1; }; rm -f "$1"; }
 check_many() { [ "$(many_sum "$1")" = "$many_ref" ] || { echo "corrupt tree: $1" >&2; exit 1; }; rm -rf "$1"; }
@@ -53,6 +54,7 @@ for _ in $(seq "$runs"); do
   os+=("$(timed run_sftp "get $data/big $out/big.o")"); check_big "$out/big.o"
 done
 report "Download of $mib MiB" $((mib * 1048576)) "$(median "${ts[@]}")" "$(median "${os[@]}")"
+ciphers_used
 
 ts=(); os=()
 for _ in $(seq "$runs"); do

@@ -3,9 +3,9 @@
 #  1. connect, authenticate (ed25519) and run `true`: termhost exec vs ssh
 #  2. stream N MiB through a remote `cat` (stdin -> cat -> stdout): termhost exec vs ssh
 #  3. keystroke echo round trip in an interactive terminal: termhost ssh vs ssh -tt
-# Same cipher and MAC for both: the server offers only aes128-ctr and hmac-sha2-256, which
-# libssh2 1.10 supports (it has no AES-GCM or chacha20, see research notes).
-# Usage: Benchmarks/ssh.sh [runs] [MiB]
+# Which build, and the same cipher for both (aes128-ctr, hmac-sha2-256) or each side's default:
+# see sshd-env.sh.
+# Usage: [TERMHOST_BENCH_PREFIX=DIR] [TERMHOST_BENCH_CIPHERS=shared|default] Benchmarks/ssh.sh [runs] [MiB]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
@@ -27,6 +27,7 @@ echo "Stream $mib MiB through a remote cat (stdin -> cat -> stdout)"
 stream() { local s e; s=$(date +%s%N); head -c "${mib}M" /dev/zero | "$@" > /dev/null; e=$(date +%s%N); echo $((e - s)); }
 tn=$(stream "$termhost" exec "$user@127.0.0.1:$port" -- cat)
 on=$(stream ssh "${ssh_opts[@]}" "$user@127.0.0.1" cat)
+echo "  ciphers: termhost $(negotiated libssh2); OpenSSH $(negotiated OpenSSH)"
 python3 - "$mib" "$tn" "$on" <<'PY'
 import sys
 mib, t, o = int(sys.argv[1]), int(sys.argv[2]) / 1e9, int(sys.argv[3]) / 1e9

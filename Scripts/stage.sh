@@ -5,22 +5,26 @@
 #   lib/termhost/plugins/plugin-set.json                        versions and sha256 of that set
 #   lib/termhost/libssh2/libssh2.so.1                           when the plugins use libssh2 1.11
 #                                                               built by Scripts/libssh2.sh
-# Usage: Scripts/stage.sh [--release] [PREFIX]
+# Usage: Scripts/stage.sh [--release] [--scratch-path DIR] [PREFIX]
+# --scratch-path: SwiftPM's build directory, for a second build beside the default one (e.g.
+# TERMHOST_SYSTEM_LIBSSH2=1 with .build/system-libssh2, as .ci/run does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=debug
 if [ "${1:-}" = "--release" ]; then config=release; shift; fi
+scratch=()
+if [ "${1:-}" = "--scratch-path" ]; then scratch=(--scratch-path "$2"); shift 2; fi
 prefix=${1:-.build/termhost}
 
-swift build -c "$config" --product termhost
-swift build -c "$config" --product termhost-probe
-swift build -c "$config" --product HelloSwiftPlugin
-swift build -c "$config" --product SSHPlugin
-swift build -c "$config" --product SFTPPlugin
-swift build -c "$config" --product MetricsPlugin
-swift build -c "$config" --product ForwardingPlugin
-swift build -c "$config" --product AssistantPlugin
-bin=$(swift build -c "$config" --show-bin-path)
+swift build -c "$config" "${scratch[@]}" --product termhost
+swift build -c "$config" "${scratch[@]}" --product termhost-probe
+swift build -c "$config" "${scratch[@]}" --product HelloSwiftPlugin
+swift build -c "$config" "${scratch[@]}" --product SSHPlugin
+swift build -c "$config" "${scratch[@]}" --product SFTPPlugin
+swift build -c "$config" "${scratch[@]}" --product MetricsPlugin
+swift build -c "$config" "${scratch[@]}" --product ForwardingPlugin
+swift build -c "$config" "${scratch[@]}" --product AssistantPlugin
+bin=$(swift build -c "$config" "${scratch[@]}" --show-bin-path)
 
 plugins="$prefix/lib/termhost/plugins"
 rm -rf "$prefix"
