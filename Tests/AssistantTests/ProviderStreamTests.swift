@@ -102,6 +102,15 @@ import TestSupport
         #expect(server.requests.count == 1)
     }
 
+    @Test func aStreamSilentForTheIdleTimeoutFails() throws {
+        let server = ScriptedHTTPServer(script: [.init(body: StreamFixture.hello(.openAIChat), stallAfter: 10)])
+        defer { server.stop() }
+        let options = ProviderOptions(timeouts: HTTPTimeouts(connectSeconds: 5, idleSeconds: 1, totalSeconds: 60))
+        let run = ProviderRun.collect(try ProviderRun.provider(.openAIChat, server, retry: .none, options: options))
+        #expect(run.error?.kind == .transport)
+        #expect(run.error?.message.hasSuffix("(timeouts: connect 5 s, idle 1 s, total 60 s)") == true, "\(String(describing: run.error))")
+    }
+
     @Test func cancellationStopsAStalledStreamPromptly() throws {
         let server = ScriptedHTTPServer(script: [.init(body: StreamFixture.hello(.openAIChat), stallAfter: 10)])
         defer { server.stop() }

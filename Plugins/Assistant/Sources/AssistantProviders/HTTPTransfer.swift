@@ -81,7 +81,11 @@ enum HTTPTransfer {
                 if let failure = context.failure { throw failure }
                 guard result == CURLE_OK else {
                     let detail = String(cString: errorBuffer.baseAddress!)
-                    throw .transport(detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail)
+                    var reason = detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail
+                    if result == CURLE_OPERATION_TIMEDOUT {
+                        reason += " (timeouts: connect \(timeouts.connectSeconds) s, idle \(timeouts.idleSeconds) s, total \(timeouts.totalSeconds) s)"
+                    }
+                    throw .transport(reason)
                 }
                 if context.status == 0 {   // no body: the write callback never ran
                     var code = 0

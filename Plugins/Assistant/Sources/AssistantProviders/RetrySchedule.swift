@@ -18,7 +18,7 @@ public struct RetrySchedule: Sendable, Equatable {
 
     /// Five retries, 1, 2, 4, 8 and 16 s apart; `retry-after` honoured up to 60 s.
     public static let standard = RetrySchedule(delays: [1, 2, 4, 8, 16], retryAfterCap: 60)
-    /// One attempt: `termhost assistant provider test`, for one.
+    /// One attempt and no retry, for a connection check such as `termhost assistant provider test`.
     public static let none = RetrySchedule(delays: [], retryAfterCap: 0)
 
     /// The wait before retry number `retry` (0-based), given the server's `retry-after` value.
