@@ -188,3 +188,23 @@ import TestSupport
         #expect(p.process.terminationStatus == 130, "\(p.errorOutput())")
     }
 }
+
+/// HostTools, the SDK's binding of termhost.tools/1, from a Swift plugin that consumes tools
+/// (Tests/Fixtures/SwiftServicesPlugin), with hello-swift offering one.
+@Suite struct HostToolsEndToEndTests {
+    @Test func aSwiftPluginReadsTheCatalogAndCallsATool() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try Fixtures.swiftServices(in: cli.plugins)
+        try Fixtures.helloSwift(in: cli.plugins)
+        let r = try cli.run("swsvc", "tools")
+        #expect(r.status == 0, "\(r.output)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(r.stdout)")
+        let catalog = try JSONSerialization.jsonObject(with: Data((lines.first ?? "").utf8)) as? [[String: Any]]
+        #expect(catalog?.map { $0["name"] as? String } == ["hello_greet"])
+        #expect(lines.dropFirst().first == "{\"greeting\":\"Hello, Swift!\"}")
+        #expect(lines.last == "refused (1): tool 'hello_greet': argument 'name' must be a string, not an integer")
+    }
+}

@@ -43,6 +43,17 @@ final class SwiftServices: Feature {
                 command.print(String(decoding: try host.secrets!.get(id) ?? [], as: UTF8.self))
             case "choose":
                 command.print("chose \(try host.interact!.choose("Pick", from: ["a", "b"], scene: command.scene))")
+            case "tools":
+                // HostTools (termhost.tools/1): the catalog, one call, and a call the schema refuses.
+                let tools = host.tools!
+                command.print(try tools.catalog())
+                command.print(try tools.call(tool: "hello_greet", argumentsJSON: #"{"name":"Swift"}"#,
+                                             callID: HostTools.nextCallID(), scene: command.scene))
+                do {
+                    _ = try tools.call(tool: "hello_greet", argumentsJSON: #"{"name":1}"#, callID: HostTools.nextCallID(), scene: command.scene)
+                } catch {
+                    command.print("refused (\(error.code)): \(error.message)")
+                }
             case "setting":
                 command.print(try host.setting(feature: Self.info.id, key: command.arguments[1]) ?? "unset")
             case "cancel":
