@@ -34,6 +34,8 @@ struct LineWindow {
 
     private var current: [UInt8] = []
     private var currentTooLong = false
+    /// The line being read has bytes (kept or not: lines before the window are only counted).
+    private var currentStarted = false
     private var windowBytes = 0
     /// Bytes of a UTF-8 sequence split across two feeds.
     private var carry: [UInt8] = []
@@ -71,7 +73,7 @@ struct LineWindow {
         if !carry.isEmpty {
             throw Binary(at: position - UInt64(carry.count), reason: "the file ends inside a UTF-8 sequence")
         }
-        if !current.isEmpty || currentTooLong { endLine() }
+        if currentStarted { endLine() }
     }
 
     /// Where the next window starts, nil when the file ended inside this one.
@@ -80,6 +82,7 @@ struct LineWindow {
     private var inWindow: Bool { linesSeen >= offset }
 
     private mutating func take(_ part: ArraySlice<UInt8>) {
+        if !part.isEmpty { currentStarted = true }
         guard inWindow, !part.isEmpty else { return }
         let room = maxBytes - current.count
         if part.count <= room {
@@ -95,6 +98,7 @@ struct LineWindow {
             linesSeen += 1
             current = []
             currentTooLong = false
+            currentStarted = false
         }
         guard inWindow else { return }
         let size = current.count + 1
