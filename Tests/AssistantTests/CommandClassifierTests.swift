@@ -53,7 +53,7 @@ import Testing
         "grep x f >>/dev/null", "ls >&2",
         // Quoting and globs for programs that accept them.
         "cat /var/log/*.log", "ls -d /etc/ssh/ssh_host_*", "du -sh /var/*", "grep -r x /etc/nginx/sites-*", "ls ~", "ls ~/logs",
-        "echo \"a\\\"b\"", "echo a\\ b", "''ls", "l's'", "\"ls\" -l", "grep '^root:' /etc/passwd", "echo ''", "wc -l /dev/null || true",
+        "echo \"a\\\"b\"", "echo a\\ b", "''ls", "l's'", "\"ls\" -l", "grep '^root:' /etc/passwd", "echo ''", "wc -l /dev/null || true", "sed -n /etc/hosts -e 1p", "sudo -u root -- ls",
     ]
 
     @Test(arguments: readOnly)
@@ -175,7 +175,7 @@ import Testing
         ("kubectl api-versions --kubeconfig=/k", "'kubectl api-versions --kubeconfig'"),
         ("ss --diag=f", "'ss --diag'"), ("sysctl --load=/etc/x", "'sysctl --load'"), ("sysctl --write a=1", "'sysctl --write'"),
         ("sysctl -f /etc/x", "'sysctl -f'"), ("xxd --revert h", "'xxd --revert'"), ("gawk 'BEGIN{}'", "'gawk': awk programs"),
-        ("mawk 1 f", "'mawk': awk programs"), ("tree -R -H x .", "'tree -R'"),
+        ("mawk 1 f", "'mawk': awk programs"), ("sort ^a", "the glob '^a'"), ("sort [ab]", "the glob '[ab]'"), ("sort a?", "the glob 'a?'"), ("tree -R -H x .", "'tree -R'"),
     ]
 
     @Test(arguments: stateChanging)
