@@ -109,7 +109,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Plugins/Assistant/Sources/CCurl"),
         .target(name: "AssistantProviders", dependencies: ["AssistantCore", "CCurl", "TermhostSDK"], path: "Plugins/Assistant/Sources/AssistantProviders",
                 swiftSettings: strict),
-        .target(name: "AssistantPlugin", dependencies: ["TermhostSDK", "CTermhost", "AssistantCore"], path: "Plugins/Assistant/Sources/AssistantPlugin",
+        .target(name: "AssistantPlugin", dependencies: ["TermhostSDK", "CTermhost", "AssistantCore", "AssistantProviders"], path: "Plugins/Assistant/Sources/AssistantPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).

@@ -1,5 +1,6 @@
 import AssistantCore
 import Foundation
+import Synchronization
 import TermhostSDK
 
 /// Streams the model's answer to the terminal as it arrives, each piece written at once
@@ -7,20 +8,23 @@ import TermhostSDK
 /// (VisibleText) except newlines and tabs, which an answer needs.
 ///
 /// With TERMHOST_ASSISTANT_TIMING=1 in the environment, the first piece also writes one line to
-/// standard error: the microseconds from the provider reporting its first text to that text
-/// having been written to the terminal (Benchmarks/assistant-latency.sh reads it).
+/// standard error: the microseconds from the provider's first response byte (FirstByteClock,
+/// set by the provider's onFirstByte) to that text having been written to the terminal
+/// (Benchmarks/assistant-latency.sh reads it).
 final class AnswerPrinter {
     let invocation: CommandInvocation
     /// `--json`: nothing is streamed; the caller prints one object at the end.
     let quiet: Bool
+    let clock: FirstByteClock
     private var firstPiece = true
     private(set) var wroteText = false
     private var endsWithNewline = true
     private let timing = ProcessInfo.processInfo.environment["TERMHOST_ASSISTANT_TIMING"] == "1"
 
-    init(invocation: CommandInvocation, quiet: Bool) {
+    init(invocation: CommandInvocation, quiet: Bool, clock: FirstByteClock) {
         self.invocation = invocation
         self.quiet = quiet
+        self.clock = clock
     }
 
     static func visible(_ text: String) -> String {
@@ -31,12 +35,12 @@ final class AnswerPrinter {
 
     func text(_ piece: String) {
         guard !quiet, !piece.isEmpty else { return }
-        let start = timing && firstPiece ? DispatchTime.now().uptimeNanoseconds : 0
         let shown = Self.visible(piece)
         invocation.print(shown, terminator: "")
-        if timing && firstPiece {
-            let micros = (DispatchTime.now().uptimeNanoseconds - start) / 1000
-            invocation.printError("termhost: timing: first text to terminal \(micros) us")
+        if timing && firstPiece, let start = clock.latest {
+            let elapsed = ContinuousClock.now - start
+            let micros = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
+            invocation.printError("termhost: timing: provider first byte to terminal \(micros) us")
         }
         firstPiece = false
         wroteText = true
@@ -66,4 +70,11 @@ final class AnswerPrinter {
             endsWithNewline = true
         }
     }
+}
+
+/// When the provider's latest response began (ProviderOptions.onFirstByte, once per attempt).
+final class FirstByteClock: Sendable {
+    private let instant = Mutex<ContinuousClock.Instant?>(nil)
+    var latest: ContinuousClock.Instant? { instant.withLock { $0 } }
+    func mark(_ at: ContinuousClock.Instant) { instant.withLock { $0 = at } }
 }

@@ -25,8 +25,9 @@ struct AskCommand {
             return 1
         }
         let chosen: (provider: any ModelProvider, name: String)
-        do { chosen = try ProviderChoice.resolve(parsed.value("--provider"), host: host) } catch {
-            invocation.printError("termhost: ask: \(error.message)")
+        let clock = FirstByteClock()
+        do { chosen = try ProviderChoice.resolve(parsed.value("--provider"), host: host, onFirstByte: clock.mark) } catch {
+            invocation.printError("termhost: ask: \(error)")
             return 1
         }
         let targetHost = parsed.value("--host")
@@ -38,7 +39,7 @@ struct AskCommand {
         let session = RunSession(host: host, invocation: invocation, store: store, provider: chosen.provider,
                                  providerName: chosen.name, mode: parsed.has("--acting") ? .acting : .planning,
                                  targetHost: targetHost)
-        let printer = AnswerPrinter(invocation: invocation, quiet: json)
+        let printer = AnswerPrinter(invocation: invocation, quiet: json, clock: clock)
         let (run, end) = session.run(question, conversation: conversation, printer: printer)
         if json {
             let transcript = (try? store.transcript(conversation)) ?? []

@@ -28,8 +28,22 @@ struct AssistantCommand {
         case "history": return history(store, rest)
         case "show": return show(store, rest)
         case "rm": return remove(store, rest)
+        case "provider": return ProviderCommand(host: host, invocation: invocation).run(rest)
+        case "approvals": return policyOutput(PolicyCommands.approvals(policyWords(rest), storage: StorePolicyStorage(store: store.store)))
+        case "audit": return policyOutput(PolicyCommands.audit(policyWords(rest), storage: StorePolicyStorage(store: store.store)))
         default: return converse(store)
         }
+    }
+
+    /// The subcommand's words, with the host's own `--json` passed on.
+    private func policyWords(_ rest: ArraySlice<String>) -> [String] {
+        Array(rest) + (invocation.jsonOutput && !rest.contains("--json") ? ["--json"] : [])
+    }
+
+    private func policyOutput(_ output: PolicyCommands.Output) -> Int32 {
+        if !output.stdout.isEmpty { invocation.print(String(output.stdout.dropLast())) }
+        if !output.stderr.isEmpty { invocation.printError(String(output.stderr.dropLast())) }
+        return output.status
     }
 
     private func history(_ store: RunStore, _ arguments: ArraySlice<String>) -> Int32 {
@@ -107,8 +121,9 @@ struct AssistantCommand {
         let parsed: ParsedArguments
         do { parsed = try invocation.parse(with: Self.conversationArguments) } catch { return error.status }
         let chosen: (provider: any ModelProvider, name: String)
-        do { chosen = try ProviderChoice.resolve(parsed.value("--provider"), host: host) } catch {
-            invocation.printError("termhost: assistant: \(error.message)")
+        let clock = FirstByteClock()
+        do { chosen = try ProviderChoice.resolve(parsed.value("--provider"), host: host, onFirstByte: clock.mark) } catch {
+            invocation.printError("termhost: assistant: \(error)")
             return 1
         }
         let targetHost = parsed.value("--host")
@@ -136,7 +151,7 @@ struct AssistantCommand {
                     return 1
                 }
             }
-            let printer = AnswerPrinter(invocation: invocation, quiet: false)
+            let printer = AnswerPrinter(invocation: invocation, quiet: false, clock: clock)
             let (_, end) = session.run(question, conversation: conversation!, printer: printer, watchKeys: interactive)
             switch end.state {
             case .failed: invocation.printError("termhost: assistant: \(VisibleText.of(end.reason ?? "the run failed"))")

@@ -9,5 +9,8 @@ enum AssistantUsage {
         termhost assistant history [--json]                          runs, newest first
         termhost assistant show ID [--json]                          one conversation
         termhost assistant rm ID                                     forget a conversation
+        termhost assistant provider add|list|rm|test                 model endpoints
+        termhost assistant approvals [list|rm ID] [--json]           remembered approvals
+        termhost assistant audit [--json] [--run ID]                 every decision on a tool call
         """
 }

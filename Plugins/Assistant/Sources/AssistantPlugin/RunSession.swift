@@ -40,8 +40,9 @@ struct RunSession {
             return (nil, RunEngine.End(state: .failed, reason: "cannot save the run: \(error)"))
         }
         var engine = RunEngine(provider: provider, tools: catalog, runner: tools.map { $0 as any RunToolRunner } ?? NoTools(),
-                               control: control, mode: mode, system: system(catalog), nextCallNumber: ToolService.nextCallNumber)
+                               control: control, mode: mode, system: system(catalog), nextCallNumber: HostTools.nextCallID)
         engine.stepLimit = Self.stepLimit
+        engine.provesReadOnly = Self.provesReadOnly
         engine.onText = printer.text
         engine.onCallStart = printer.callStarted
         engine.onCallEnd = printer.callEnded
@@ -61,6 +62,14 @@ struct RunSession {
         run.state = end.state
         run.reason = end.reason
         return (run, end)
+    }
+
+    /// An ssh_exec call whose command the classifier proves read-only may run in planning.
+    static func provesReadOnly(_ call: ToolCall) -> Bool {
+        guard call.name == "ssh_exec",
+              let arguments = try? JSONSerialization.jsonObject(with: Data(call.argumentsJSON.utf8)) as? [String: Any],
+              let command = arguments["command"] as? String else { return false }
+        return CommandClassifier.classify(command) == .readOnly
     }
 
     private func system(_ catalog: [RunTool]) -> String {

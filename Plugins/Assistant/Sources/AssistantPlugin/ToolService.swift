@@ -1,40 +1,23 @@
 import AssistantCore
 import CTermhost
 import Foundation
-import Synchronization
 import TermhostSDK
 
-/// The host's tool catalog (termhost.tools/1, services/tools.h) as the run engine's runner:
-/// the catalog read once per run, each call validated by the host against its schema and run
-/// by the feature that offers it, `cancel` forwarded by call number.
-struct ToolService: RunToolRunner, @unchecked Sendable {
-    let host: UnsafePointer<termhost_host_t>
-    let vtable: UnsafePointer<termhost_host_tools_t>
+/// The host's tool catalog (termhost.tools/1, through the SDK's HostTools) as the run engine's
+/// runner: the catalog read once per run, each call checked by the host against its schema and
+/// run by the feature that offers it, `cancel` forwarded by call number.
+struct ToolService: RunToolRunner {
+    let tools: HostTools
     let scene: UInt64
 
     init?(host: PluginHost, scene: UInt64) {
-        guard let raw = host.service(TERMHOST_SERVICE_TOOLS) else { return nil }
-        self.host = host.raw
-        self.vtable = raw.assumingMemoryBound(to: termhost_host_tools_t.self)
+        guard let tools = host.tools else { return nil }
+        self.tools = tools
         self.scene = scene
     }
 
-    /// Call numbers unique in this process (tools.h: call_id), shared by every run.
-    private static let counter = Atomic<UInt64>(0)
-    static func nextCallNumber() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
-
     /// The enabled features' tools, sorted by name.
-    func catalog() throws -> [RunTool] {
-        final class Box { var json = Data() }
-        let box = Box()
-        var err = termhostEmptyError()
-        let rc = vtable.pointee.catalog(host, { user, json, size in
-            let box = Unmanaged<Box>.fromOpaque(user!).takeUnretainedValue()
-            if let json { box.json = Data(bytes: json, count: size) }
-        }, Unmanaged.passUnretained(box).toOpaque(), &err)
-        guard rc == Int32(TERMHOST_OK) else { throw PluginError(termhostErrorMessage(err), code: rc) }
-        return try Self.parse(box.json)
-    }
+    func catalog() throws -> [RunTool] { try Self.parse(Data(try tools.catalog().utf8)) }
 
     static func parse(_ json: Data) throws -> [RunTool] {
         guard let entries = try JSONSerialization.jsonObject(with: json) as? [[String: Any]] else {
@@ -52,30 +35,14 @@ struct ToolService: RunToolRunner, @unchecked Sendable {
     }
 
     func call(_ call: ToolCall, tool: RunTool, number: UInt64) -> RunToolOutcome {
-        final class Box { var result: String? }
-        let box = Box()
-        var err = termhostEmptyError()
-        let rc = call.name.withCString { name in
-            call.argumentsJSON.withCString { arguments in
-                var c = termhost_tool_call_t(
-                    struct_size: UInt32(MemoryLayout<termhost_tool_call_t>.size), tool: name, arguments_json: arguments,
-                    call_id: number, scene: scene,
-                    write_result: { user, json, size in
-                        let box = Unmanaged<Box>.fromOpaque(user!).takeUnretainedValue()
-                        box.result = json.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: size), as: UTF8.self) } ?? ""
-                    },
-                    sink_user: Unmanaged.passUnretained(box).toOpaque())
-                return vtable.pointee.call(host, &c, &err)
-            }
-        }
-        switch Int(rc) {
-        case TERMHOST_OK: return .result(box.result ?? "null")
-        case TERMHOST_ERR_CANCELLED: return .cancelled
-        default: return .error(termhostErrorMessage(err))
+        do {
+            return .result(try tools.call(tool: call.name, argumentsJSON: call.argumentsJSON, callID: number, scene: scene))
+        } catch {
+            return error.code == Int32(TERMHOST_ERR_CANCELLED) ? .cancelled : .error(error.message)
         }
     }
 
-    func cancel(number: UInt64) { vtable.pointee.cancel(host, number) }
+    func cancel(number: UInt64) { tools.cancel(callID: number) }
 }
 
 /// The runner of a host without termhost.tools/1: the catalog is empty, so nothing is called.
