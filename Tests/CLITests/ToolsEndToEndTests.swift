@@ -208,3 +208,23 @@ import TestSupport
         #expect(lines.last == "refused (1): tool 'hello_greet': argument 'name' must be a string, not an integer")
     }
 }
+
+/// The probe compares the manifest's tools with the library's, as it does commands.
+@Suite struct ToolsManifestEndToEndTests {
+    @Test func aManifestWhoseToolDiffersFromTheLibrarysIsNotLoadedAndSaysWhich() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try ToolsEndToEndTests.toolsPlugin(in: cli.plugins)
+        let path = cli.plugins + "/tools/manifest.json"
+        let edited = try String(contentsOfFile: path, encoding: .utf8)
+            .replacingOccurrences(of: #""name": "echo_args", "description": "Returns its arguments.""#,
+                                  with: #""name": "echo_args", "description": "Returns its arguments, politely.""#)
+        try edited.write(toFile: path, atomically: true, encoding: .utf8)
+        let r = try cli.run("tools", "call", "echo_args", #"{"text": "hi"}"#)
+        #expect(r.status == 2 && r.stderr == "termhost tools call: no enabled feature offers tool 'echo_args'\n", "\(r.output)")
+        let doctor = try cli.run("doctor")
+        #expect(doctor.stdout.contains(#"the manifest says declaration of tool 'echo_args' of feature org.test.tools 'read-only, parallel-safe, modes planning+acting, input_schema {"additionalProperties":false,"#), "\(doctor.stdout)")
+        #expect(doctor.stdout.contains(#"description "Returns its arguments, politely."' but the library says 'read-only, parallel-safe"#), "\(doctor.stdout)")
+    }
+}
