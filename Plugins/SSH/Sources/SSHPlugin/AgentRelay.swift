@@ -65,7 +65,8 @@ final class AgentRelay {
             }
         }
         if toAgentStart < toAgentEnd {
-            let n = write(socket, toAgent + toAgentStart, toAgentEnd - toAgentStart)
+            // MSG_NOSIGNAL: an agent that closed its end must not raise SIGPIPE in the host.
+            let n = send(socket, toAgent + toAgentStart, toAgentEnd - toAgentStart, Int32(MSG_NOSIGNAL))
             if n > 0 { toAgentStart += n; moved = true }
             else if errno != EAGAIN && errno != EINTR { agentGone() }
         }
