@@ -222,6 +222,29 @@ import TestSupport
         #expect(r.status == 0 && r.stdout == "done\n" && r.stderr == "", "\(r.output)")
     }
 
+    /// Only the destination gets the agent, as with ssh -A -J: a jump host (here one saved with
+    /// --forward-agent yes) is asked for nothing but its tunnel.
+    @Test func aJumpHostIsNeverAskedToForward() throws {
+        guard try Self.libssh2Forwards() else { return }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var h = try SSHHarness(dir: dir, serverConfig: "LogLevel DEBUG1\n")
+        defer { h.server.stop() }
+        let jump = try SSHServer(in: dir, authorizedKeys: [h.key.publicLine], extraConfig: "LogLevel DEBUG1")
+        defer { jump.stop() }
+        _ = dir.write("home/.ssh/known_hosts", h.server.knownHostsLine + "\n" + jump.knownHostsLine + "\n")
+        let agent = try Agent(dir)
+        defer { agent.stop() }
+        h.extraEnvironment["SSH_AUTH_SOCK"] = agent.socket
+        try h.termhost(["hosts", "add", "hop", "127.0.0.1", "--port", String(jump.port), "--user", NSUserName(), "--forward-agent", "yes"])
+        let r = try h.termhost(["exec", "-A", "-J", "hop", h.target] + Self.listRemotely)
+        let fingerprint = try agent.fingerprint
+        // (sshd at DEBUG1 writes its debug lines to the session's stderr.)
+        #expect(r.status == 0 && r.stdout.contains(fingerprint) && !r.stderr.contains("Warning"), "\(r.output)")
+        #expect(h.server.log.contains("auth-agent-req@openssh.com"), "\(h.server.log)")
+        #expect(jump.log.contains("Accepted publickey") && !jump.log.contains("auth-agent"), "\(jump.log)")
+    }
+
     /// The interactive shell forwards too: `ssh -A` in a terminal.
     @Test func anInteractiveShellForwardsTheAgent() throws {
         guard try Self.libssh2Forwards() else { return }
