@@ -9,13 +9,13 @@ import TestSupport
     /// Compiles tools-plugin.c into `<parent>/tools` with the manifest the probe derives from it;
     /// `bad`: its -DBAD_TOOLS variant, whose manifest the test writes, since `termhost plugins
     /// manifest` refuses to derive one for tools it would refuse.
-    static func toolsPlugin(in parent: String, bad: Bool = false) throws {
+    static func toolsPlugin(in parent: String, bad: Bool = false, defines: [String] = []) throws {
         let dir = parent + "/tools"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let lib = dir + "/libtools.so"
         let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic",
                                                "-fPIC", "-shared", "-I", Paths.sdkInclude, "-o", lib,
-                                               Paths.root + "/Tests/Fixtures/tools-plugin.c"] + (bad ? ["-DBAD_TOOLS"] : []))
+                                               Paths.root + "/Tests/Fixtures/tools-plugin.c"] + (bad ? ["-DBAD_TOOLS"] : []) + defines.map { "-D" + $0 })
         guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
         guard bad else {
             let manifest = try Shell.run(Paths.termhost, ["plugins", "manifest", lib, "--output", dir + "/manifest.json"])
@@ -226,5 +226,19 @@ import TestSupport
         let doctor = try cli.run("doctor")
         #expect(doctor.stdout.contains(#"the manifest says declaration of tool 'echo_args' of feature org.test.tools 'read-only, parallel-safe, modes planning+acting, input_schema {"additionalProperties":false,"#), "\(doctor.stdout)")
         #expect(doctor.stdout.contains(#"description "Returns its arguments, politely."' but the library says 'read-only, parallel-safe"#), "\(doctor.stdout)")
+    }
+}
+
+extension ToolsManifestEndToEndTests {
+    @Test func toolsAreReadOnlyWhenTheDescriptorsStructSizeCoversThem() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        // An ABI 1.2 descriptor ends before `tools`; what lies there (here, a real list) is not its.
+        try ToolsEndToEndTests.toolsPlugin(in: cli.plugins, defines: ["DESCRIPTOR_SIZE=offsetof(termhost_feature_descriptor_t,tools)"])
+        let manifest = try String(contentsOfFile: cli.plugins + "/tools/manifest.json", encoding: .utf8)
+        #expect(!manifest.contains("\"tools\""), "\(manifest)")
+        let list = try cli.run("tools")
+        #expect(list.status == 0 && list.stdout == "No tools: no enabled feature offers one (see 'termhost features').\n", "\(list.output)")
     }
 }

@@ -9,6 +9,8 @@
  *                                   broken_schema (not JSON)
  *   org.test.tools.scene (scene)    scene_tool: refused, tools are for process-scope features
  *   org.test.tools.other (process)  echo_args again: refused, the first feature keeps it
+ * With -DDESCRIPTOR_SIZE=N the descriptors say they are N bytes (an ABI 1.2 layout ends before
+ * `tools`): the host must then not read the tools at all.
  * Every call the provider receives is appended to $TOOLS_FIXTURE_LOG ("call NAME ARGS\n"), so a
  * test can tell that a refused call never reached it; wait_cancel creates $TOOLS_FIXTURE_STARTED
  * once running, then waits for cancel(). */
@@ -58,8 +60,13 @@ static const termhost_tool_descriptor_t scene_tool = TOOL("scene_tool", "Offered
 static const termhost_tool_descriptor_t *const scene_tools[] = { &scene_tool, NULL };
 static const termhost_tool_descriptor_t *const other_tools[] = { &echo_args, NULL };
 
+#include <stddef.h>
+#ifndef DESCRIPTOR_SIZE
+#define DESCRIPTOR_SIZE sizeof(termhost_feature_descriptor_t)
+#endif
+
 static const termhost_feature_descriptor_t descriptors[] = {
-   { sizeof(termhost_feature_descriptor_t), "org.test.tools", "1.0.0", "Tools", NULL, 100, TERMHOST_SCOPE_PROCESS,
+   { DESCRIPTOR_SIZE, "org.test.tools", "1.0.0", "Tools", NULL, 100, TERMHOST_SCOPE_PROCESS,
      NULL, NULL, NULL, NULL, NULL, NULL, main_tools },
    { sizeof(termhost_feature_descriptor_t), "org.test.tools.scene", "1.0.0", "Scene tools", NULL, 110, TERMHOST_SCOPE_SCENE,
      NULL, NULL, NULL, NULL, NULL, NULL, scene_tools },
