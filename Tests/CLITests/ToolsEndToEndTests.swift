@@ -146,6 +146,11 @@ import TestSupport
         let ok = try s.cli.run("tools", "call", "echo_args", #"{"text": "hi", "count": 2, "mode": "b"}"#)
         #expect(ok.status == 0 && ok.stdout == "{\"arguments\":{\"text\": \"hi\", \"count\": 2, \"mode\": \"b\"}}\n", "\(ok.output)")
         #expect(s.calls == [#"call echo_args {"text": "hi", "count": 2, "mode": "b"}"#])
+
+        // A raw CSI (U+009B) and DEL are valid inside a JSON string; they reach the terminal
+        // as \u escapes, the same JSON.
+        let controls = try s.cli.run("tools", "call", "echo_args", "{\"text\": \"\u{9B}2J\u{7F}\"}")
+        #expect(controls.stdout == #"{"arguments":{"text": "\u009b2J\u007f"}}"# + "\n", "\(controls.output)")
     }
 
     @Test func aResultOverTheLimitIsCutWithATruthfulNoteAndOneThatIsNotJSONIsRefused() throws {

@@ -185,12 +185,28 @@ final class ResultSink: @unchecked Sendable {
             if let last = kept.last, last >= 0xC0 { kept.removeLast() }
             let text = String(decoding: kept, as: UTF8.self)
             return .success("{\"truncated\":true,\"note\":\"the result was \(total) bytes, more than the \(TERMHOST_TOOL_RESULT_LIMIT) the host accepts; "
-                            + "\(total - kept.count) more bytes were left out\",\"partial_result\":\(JSONText.quoted(text))}")
+                            + "\(total - kept.count) more bytes were left out\",\"partial_result\":\(ResultSink.escapingTerminalControls(JSONText.quoted(text)))}")
         }
         guard (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) != nil,
               let text = String(validating: bytes, as: UTF8.self) else {
             return .failure(.init(code: Int32(TERMHOST_ERR_INTERNAL), message: "tool '\(tool)' returned a result that is not JSON"))
         }
-        return .success(text)
+        return .success(ResultSink.escapingTerminalControls(text))
+    }
+
+    /// JSON may carry DEL and the C1 controls (U+0080-U+009F, CSI among them) raw inside
+    /// strings; a terminal acts on them. Written as \u escapes the JSON means the same and
+    /// shows them as text (the others below U+0020 are never raw in valid JSON).
+    static func escapingTerminalControls(_ json: String) -> String {
+        guard json.unicodeScalars.contains(where: { (0x7F...0x9F).contains($0.value) }) else { return json }
+        var out = String.UnicodeScalarView()
+        for scalar in json.unicodeScalars {
+            if (0x7F...0x9F).contains(scalar.value) {
+                out.append(contentsOf: "\\u00\(String(scalar.value, radix: 16))".unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
     }
 }
