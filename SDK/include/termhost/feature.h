@@ -69,7 +69,8 @@ typedef struct termhost_feature_descriptor {
                                            * host-wide lookup cannot choose among scenes */
    const termhost_command_descriptor_t *const *commands; /* NULL-terminated; may be NULL */
    /* Added in ABI 1.3: the tools this feature offers to the assistant and MCP clients
-    * (services/tools.h), NULL-terminated; may be NULL. Read only when struct_size covers it. */
+    * (services/tools.h), NULL-terminated; may be NULL. Read only when struct_size covers it.
+    * Honoured for process-scope features only; a scene or workspace feature's are refused. */
    const struct termhost_tool_descriptor *const *tools;
 } termhost_feature_descriptor_t;
 
