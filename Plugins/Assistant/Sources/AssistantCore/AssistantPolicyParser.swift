@@ -12,6 +12,11 @@ public struct AssistantPolicyError: Error, Sendable, Equatable, CustomStringConv
     /// The whole sentence once `parse` has named the file; the detail before that.
     public var message: String
     public var description: String { message }
+
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
 }
 
 extension AssistantPolicyPart {

@@ -48,7 +48,9 @@ struct RunSession {
         engine.onCallEnd = printer.callEnded
         let keys = watchKeys ? InterruptKey(fd: invocation.stdinFD, control: control) : nil
         defer { keys?.end() }
-        let approval = CallApproval(host: host, scene: invocation.scene)
+        let approval = CallApproval(host: host, scene: invocation.scene, runID: run.id, mode: mode)
+        approval.warnings.forEach { invocation.printError("warning: \($0)") }
+        engine.redact = Redactor().redact
         engine.decide = { call, tool in keys.map { keys in keys.paused { approval.decide(call, tool) } } ?? approval.decide(call, tool) }
         var turn = 0
         let end = engine.run(&transcript) { message in
