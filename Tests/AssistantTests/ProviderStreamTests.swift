@@ -79,6 +79,18 @@ import TestSupport
         #expect(server.requests.count == 1)
     }
 
+    @Test func twoToolCallsWithOneIDAreMalformed() throws {
+        let call = #"{"index":%d,"id":"call_1","type":"function","function":{"name":"ssh_exec","arguments":"{}"}}"#
+        let body = [0, 1].map { "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[\(String(format: call, $0))]}}]}\n\n" }.joined()
+            + "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"
+        let server = ScriptedHTTPServer(script: [.init(body: body)])
+        defer { server.stop() }
+        let run = ProviderRun.collect(try ProviderRun.provider(.openAIChat, server))
+        #expect(run.events == [])
+        #expect(run.error?.kind == .malformed)
+        #expect(run.error?.message.hasSuffix("the response has two tool calls with the ID 'call_1'") == true)
+    }
+
     @Test func aStreamWithoutItsEndMarkerEndedEarly() throws {
         // Each format's stream cut just before its marker, by a clean end of the chunked body.
         for fixture in [StreamFixture.chat, .responses, .anthropic] {

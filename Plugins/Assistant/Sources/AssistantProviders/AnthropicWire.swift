@@ -1,4 +1,6 @@
-import AssistantCore
+#if canImport(AssistantCore)
+import AssistantCore   // the fuzz target compiles ModelConversation.swift in instead
+#endif
 
 /// Anthropic Messages (`POST /messages`). System text goes in the top-level `system` field (the
 /// transcript's system entries joined to it); tool calls are `tool_use` blocks of the assistant's
@@ -66,6 +68,7 @@ struct AnthropicDecoder: ResponseStreamDecoder {
     private struct PendingCall { var id: String; var name: String; var input = "" }
     private var calls: [Int: PendingCall] = [:]
     private var stopReason: String?
+    private var ids = ToolCallIDs()
     private(set) var isFinished = false
 
     mutating func decode(_ event: SSEEvent) throws(ModelError) -> [ModelEvent] {
@@ -87,7 +90,7 @@ struct AnthropicDecoder: ResponseStreamDecoder {
             }
         case "content_block_stop":
             if let index = data[int: "index"], let call = calls.removeValue(forKey: index) {
-                return [.toolCall(ToolCall(id: call.id, name: call.name, argumentsJSON: call.input.isEmpty ? "{}" : call.input))]
+                return [try ids.admit(ToolCall(id: call.id, name: call.name, argumentsJSON: call.input.isEmpty ? "{}" : call.input))]
             }
         case "message_delta":
             if let reason = data[object: "delta"]?[string: "stop_reason"] { stopReason = reason }

@@ -1,4 +1,6 @@
-import AssistantCore
+#if canImport(AssistantCore)
+import AssistantCore   // the fuzz target compiles ModelConversation.swift in instead
+#endif
 import Foundation
 
 /// OpenAI Chat Completions (`POST /chat/completions`), also spoken by local servers (llama.cpp's
@@ -61,6 +63,7 @@ struct ChatCompletionsDecoder: ResponseStreamDecoder {
     private var calls: [Int: PendingCall] = [:]
     private var finishReason: String?
     private var callsReported = false
+    private var ids = ToolCallIDs()
     private(set) var isFinished = false
     /// Names a call the server sent without an `id` (local servers): this prefix and its index,
     /// unique per response so two turns' calls never share an ID.
@@ -71,7 +74,7 @@ struct ChatCompletionsDecoder: ResponseStreamDecoder {
     mutating func decode(_ event: SSEEvent) throws(ModelError) -> [ModelEvent] {
         if event.data == "[DONE]" {
             isFinished = true
-            return reportCalls() + [.finished(reason: finishReason ?? "stop")]
+            return try reportCalls() + [.finished(reason: finishReason ?? "stop")]
         }
         let chunk = try JSONObject(parsing: event.data, what: "a Chat Completions chunk")
         if let error = chunk[object: "error"] {
@@ -95,20 +98,22 @@ struct ChatCompletionsDecoder: ResponseStreamDecoder {
             }
             if let reason = choice[string: "finish_reason"] {
                 finishReason = reason
-                events += reportCalls()
+                events += try reportCalls()
             }
         }
         return events
     }
 
-    private mutating func reportCalls() -> [ModelEvent] {
+    private mutating func reportCalls() throws(ModelError) -> [ModelEvent] {
         guard !callsReported else { return [] }
         callsReported = true
         if !calls.isEmpty, finishReason == nil || finishReason == "stop" { finishReason = "tool_calls" }
-        return calls.keys.sorted().map { index in
+        var events: [ModelEvent] = []
+        for index in calls.keys.sorted() {
             let call = calls[index]!
-            return .toolCall(ToolCall(id: call.id ?? idPrefix + String(index), name: call.name,
-                                      argumentsJSON: call.arguments.isEmpty ? "{}" : call.arguments))
+            events.append(try ids.admit(ToolCall(id: call.id ?? idPrefix + String(index), name: call.name,
+                                                 argumentsJSON: call.arguments.isEmpty ? "{}" : call.arguments)))
         }
+        return events
     }
 }

@@ -1,4 +1,6 @@
-import AssistantCore
+#if canImport(AssistantCore)
+import AssistantCore   // the fuzz target compiles ModelConversation.swift in instead
+#endif
 
 /// OpenAI Responses (`POST /responses`), stateless (`store: false`): the whole transcript is sent
 /// as input items each time, tool calls as `function_call` items and results as
@@ -56,6 +58,7 @@ struct ResponsesDecoder: ResponseStreamDecoder {
     private var calls: [String: PendingCall] = [:]   // by item ID
     private var order: [String] = []
     private var reported = Set<String>()
+    private var ids = ToolCallIDs()
     private(set) var isFinished = false
 
     mutating func decode(_ event: SSEEvent) throws(ModelError) -> [ModelEvent] {
@@ -79,16 +82,19 @@ struct ResponsesDecoder: ResponseStreamDecoder {
                 calls[id] = PendingCall(callID: item[string: "call_id"] ?? calls[id]?.callID ?? id,
                                         name: item[string: "name"] ?? calls[id]?.name ?? "",
                                         arguments: item[string: "arguments"] ?? calls[id]?.arguments ?? "")
-                return report(id)
+                return try report(id)
             }
         case "response.completed":
             isFinished = true
-            let events = order.flatMap { report($0) }
+            var events: [ModelEvent] = []
+            for id in order { events += try report(id) }
             return events + [.finished(reason: order.isEmpty ? "stop" : "tool_calls")]
         case "response.incomplete":
             isFinished = true
             let reason = data[object: "response"]?[object: "incomplete_details"]?[string: "reason"] ?? "incomplete"
-            return order.flatMap { report($0) } + [.finished(reason: reason)]
+            var events: [ModelEvent] = []
+            for id in order { events += try report(id) }
+            return events + [.finished(reason: reason)]
         case "response.failed":
             let error = data[object: "response"]?[object: "error"]
             throw ModelError(.provider(type: error?[string: "code"] ?? "response.failed"), error?[string: "message"] ?? "the response failed")
@@ -101,8 +107,8 @@ struct ResponsesDecoder: ResponseStreamDecoder {
         return []
     }
 
-    private mutating func report(_ id: String) -> [ModelEvent] {
+    private mutating func report(_ id: String) throws(ModelError) -> [ModelEvent] {
         guard let call = calls[id], reported.insert(id).inserted else { return [] }
-        return [.toolCall(ToolCall(id: call.callID, name: call.name, argumentsJSON: call.arguments.isEmpty ? "{}" : call.arguments))]
+        return [try ids.admit(ToolCall(id: call.callID, name: call.name, argumentsJSON: call.arguments.isEmpty ? "{}" : call.arguments))]
     }
 }

@@ -1,6 +1,10 @@
-import AssistantCore
+#if canImport(AssistantCore)
+import AssistantCore   // the fuzz target compiles ModelConversation.swift in instead
+#endif
 import Foundation
-import TermhostSDK
+#if canImport(TermhostSDK)
+import TermhostSDK     // JSONText; the fuzz target compiles it in
+#endif
 
 /// One provider API: where requests go, what they look like, and how its stream reads back.
 protocol WireFormat: Sendable {
@@ -20,6 +24,19 @@ protocol ResponseStreamDecoder {
     /// The events `event` completes. Throws `.malformed` for text that is not the format, and
     /// `.provider(type:)` for an error event.
     mutating func decode(_ event: SSEEvent) throws(ModelError) -> [ModelEvent]
+}
+
+/// The tool-call IDs of one response: results are matched to calls by ID, so a response that
+/// names two calls alike (a faulty server, or a hostile one) is malformed.
+struct ToolCallIDs {
+    private var seen = Set<String>()
+
+    mutating func admit(_ call: ToolCall) throws(ModelError) -> ModelEvent {
+        guard seen.insert(call.id).inserted else {
+            throw ModelError(.malformed, "the response has two tool calls with the ID '\(call.id)'")
+        }
+        return .toolCall(call)
+    }
 }
 
 /// A decoded JSON object from a provider, read with JSONSerialization (Foundation's parser).
