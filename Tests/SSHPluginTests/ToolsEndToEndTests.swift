@@ -96,22 +96,30 @@ import TestSupport
         #expect(r.stderr.contains("timeout_seconds"), "\(r.stderr)")
     }
 
-    @Test func ctrlCEndsARunningSSHExecPromptly() throws {
+    @Test func ctrlCEndsARunningSSHExecPromptlyAndTheRemoteCommandWithIt() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let h = try Self.lab(dir)
         defer { h.server.stop() }
-        let marker = dir.path + "/started"
+        // The server runs as this user on this machine: the remote shell's PID is visible here.
+        let pidFile = dir.path + "/remote.pid"
+        let command = "echo $$ > \(pidFile); while :; do echo tick; sleep 0.2; done"
         let run = try Background(Paths.termhost, ["tools", "call", "ssh_exec",
-                                                  Self.arguments(["host": "lab", "command": "touch \(marker); sleep 60", "timeout_seconds": 120])],
+                                                  Self.arguments(["host": "lab", "command": command, "timeout_seconds": 120])],
                                  environment: h.environment)
-        #expect(Wait.until(timeout: 30) { FileManager.default.fileExists(atPath: marker) }, "the command never started")
+        var pid: pid_t = 0
+        #expect(Wait.until(timeout: 30) {
+            pid = pid_t((try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+            return pid > 0
+        }, "the command never started")
         let interrupted = Date()
         kill(run.process.processIdentifier, SIGINT)
         #expect(Wait.until(timeout: 10) { !run.process.isRunning }, "termhost tools call still runs after SIGINT")
         #expect(Date().timeIntervalSince(interrupted) < 5)
         if run.process.isRunning { run.process.terminate() }
         #expect(run.process.terminationStatus != 0)
+        // Its channel was closed: the remote loop's next write fails and it ends.
+        #expect(Wait.until(timeout: 10) { kill(pid, 0) != 0 }, "the remote command \(pid) still runs")
     }
 
     @Test func anUnknownHostKeyIsAnErrorThatSaysWhatToRunAndNothingIsAsked() throws {
