@@ -144,13 +144,19 @@ import TestSupport
         #expect(s.calls.isEmpty, "\(s.calls)")
 
         let ok = try s.cli.run("tools", "call", "echo_args", #"{"text": "hi", "count": 2, "mode": "b"}"#)
-        #expect(ok.status == 0 && ok.stdout == "{\"arguments\":{\"text\": \"hi\", \"count\": 2, \"mode\": \"b\"}}\n", "\(ok.output)")
-        #expect(s.calls == [#"call echo_args {"text": "hi", "count": 2, "mode": "b"}"#])
+        #expect(ok.status == 0 && ok.stdout == "{\"arguments\":{\"count\":2,\"mode\":\"b\",\"text\":\"hi\"}}\n", "\(ok.output)")
+        #expect(s.calls == [#"call echo_args {"count":2,"mode":"b","text":"hi"}"#])
+
+        // A key said twice: the provider gets the one value the schema checked (the first), never
+        // the text, where a parser keeping the last would find an integer.
+        let twice = try s.cli.run("tools", "call", "echo_args", #"{"text": "hi", "text": 5}"#)
+        #expect(twice.status == 0, "\(twice.output)")
+        #expect(s.calls.last == #"call echo_args {"text":"hi"}"#)
 
         // A raw CSI (U+009B) and DEL are valid inside a JSON string; they reach the terminal
         // as \u escapes, the same JSON.
         let controls = try s.cli.run("tools", "call", "echo_args", "{\"text\": \"\u{9B}2J\u{7F}\"}")
-        #expect(controls.stdout == #"{"arguments":{"text": "\u009b2J\u007f"}}"# + "\n", "\(controls.output)")
+        #expect(controls.stdout == #"{"arguments":{"text":"\u009b2J\u007f"}}"# + "\n", "\(controls.output)")
     }
 
     @Test func aResultOverTheLimitIsCutWithATruthfulNoteAndOneThatIsNotJSONIsRefused() throws {

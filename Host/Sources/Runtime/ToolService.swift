@@ -80,6 +80,10 @@ public final class ToolService: Sendable {
         if let mismatch = ToolSchema.mismatch(arguments, against: tool.inputSchema) {
             return fail(Int32(TERMHOST_ERR_INVALID_ARGUMENT), "tool '\(name)': \(mismatch)")
         }
+        // The provider gets the value that was checked, written again (compact, keys sorted):
+        // the caller's text could say a key twice, and a provider whose parser keeps the other
+        // occurrence would run with an argument the schema never saw.
+        let checkedArguments = arguments.description
         guard let instance = lifecycle.instance(owner) as? PluginFeature else {
             let reason = lifecycle.failures[owner] ?? "it has no live instance"
             return fail(Int32(TERMHOST_ERR_UNSUPPORTED), "tool '\(name)': feature '\(owner)' is not running: \(reason)")
@@ -122,7 +126,7 @@ public final class ToolService: Sendable {
         let sink = ResultSink()
         var err = termhost_error_t()
         let rc: termhost_status = name.withCString { cName in
-            argumentsJSON.withCString { cArguments in
+            checkedArguments.withCString { cArguments in
                 var request = termhost_tool_call_t(
                     struct_size: UInt32(MemoryLayout<termhost_tool_call_t>.size), tool: cName, arguments_json: cArguments,
                     call_id: callID, scene: scene, write_result: ResultSink.write,

@@ -71,7 +71,8 @@ typedef void (*termhost_tool_result_sink)(void *sink_user, const char *json, siz
 typedef struct termhost_tool_call {
    uint32_t struct_size;
    const char *tool;            /* the descriptor's name */
-   const char *arguments_json;  /* a JSON object that matched input_schema */
+   const char *arguments_json;  /* a JSON object that matched input_schema; from the host,
+                                 * the checked value written again (compact, keys sorted) */
    uint64_t call_id;            /* unique in the process; cancel() names a call by it */
    termhost_scene_id scene;     /* the scene the call serves (0: none, e.g. MCP); the call ends
                                  * early when this scene is cancelled (termhost.cancel/1) */
