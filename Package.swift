@@ -112,6 +112,9 @@ let package = Package(
         .target(name: "AssistantPlugin", dependencies: ["TermhostSDK", "CTermhost", "AssistantCore", "AssistantProviders"], path: "Plugins/Assistant/Sources/AssistantPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
+        // Sync: the engine, the backend protocol and the folder backend, pure Swift (Foundation only).
+        .target(name: "SyncCore", path: "Plugins/Sync/Sources/SyncCore", swiftSettings: strict),
+
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
