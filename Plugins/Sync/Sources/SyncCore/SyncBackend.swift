@@ -51,6 +51,11 @@ public struct SyncVersion: Hashable, Codable, Sendable, CustomStringConvertible 
     public let token: String
     public init(_ token: String) { self.token = token }
     public var description: String { token }
+
+    /// The version of a record the backend no longer has any trace of (its tombstone was purged).
+    /// A conflict against such a record carries a tombstone with this version; a push whose base
+    /// is `.purged` is a push of a record the backend does not know.
+    public static let purged = SyncVersion("")
 }
 
 /// A position in the backend's change feed, in the backend's own encoding. The engine stores
@@ -115,6 +120,13 @@ public struct SyncServerRecord: Equatable, Sendable {
         self.changeID = changeID
         self.device = device
         self.displaced = displaced
+    }
+}
+
+extension SyncServerRecord {
+    /// What a backend reports for a record it has no trace of.
+    public static func purged(_ id: SyncRecordID) -> SyncServerRecord {
+        SyncServerRecord(id: id, version: .purged, payload: nil, changeID: "", device: "")
     }
 }
 
