@@ -188,6 +188,23 @@ import TestSupport
         #expect(h.model.requests.count == 1)
     }
 
+    /// `termhost assistant` without a terminal: each line is one run of the same conversation,
+    /// and the model sees the earlier question and answer.
+    @Test func aConversationRunsEachLineInTheSameConversation() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Harness(dir: dir, script: [Chat.text(["First answer."]), Chat.text(["Second answer."])])
+        defer { h.stop() }
+        let r = try h.termhost(["assistant"], stdin: "first question\n\nsecond question\n")
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.stdout == "First answer.\nSecond answer.\n")
+        let runs = try Self.runs(h)
+        #expect(runs.count == 2 && Set(runs.compactMap { $0["conversation"] as? String }).count == 1)
+        #expect(runs.allSatisfy { $0["state"] as? String == "finished" })
+        let second = try #require(h.model.requests.dropFirst().first)
+        #expect(second.body.contains("first question") && second.body.contains("First answer."), "\(second.body)")
+    }
+
     @Test func historyShowAndRm() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
