@@ -106,6 +106,28 @@ import TestSupport
         #expect(try String(contentsOfFile: dir.path + "/copy.txt", encoding: .utf8) == content)
     }
 
+    @Test func sftpCopyStreamsBetweenTwoSavedHosts() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.lab(dir)
+        defer { h.server.stop() }
+        // A second saved host on the same server: two connections, the source's inside the target's.
+        let add = try h.termhost(["hosts", "add", "lab2", "127.0.0.1", "--port", String(h.server.port), "--user", NSUserName(),
+                                  "--identity", h.key.privatePath])
+        #expect(add.status == 0, "\(add.output)")
+        let content = String(repeating: "cross-host ✓\n", count: 50_000)
+        let source = dir.write("from.txt", content)
+        _ = dir.write("to.txt", "old\n")
+        let (refused, _) = try Self.call(h, "sftp_copy", ["host": "lab", "path": source, "target_host": "lab2", "target_path": dir.path + "/to.txt"])
+        #expect(refused.status == 2 && refused.stderr.contains("exists; pass overwrite true"), "\(refused.output)")
+        let (r, o) = try Self.call(h, "sftp_copy", ["host": "lab", "path": source, "target_host": "lab2",
+                                                    "target_path": dir.path + "/to.txt", "overwrite": true])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(o["target_host"] as? String == "lab2")
+        #expect(o["replaced"] as? Bool == true)
+        #expect(try String(contentsOfFile: dir.path + "/to.txt", encoding: .utf8) == content)
+    }
+
     @Test func anAdHocDestinationIsRefused() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
