@@ -684,11 +684,12 @@ static termhost_status fake_resize_shell(termhost_ssh_connection_t *handle, int3
    return fail(err, TERMHOST_ERR_UNSUPPORTED, "the fake SSH transport has no PTY shells");
 }
 
-/* The whole 1.2 table: consumers may check struct_size (TERMHOST_HAS_FIELD) for any field. */
+/* The whole table: consumers may check struct_size (TERMHOST_HAS_FIELD) for any field. The 1.3
+ * open_saved is NULL: the fake knows no saved hosts, and a NULL member means "not offered". */
 static const termhost_ssh_transport_t transport = {
    sizeof(termhost_ssh_transport_t), fake_open, fake_close, fake_exec, fake_with_session,
    fake_open_direct_tcpip, fake_open_shell, fake_resize_shell, fake_forward_listen, fake_cancel_forward,
-   fake_watch, fake_open_exec, fake_splice, fake_end_spliced, NULL, fake_exec_bounded
+   fake_watch, fake_open_exec, fake_splice, fake_end_spliced, NULL, fake_exec_bounded, NULL
 };
 
 static const void *get_service(const termhost_feature_t *f, const char *service_id) {
@@ -713,7 +714,7 @@ static void shutdown_feature(const termhost_feature_t *f) {
 static const char *const provided[] = { TERMHOST_SSH_TRANSPORT, NULL };
 static const termhost_feature_descriptor_t desc = {
    sizeof(termhost_feature_descriptor_t), "org.termhost.ssh", "0.1.0", "SSH (fake)", NULL, 100,
-   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, provided, NULL, NULL
+   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, provided, NULL, NULL, NULL
 };
 static const termhost_feature_t inst = {
    sizeof(termhost_feature_t), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
