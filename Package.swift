@@ -135,6 +135,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "ForwardingPluginTests", dependencies: ["TestSupport", "ForwardingPlugin"], swiftSettings: strict),
         .testTarget(name: "AssistantTests", dependencies: ["AssistantCore", "AssistantProviders", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SyncTests", dependencies: ["SyncCore", "TermhostServices", "TestSupport"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )
