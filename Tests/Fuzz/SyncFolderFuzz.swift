@@ -1,0 +1,32 @@
+// fuzz-sources: Plugins/Sync/Sources/SyncCore/FolderSegment.swift Plugins/Sync/Sources/SyncCore/FolderVault.swift Plugins/Sync/Sources/SyncCore/FolderBackend.swift Plugins/Sync/Sources/SyncCore/AtomicFile.swift Plugins/Sync/Sources/SyncCore/SyncBackend.swift
+// What a vault folder's peers (or a broken replicator) can write, on any bytes: a journal
+// segment, a version token, a cursor and a snapshot file name. An accepted segment has the
+// stored device and index, a Lamport stamp in range and entries whose parents are versions;
+// an accepted segment is the same after encoding and parsing again; nothing traps.
+import Foundation
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    if let segment = try? FolderSegment.parse(bytes, device: "dev", index: 1) {
+        precondition(segment.device == "dev" && segment.index == 1)
+        precondition((1...FolderSegment.maxLamport).contains(segment.lamport))
+        precondition(segment.entries.allSatisfy { $0.problem == nil && $0.parents.allSatisfy { FolderVersion($0) != nil } })
+        let again = try? FolderSegment.parse(try! FolderBackend.encode(segment), device: "dev", index: 1)
+        precondition(again == segment, "a parsed segment did not survive encoding")
+        var vault = FolderVault()
+        vault.apply([segment])
+        for id in vault.heads.keys { precondition(vault.record(id) != nil) }
+    }
+    let text = String(decoding: bytes, as: UTF8.self)
+    if let version = FolderVersion(text) {
+        precondition(FolderVersion(version.token) == version, "a version token did not round-trip: \(text)")
+        precondition(FolderVersion.isDeviceID(version.device))
+    }
+    if let vector = FolderBackend.decodeCursor(SyncCursor(text)) {
+        precondition(FolderBackend.decodeCursor(FolderBackend.encodeCursor(vector)) == vector)
+    }
+    if let index = FolderBackend.segmentIndex(text) { precondition(index > 0) }
+    _ = FolderBackend.snapshotOrder(text)
+    return 0
+}
