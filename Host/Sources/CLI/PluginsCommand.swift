@@ -88,7 +88,8 @@ enum PluginsCommand {
         } else if let fd = Preflight.check(&record, catalog: catalog) {
             defer { close(fd) }
             if let elf = try? ELFFile(fd: fd) {
-                problems += BundleReview.exportProblems(elf, library: record.libraryPath!)
+                problems += BundleReview.exportProblems(elf, library: record.libraryPath!,
+                                                        actions: BundleReview.actionSymbols(record.manifest?.features ?? []))
                 notes.append("library: \(record.libraryPath!) (\(elf.architecture), \(elf.usesSwiftRuntime ? "Swift" : "C"), sha256 \(record.sha256 ?? "?"))")
             }
             switch g.runtimeOptions().probe.probe(fd: fd, record: record) {
