@@ -12,6 +12,7 @@ extern "C" {
 #include "host.h"
 #include "entry.h"
 #include "feature.h"
+#include "action.h"
 #include "services/log.h"
 #include "services/config.h"
 #include "services/store.h"
