@@ -1,7 +1,6 @@
 import CLibSSH2
 import CTermhost
 import TermhostSDK
-import ToolArguments
 
 /// The work of each SFTP tool, on an open SFTPConnection (SFTPTools.swift has the design).
 extension SFTPTools {

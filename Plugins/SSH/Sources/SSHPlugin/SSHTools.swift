@@ -1,7 +1,6 @@
 import CTermhost
 import Foundation
 import TermhostSDK
-import ToolArguments
 
 /// The SSH plugin's tools (services/tools.h): `list_hosts` and `ssh_exec`.
 ///

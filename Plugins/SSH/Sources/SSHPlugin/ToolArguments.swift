@@ -1,0 +1,37 @@
+import CTermhost
+import Foundation
+import TermhostSDK
+
+/// A tool call's arguments: the JSON object the host already checked against the schema, read
+/// again here because numbers are range-checked where they enter.
+struct ToolArguments {
+    let tool: String
+    let values: [String: Any]
+
+    init(_ json: String, tool: String) throws(PluginError) {
+        self.tool = tool
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
+            throw PluginError("\(tool): the arguments are not a JSON object", code: Int32(TERMHOST_ERR_INVALID_ARGUMENT))
+        }
+        values = object
+    }
+
+    func invalid(_ text: String) -> PluginError {
+        PluginError("\(tool): \(text)", code: Int32(TERMHOST_ERR_INVALID_ARGUMENT))
+    }
+
+    func string(_ name: String) throws(PluginError) -> String {
+        guard let value = values[name] as? String else { throw invalid("'\(name)' must be a string") }
+        return value
+    }
+
+    func integer(_ name: String, in range: ClosedRange<Int>, default fallback: Int) throws(PluginError) -> Int {
+        guard let value = values[name] else { return fallback }
+        guard let number = value as? NSNumber, let exact = Int(exactly: number.doubleValue) else {
+            throw invalid("'\(name)' must be an integer")
+        }
+        do throws(NumberOutOfRange) { return try BoundedNumber.check(exact, name: name, in: range) } catch {
+            throw invalid(error.description)
+        }
+    }
+}
