@@ -65,10 +65,8 @@ let package = Package(
                 path: "Host/Sources/Lifecycle", swiftSettings: strict),
         // The fatal-signal recorder: which plugin call a crash happened in (C: a signal handler).
         .target(name: "CCrashRecorder", path: "Host/Sources/CCrashRecorder"),
-        // libffi: typed actions, a plugin's exported C functions called from their declaration.
-        .systemLibrary(name: "CFFI", path: "Host/Sources/CFFI"),
         .target(name: "TermhostRuntime",
-                dependencies: ["TermhostLoader", "TermhostServices", "TermhostLifecycle", "TermhostRegistry", "TermhostSDK", "CTermhost", "CCrashRecorder", "CFFI"],
+                dependencies: ["TermhostLoader", "TermhostServices", "TermhostLifecycle", "TermhostRegistry", "TermhostSDK", "CTermhost", "CCrashRecorder"],
                 path: "Host/Sources/Runtime", swiftSettings: strict),
         .executableTarget(name: "TermhostCLI",
                           dependencies: ["TermhostRuntime", "TermhostLoader", "TermhostRegistry", "TermhostServices", "TermhostSDK"],

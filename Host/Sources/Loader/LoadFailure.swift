@@ -11,6 +11,8 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
     case abiMismatch(plugin: String, host: String)
     case toolchainMismatch(plugin: String, host: String)
     case hashMismatch(library: String, expected: String, actual: String, pinnedBy: String)
+    /// A library the plugin set pins for this plugin (PinnedLibraries) is missing or not loadable.
+    case pinnedLibraryUnusable(library: String, reason: String, pinnedBy: String)
     case versionMismatch(expected: String, actual: String, pinnedBy: String)
     case shadowed(by: String)
     case notInPluginSet
@@ -53,6 +55,8 @@ public enum LoadFailure: Error, Equatable, Sendable, Codable, CustomStringConver
             "built with a different Swift toolchain (\(plugin)) but this host runs \(host); Swift has no stable ABI on Linux, so rebuild it with the host's toolchain"
         case .hashMismatch(let library, let expected, let actual, let pinnedBy):
             "sha256 of \(library) is \(actual) but \(pinnedBy) expects \(expected); the file was changed or replaced"
+        case .pinnedLibraryUnusable(let library, let reason, let pinnedBy):
+            "refused: \(library), a library it loads that \(pinnedBy) pins, cannot be used: \(reason)"
         case .versionMismatch(let expected, let actual, let pinnedBy):
             "version \(actual) does not match version \(expected) pinned by \(pinnedBy)"
         case .shadowed(let by):

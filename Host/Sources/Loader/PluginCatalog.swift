@@ -10,8 +10,6 @@ public struct PluginCatalog: Sendable {
     public var records: [PluginRecord]
     /// Plugin sets found in distribution and system directories, with their files.
     public var pluginSets: [(path: String, set: PluginSet)]
-    /// Who signed each signed set, by the set's path (PluginSetSignature); unsigned sets are absent.
-    public var pluginSetSigners: [String: PluginSetSigner] = [:]
     /// Problems that belong to no single plugin: malformed plugin sets, unreadable search dirs.
     public var problems: [String]
     /// Every search directory with what was found there ("3 plugins", "does not exist").
@@ -25,8 +23,7 @@ public struct PluginCatalog: Sendable {
         self.searched = searched
     }
 
-    /// trust: whether plugin sets must be signed, and by whom (operator policy).
-    public static func discover(_ path: PluginSearchPath, safeMode: Bool = false, trust: PluginSetTrust = .standard) -> PluginCatalog {
+    public static func discover(_ path: PluginSearchPath, safeMode: Bool = false) -> PluginCatalog {
         let fm = FileManager.default
         var catalog = PluginCatalog(records: [], pluginSets: [], problems: [], searched: [])
         for entry in path.entries {
@@ -41,17 +38,11 @@ public struct PluginCatalog: Sendable {
             if entry.origin == .distribution || entry.origin == .system {
                 let setPath = entry.directory + "/plugin-set.json"
                 if fm.fileExists(atPath: setPath) {
-                    do {
-                        let (set, signer) = try loadPluginSet(setPath, trust: trust)
-                        catalog.pluginSets.append((setPath, set))
-                        if let signer { catalog.pluginSetSigners[setPath] = signer }
-                    } catch {
+                    do { catalog.pluginSets.append((setPath, try loadPluginSet(setPath))) }
+                    catch {
                         brokenSet = error.description
                         catalog.problems.append("plugin set unusable, so the plugins beside it are refused: \(error.description)")
                     }
-                } else if trust.required {
-                    // Deleting a signed set must not turn its plugins into unpinned ones.
-                    brokenSet = "\(setPath) does not exist, and \(trust.source) requires signed plugin sets"
                 }
             }
             let children: [String]
@@ -109,16 +100,14 @@ public struct PluginCatalog: Sendable {
     }
 
     /// Reads a plugin set through one descriptor, refused like a plugin file when others could
-    /// have written it (a plugin set decides what loads in safe mode). Its signature is checked
-    /// on the bytes read here, which are the ones decoded.
-    public static func loadPluginSet(_ path: String, trust: PluginSetTrust) throws(RegistryError) -> (PluginSet, PluginSetSigner?) {
+    /// have written it (a plugin set decides what loads in safe mode).
+    static func loadPluginSet(_ path: String) throws(RegistryError) -> PluginSet {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw .unreadableFile(file: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         let bytes = try BoundedFile.read(fd: fd, file: path, cap: BoundedFile.pluginSetCap)
         if let unsafe = SafePath.problem(fd: fd, path: path) { throw .invalidDocument(file: path, field: "", detail: unsafe) }
-        let signer = try PluginSetSignature.check(setBytes: [UInt8](bytes), setPath: path, trust: trust)
-        return (try PluginSet.decode(bytes, file: path), signer)
+        return try PluginSet.decode(bytes, file: path)
     }
 
     /// Safe mode first sets aside everything outside the distribution and system directories,
@@ -186,6 +175,9 @@ public struct PluginRecord: Sendable {
     public var sha256: String?
     /// sha256 of manifest.json as read; part of the probe cache key.
     public var manifestSHA256: String?
+    /// Open, verified descriptors of the libraries its plugin set pins (PinnedLibraries), loaded
+    /// before the plugin; whoever closes the plugin's descriptor closes these.
+    public var pinnedLibraryDescriptors: [Int32] = []
     /// "cached" when the probe cache was current, "probed" when the probe ran, nil if not reached.
     public var probe: String?
     public var probeMilliseconds: Double?
@@ -198,6 +190,12 @@ public struct PluginRecord: Sendable {
         self.origin = origin
         self.manifest = manifest
         self.failure = failure
+    }
+
+    /// Closes `pinnedLibraryDescriptors` (the plugin was loaded, refused or only inspected).
+    public mutating func closePinnedLibraries() {
+        pinnedLibraryDescriptors.forEach { close($0) }
+        pinnedLibraryDescriptors = []
     }
 
     /// "plugin org.example.hello (/path/to/dir)" for messages.

@@ -13,28 +13,11 @@ public struct PluginEntry: @unchecked Sendable {
     public let entry: UnsafePointer<termhost_plugin_entry_t>
 
     /// dlopen(`/proc/self/fd/<fd>`) with RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE, then look up and
-    /// call the entry function. `displayPath` is used in messages.
-    public static func load(fd: Int32, displayPath: String) throws(LoadFailure) -> PluginEntry {
-        // The dynamic linker recognises an already-loaded library by the name it was opened
-        // with, so "/proc/self/fd/5" would return an earlier plugin loaded through a descriptor
-        // that also had number 5. Pick a descriptor number whose name was never loaded.
-        var loadFD = fd
-        var spare: [Int32] = []
-        defer { spare.forEach { close($0) } }
-        // NOLOAD also matches the same file by device and inode; after a few tries it is that
-        // file itself that is loaded already, and reusing its image is right.
-        while spare.count < 8, dlopen("/proc/self/fd/\(loadFD)", RTLD_NOW | RTLD_NOLOAD) != nil {
-            // (The NOLOAD reference is deliberately not released: images are never closed.)
-            loadFD = fcntl(fd, F_DUPFD_CLOEXEC, loadFD + 1)
-            guard loadFD >= 0 else { throw .cannotOpen(path: displayPath, reason: "fcntl(F_DUPFD): \(String(cString: strerror(errno)))") }
-            spare.append(loadFD)
-        }
-        let name = "/proc/self/fd/\(loadFD)"
-        _ = dlerror()
-        guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
-            let reason = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
-            throw .cannotOpen(path: displayPath, reason: reason.replacingOccurrences(of: name, with: displayPath))
-        }
+    /// call the entry function. `libraries`: the verified descriptors of the libraries its plugin
+    /// set pins, loaded first (PinnedLibraries). `displayPath` is used in messages.
+    public static func load(fd: Int32, libraries: [Int32] = [], displayPath: String) throws(LoadFailure) -> PluginEntry {
+        try PinnedLibraries.preload(libraries)
+        let handle = try DescriptorImage.open(fd, displayPath: displayPath)
         guard let symbol = dlsym(handle, TERMHOST_ENTRY_SYMBOL) else {
             throw .noEntryPoint(symbol: TERMHOST_ENTRY_SYMBOL, path: displayPath)
         }
@@ -121,13 +104,12 @@ public struct PluginEntry: @unchecked Sendable {
             let id: FeatureID
             do { id = try FeatureID(str(d.id) ?? "") } catch { throw .probeFailed(error.description) }
             let tools = try Self.tools(of: dp, feature: id.rawValue, who: who)
-            let actions = try ActionCheck.read(dp, feature: id.rawValue, who: who)
             out.append(FeatureDescriptor(
                 id: id, version: str(d.version) ?? "", displayName: str(d.display_name), summary: str(d.description),
                 order: d.order, scope: FeatureScope(rawValue: Int32(d.scope.rawValue)) ?? .process,
                 after: try ids(d.after), before: try ids(d.before), requiresFeatures: try ids(d.requires_features),
                 requiresServices: list(d.requires_services), providesServices: list(d.provides_services),
-                commands: commands, tools: tools, actions: actions, source: source))
+                commands: commands, tools: tools, source: source))
         }
         return out
     }

@@ -27,8 +27,9 @@ public enum Preflight {
         }()
     }
 
-    /// Opens and checks the record's library. On success the record gains path, size, mtime
-    /// and hash, and the open descriptor is returned (the caller closes it). On failure the
+    /// Opens and checks the record's library, and the libraries its plugin set pins for it. On
+    /// success the record gains path, size, mtime, hash and `pinnedLibraryDescriptors`, and the
+    /// open descriptor is returned (the caller closes it, and the record's). On failure the
     /// record's `failure` is set and nil is returned.
     public static func check(_ record: inout PluginRecord, catalog: PluginCatalog,
                              host: HostIdentity = .current) -> Int32? {
@@ -46,7 +47,8 @@ public enum Preflight {
             record.failure = .libraryMissing(path: path, reason: String(cString: strerror(errno)))
             return nil
         }
-        if let failure = checkOpened(fd, path: path, manifest: manifest, record: &record, catalog: catalog, host: host) {
+        if let failure = checkOpened(fd, path: path, manifest: manifest, record: &record, catalog: catalog, host: host)
+            ?? PinnedLibraries.check(&record, catalog: catalog, host: host) {
             record.failure = failure
             close(fd)
             return nil

@@ -14,7 +14,7 @@ public enum ProbeChild {
     /// (`exercise`) and deinit, and prints stages and the report. Returns the exit status.
     /// Without a manifest (`termhost plugins manifest`, which derives one from the report)
     /// nothing is compared and every feature the factory offers is exercised.
-    public static func run(fd: Int32, reportFD: Int32, manifestPath: String?, displayPath: String,
+    public static func run(fd: Int32, libraries: [Int32] = [], reportFD: Int32, manifestPath: String?, displayPath: String,
                            makeHost: (String) -> UnsafePointer<termhost_host_t>, exercise: FeatureExercise? = nil) -> Int32 {
         // Unbuffered: a line written before a crash must not be lost.
         let report = FileHandle(fileDescriptor: reportFD, closeOnDealloc: false)
@@ -44,7 +44,7 @@ public enum ProbeChild {
         say("stage dlopen (the library's constructors)")
         let loadStart = Date()
         let entry: PluginEntry
-        do { entry = try PluginEntry.load(fd: fd, displayPath: displayPath) } catch { return fail(error) }
+        do { entry = try PluginEntry.load(fd: fd, libraries: libraries, displayPath: displayPath) } catch { return fail(error) }
         stillMe("dlopen (the library's constructors)")
         let loadMilliseconds = Date().timeIntervalSince(loadStart) * 1000
 
@@ -75,9 +75,6 @@ public enum ProbeChild {
             do { descriptors = try PluginEntry.descriptors(of: factory, source: entry.pluginID) } catch { return fail(error) }
             features = descriptors.map(PluginManifest.Feature.init)
             stillMe("the feature factory's descriptors")
-            if let problem = ActionCheck.problem(features: descriptors, fd: fd) {
-                return fail(.probeFailed("plugin '\(entry.pluginID)': \(problem)"))
-            }
             // Only features the manifest declares, so that a mismatch is reported as one
             // (by the parent, from the report) rather than run.
             let declared = manifest.map { Set($0.features.map(\.id)) }

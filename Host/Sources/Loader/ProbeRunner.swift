@@ -6,8 +6,9 @@ import TermhostSDK
 /// plugin-scanner model: a constructor that crashes, an init() that hangs, a missing entry
 /// symbol or a library that disagrees with its manifest is found there, and the host carries on.
 ///
-/// Protocol: the child receives the already-checked library as descriptor 3 and the manifest
-/// path (none when the manifest is being derived); it writes `stage <name>` before each step
+/// Protocol: the child receives the already-checked library as descriptor 3, the libraries its
+/// plugin set pins as 5 and up (PinnedLibraries), and the manifest path (none when the
+/// manifest is being derived); it writes `stage <name>` before each step
 /// and finally `report <json>` or `failure <json>` to descriptor 4. If it dies, the last stage
 /// written says where. The plugin's own stdout and stderr go to /dev/null, so nothing it
 /// prints can be taken for the protocol or reach the user's terminal.
@@ -58,7 +59,8 @@ public struct ProbeRunner: Sendable {
     public func probe(fd: Int32, record: PluginRecord) -> ProbeCache.Outcome {
         guard let manifest = record.manifest else { return .quarantined(.probeFailed("no manifest")) }
         let manifestPath = record.directory + "/manifest.json"
-        let outcome = run(fd: fd, manifestPath: manifestPath, displayPath: record.libraryPath ?? manifestPath)
+        let outcome = run(fd: fd, libraries: record.pinnedLibraryDescriptors, manifestPath: manifestPath,
+                          displayPath: record.libraryPath ?? manifestPath)
         if case .passed(let report) = outcome, let mismatch = report.mismatch(with: manifest) { return .quarantined(mismatch) }
         return outcome
     }
@@ -66,12 +68,14 @@ public struct ProbeRunner: Sendable {
     /// Probes a library that has no manifest yet: the report is what its code declares, from
     /// which `termhost plugins manifest` writes one.
     public func probeUndeclared(fd: Int32, libraryPath: String) -> ProbeCache.Outcome {
-        run(fd: fd, manifestPath: nil, displayPath: libraryPath)
+        run(fd: fd, libraries: [], manifestPath: nil, displayPath: libraryPath)
     }
 
-    private func run(fd: Int32, manifestPath: String?, displayPath: String) -> ProbeCache.Outcome {
+    private func run(fd: Int32, libraries: [Int32], manifestPath: String?, displayPath: String) -> ProbeCache.Outcome {
+        // Pinned libraries follow the report pipe, as descriptors 5, 6, ...
+        let libraryFDs = libraries.indices.map { Int32(5 + $0) }
         let args = [executable, "--library-fd", "3", "--report-fd", "4"] + (manifestPath.map { ["--manifest", $0] } ?? [])
-            + ["--display-path", displayPath]
+            + libraryFDs.flatMap { ["--pinned-library-fd", String($0)] } + ["--display-path", displayPath]
         var pipeFDs: [Int32] = [0, 0]
         guard pipe(&pipeFDs) == 0 else { return .quarantined(.probeUnavailable("pipe: \(String(cString: strerror(errno)))")) }
         for p in pipeFDs { _ = fcntl(p, F_SETFD, FD_CLOEXEC) }
@@ -80,6 +84,7 @@ public struct ProbeRunner: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fd, 3)
         posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 4)
+        for (from, to) in zip(libraries, libraryFDs) { posix_spawn_file_actions_adddup2(&actions, from, to) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)

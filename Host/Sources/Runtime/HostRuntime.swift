@@ -19,8 +19,6 @@ public final class HostRuntime: @unchecked Sendable {
     /// Problems found while registering live features (duplicate IDs), naming both plugins.
     public private(set) var registryProblems: [RegistryError] = []
     private var loaded: [(record: PluginRecord, entry: PluginEntry)] = []
-    /// The loaded plugins' typed actions, resolved and prepared for libffi (ActionTable).
-    let actions = ActionTable()
     /// Each loaded plugin's slot in the crash recorder, by record label (see CallTracker).
     private var crashSlots: [String: Int32] = [:]
     private var shutdownOutcome: ShutdownOutcome?
@@ -29,7 +27,7 @@ public final class HostRuntime: @unchecked Sendable {
     public var records: [PluginRecord] { inspection.records }
 
     /// Commands the CLI implements itself; no feature may contribute these names.
-    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "tools", "actions", "call", "version", "help"]
+    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "tools", "version", "help"]
 
     public static func start(_ options: RuntimeOptions) throws(StartupError) -> HostRuntime {
         LibcryptoAtExit.keepUntilProcessEnds()
@@ -66,7 +64,10 @@ public final class HostRuntime: @unchecked Sendable {
         for i in inspection.catalog.records.indices {
             let record = inspection.catalog.records[i]
             guard record.failure == nil, let fd = inspection.descriptors[record.directory] else { continue }
-            defer { close(fd) }
+            defer {
+                close(fd)
+                inspection.catalog.records[i].closePinnedLibraries()
+            }
             let pluginID = record.manifest!.id
             // A plugin whose every feature the policy disables is not loaded at all: none of its
             // code runs. Its features are still registered, from the manifest, so that
@@ -84,7 +85,8 @@ public final class HostRuntime: @unchecked Sendable {
             crashSlots[record.label] = slot
             do {
                 let entry = try CallTracker.inside(slot, "dlopen") { () throws(LoadFailure) in
-                    try PluginEntry.load(fd: fd, displayPath: record.libraryPath ?? record.directory)
+                    try PluginEntry.load(fd: fd, libraries: record.pinnedLibraryDescriptors,
+                                         displayPath: record.libraryPath ?? record.directory)
                 }
                 CallTracker.registerImage(slot, containing: UnsafeRawPointer(entry.entry))
                 inspection.catalog.records[i].loadMilliseconds = Date().timeIntervalSince(loadStart) * 1000
@@ -96,7 +98,6 @@ public final class HostRuntime: @unchecked Sendable {
                                                         inspection.catalog.records[i].loadMilliseconds!,
                                                         inspection.catalog.records[i].initMilliseconds!))
                 loaded.append((inspection.catalog.records[i], entry))
-                actions.register(record.manifest!, fd: fd, crashSlot: slot)
                 let offered = CallTracker.inside(slot, "get_factory") { entry.featureFactory }
                 guard let factory = offered else { continue }
                 let source = inspection.catalog.records[i].label
