@@ -65,8 +65,10 @@ let package = Package(
                 path: "Host/Sources/Lifecycle", swiftSettings: strict),
         // The fatal-signal recorder: which plugin call a crash happened in (C: a signal handler).
         .target(name: "CCrashRecorder", path: "Host/Sources/CCrashRecorder"),
+        // libffi: typed actions, a plugin's exported C functions called from their declaration.
+        .systemLibrary(name: "CFFI", path: "Host/Sources/CFFI"),
         .target(name: "TermhostRuntime",
-                dependencies: ["TermhostLoader", "TermhostServices", "TermhostLifecycle", "TermhostRegistry", "TermhostSDK", "CTermhost", "CCrashRecorder"],
+                dependencies: ["TermhostLoader", "TermhostServices", "TermhostLifecycle", "TermhostRegistry", "TermhostSDK", "CTermhost", "CCrashRecorder", "CFFI"],
                 path: "Host/Sources/Runtime", swiftSettings: strict),
         .executableTarget(name: "TermhostCLI",
                           dependencies: ["TermhostRuntime", "TermhostLoader", "TermhostRegistry", "TermhostServices", "TermhostSDK"],

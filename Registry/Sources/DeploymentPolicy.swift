@@ -8,7 +8,9 @@ import Foundation
 ///   "disable": ["org.termhost.assistant"],
 ///   "require": ["org.termhost.ssh"],
 ///   "settings": { "org.termhost.sftp": { "maxActive": 15 } },
-///   "userOverridable": { "org.termhost.sftp": ["maxActive"] } }
+///   "userOverridable": { "org.termhost.sftp": ["maxActive"] },
+///   "requireSignedPluginSets": true,
+///   "allowedSigners": "/etc/termhost/allowed_signers" }
 /// ```
 public struct DeploymentPolicy: Sendable, Equatable, Codable {
     public enum Default: String, Sendable, Codable {
@@ -33,22 +35,35 @@ public struct DeploymentPolicy: Sendable, Equatable, Codable {
     public var settings: [String: [String: JSONValue]]
     /// Per feature, the setting keys a user's config may override ("*" for all).
     public var userOverridable: [String: [String]]
+    /// Plugin sets must carry a signature by an allowed signer (plugin-set.json.sig); false when absent.
+    public var requireSignedPluginSets: Bool
+    /// The allowed signers file (ssh-keygen's format) plugin set signatures are checked against;
+    /// absent: `allowed_signers` beside the policy file. Relative paths start there too.
+    public var allowedSigners: String?
+    /// The revoked signers file (public keys, one per line); absent: `revoked_signers` beside the policy file.
+    public var revokedSigners: String?
     /// Where the policy came from, for messages. Not part of the file.
     public var source: String
 
     public init(default: Default = .enabled, enable: [FeatureID] = [], disable: [FeatureID] = [],
                 require: [FeatureID] = [], settings: [String: [String: JSONValue]] = [:],
-                userOverridable: [String: [String]] = [:], source: String = "built-in defaults") {
+                userOverridable: [String: [String]] = [:], requireSignedPluginSets: Bool = false,
+                allowedSigners: String? = nil, revokedSigners: String? = nil, source: String = "built-in defaults") {
         self.default = `default`
         self.enable = enable
         self.disable = disable
         self.require = require
         self.settings = settings
         self.userOverridable = userOverridable
+        self.requireSignedPluginSets = requireSignedPluginSets
+        self.allowedSigners = allowedSigners
+        self.revokedSigners = revokedSigners
         self.source = source
     }
 
-    enum CodingKeys: String, CodingKey { case `default`, enable, disable, require, settings, userOverridable }
+    enum CodingKeys: String, CodingKey {
+        case `default`, enable, disable, require, settings, userOverridable, requireSignedPluginSets, allowedSigners, revokedSigners
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -58,6 +73,9 @@ public struct DeploymentPolicy: Sendable, Equatable, Codable {
         require = try c.decodeIfPresent([FeatureID].self, forKey: .require) ?? []
         settings = try c.decodeIfPresent([String: [String: JSONValue]].self, forKey: .settings) ?? [:]
         userOverridable = try c.decodeIfPresent([String: [String]].self, forKey: .userOverridable) ?? [:]
+        requireSignedPluginSets = try c.decodeIfPresent(Bool.self, forKey: .requireSignedPluginSets) ?? false
+        allowedSigners = try c.decodeIfPresent(String.self, forKey: .allowedSigners)
+        revokedSigners = try c.decodeIfPresent(String.self, forKey: .revokedSigners)
         source = "policy"
     }
 
@@ -74,7 +92,23 @@ public struct DeploymentPolicy: Sendable, Equatable, Codable {
                 throw .invalidDocument(file: path, field: field, detail: RegistryError.invalidID(key).description)
             }
         }
+        for (field, value) in [("allowedSigners", policy.allowedSigners), ("revokedSigners", policy.revokedSigners)] {
+            if let value, value.isEmpty || value.utf8.contains(0) || value.utf8.count > 4095 {
+                throw .invalidDocument(file: path, field: field, detail: "expected a file path")
+            }
+        }
         return policy
+    }
+
+    /// The signer files for plugin sets: as named, a relative path starting at the directory
+    /// of the policy file `policyPath`, and by default `allowed_signers` and `revoked_signers` there.
+    public func signerFiles(policyPath: String) -> (allowed: String, revoked: String) {
+        let dir = policyPath.isEmpty ? "/etc/termhost" : (policyPath as NSString).deletingLastPathComponent
+        func resolve(_ path: String?, _ name: String) -> String {
+            let p = path ?? name
+            return p.hasPrefix("/") ? p : (dir.isEmpty ? "." : dir) + "/" + p
+        }
+        return (resolve(allowedSigners, "allowed_signers"), resolve(revokedSigners, "revoked_signers"))
     }
 
     /// Every feature ID the policy mentions, with the field that mentions it.

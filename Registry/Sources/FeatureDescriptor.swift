@@ -40,6 +40,8 @@ public struct FeatureDescriptor: Hashable, Sendable {
     public var commands: [CommandDescriptor]
     /// Tools for the assistant and MCP clients (ABI 1.3); honoured for process-scope features.
     public var tools: [ToolDescriptor]
+    /// Typed actions, exported C functions called through libffi (ABI 1.3, action.h).
+    public var actions: [ActionDescriptor]
     /// Where the descriptor came from, e.g. "plugin org.example.hello (/path/to/plugin)".
     public var source: String
 
@@ -48,7 +50,7 @@ public struct FeatureDescriptor: Hashable, Sendable {
                 after: [FeatureID] = [], before: [FeatureID] = [],
                 requiresFeatures: [FeatureID] = [], requiresServices: [String] = [],
                 providesServices: [String] = [], commands: [CommandDescriptor] = [],
-                tools: [ToolDescriptor] = [], source: String) {
+                tools: [ToolDescriptor] = [], actions: [ActionDescriptor] = [], source: String) {
         self.id = id
         self.version = version
         self.displayName = displayName ?? id.rawValue
@@ -62,6 +64,7 @@ public struct FeatureDescriptor: Hashable, Sendable {
         self.providesServices = providesServices
         self.commands = commands
         self.tools = tools
+        self.actions = actions
         self.source = source
     }
 }

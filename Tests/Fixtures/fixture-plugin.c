@@ -136,7 +136,7 @@ static const termhost_command_descriptor_t *const commands[] = { &command, NULL 
 
 static const termhost_feature_descriptor_t descriptor = {
    sizeof(termhost_feature_descriptor_t), FEATURE_ID, PLUGIN_VERSION, "Fixture", NULL,
-   FEATURE_ORDER, FEATURE_SCOPE, AFTER, NULL, REQUIRES, SERVICES, PROVIDES, commands, NULL
+   FEATURE_ORDER, FEATURE_SCOPE, AFTER, NULL, REQUIRES, SERVICES, PROVIDES, commands, NULL, NULL
 };
 
 

@@ -5,17 +5,23 @@ import TermhostRuntime
 /// The checks `plugins check` and `plugins manifest` both make beyond the loader's own: export
 /// hygiene, and whether the plugin's features resolve on their own.
 enum BundleReview {
-    /// A plugin that exports more than its entry can bind other images' symbols to its own.
-    static func exportProblems(_ elf: ELFFile, library: String) -> [String] {
+    /// A plugin that exports more than its entry (and the functions of the typed actions it
+    /// declares, `actions`) can bind other images' symbols to its own.
+    static func exportProblems(_ elf: ELFFile, library: String, actions: Set<String> = []) -> [String] {
         var problems: [String] = []
-        let extra = elf.exportedSymbols.filter { $0 != "termhost_plugin_entry" }
+        let extra = elf.exportedSymbols.filter { $0 != "termhost_plugin_entry" && !actions.contains($0) }
         if !elf.exportedSymbols.contains("termhost_plugin_entry") {
             problems.append("\(library) does not export termhost_plugin_entry")
         }
         if !extra.isEmpty {
-            problems.append("\(library) exports \(extra.count) symbol(s) besides termhost_plugin_entry (e.g. \(extra.prefix(3).joined(separator: ", "))); link with a version script that exports only the entry (Docs/PluginGuide.md)")
+            problems.append("\(library) exports \(extra.count) symbol(s) besides termhost_plugin_entry (e.g. \(extra.prefix(3).joined(separator: ", "))); link with a version script that exports only the entry and the declared actions' functions (Docs/PluginGuide.md)")
         }
         return problems
+    }
+
+    /// The C functions a manifest's typed actions name.
+    static func actionSymbols(_ features: [PluginManifest.Feature]) -> Set<String> {
+        Set(features.flatMap { ($0.actions ?? []).map(\.symbol) })
     }
 
     /// Registers the manifest's features alone under the default policy. A dependency or service

@@ -7,6 +7,8 @@ enum HelpText {
         ("features", "every feature in start order, with its state and the reason"),
         ("doctor", "what loaded, what did not and why, load times, quarantines, policy in force"),
         ("tools", "tools the features offer to the assistant and MCP clients; 'tools call' runs one"),
+        ("actions", "typed actions the features declare (exported C functions)"),
+        ("call", "call one typed action: termhost call FEATURE/ACTION ARG..."),
         ("version", "print the version"),
         ("help", "this help; 'termhost help <command>' for one command"),
     ]

@@ -60,11 +60,13 @@ enum ManifestCommand {
         defer { close(fd) }
         if let failure = Preflight.libraryProblem(fd: fd, path: path) { return .failure(Problems(list: [failure.description])) }
         var problems: [String] = []
-        if let elf = try? ELFFile(fd: fd) { problems += BundleReview.exportProblems(elf, library: path) }
+        let elf = try? ELFFile(fd: fd)
         switch g.runtimeOptions().probe.probeUndeclared(fd: fd, libraryPath: path) {
         case .quarantined(let failure):
+            if let elf { problems += BundleReview.exportProblems(elf, library: path) }
             problems.append(failure.description)
         case .passed(let report):
+            if let elf { problems += BundleReview.exportProblems(elf, library: path, actions: BundleReview.actionSymbols(report.features)) }
             let name = (path as NSString).lastPathComponent
             let derived = PluginManifest(derivedFrom: report, library: name)
             // The loader's own rules (namespaces, at least one feature), on the bytes it will read.

@@ -15,6 +15,10 @@ enum PluginsCommand {
                                               the manifest.json a built library declares (probed in a child)
            termhost plugins quarantine list   plugins kept out after a crash or hang, why and since when
            termhost plugins quarantine clear <id>  lift one (it is probed again on the next start)
+           termhost plugins sign --key PRIVATE_KEY <plugin-set.json>
+                                              sign a plugin set (writes plugin-set.json.sig, as ssh-keygen -Y sign)
+           termhost plugins verify <plugin-set.json> [--allowed-signers FILE] [--revoked-signers FILE]
+                                              check its signature as the loader does
     """
 
     static func run(_ args: [String], _ g: GlobalOptions) -> Int32 {
@@ -40,6 +44,10 @@ enum PluginsCommand {
             return QuarantineCommand.run(Array(args.dropFirst()), g)
         case "manifest":
             return ManifestCommand.run(Array(args.dropFirst()), g)
+        case "sign":
+            return PluginSetSigningCommand.sign(Array(args.dropFirst()), g)
+        case "verify":
+            return PluginSetSigningCommand.verify(Array(args.dropFirst()), g)
         case "check":
             guard args.count == 2 else { Output.err("usage: termhost plugins check <plugin-directory>"); return ExitCode.usage }
             return check(args[1], g)
@@ -88,7 +96,8 @@ enum PluginsCommand {
         } else if let fd = Preflight.check(&record, catalog: catalog) {
             defer { close(fd) }
             if let elf = try? ELFFile(fd: fd) {
-                problems += BundleReview.exportProblems(elf, library: record.libraryPath!)
+                problems += BundleReview.exportProblems(elf, library: record.libraryPath!,
+                                                        actions: BundleReview.actionSymbols(record.manifest?.features ?? []))
                 notes.append("library: \(record.libraryPath!) (\(elf.architecture), \(elf.usesSwiftRuntime ? "Swift" : "C"), sha256 \(record.sha256 ?? "?"))")
             }
             switch g.runtimeOptions().probe.probe(fd: fd, record: record) {

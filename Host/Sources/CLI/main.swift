@@ -48,6 +48,12 @@ func runCLI() -> Int32 {
     case "tools":
         if wantsHelp { Output.out(ToolsCommand.usage); return ExitCode.success }
         return ToolsCommand.run(rest, global)
+    case "actions":
+        if wantsHelp { Output.out(ActionsCommand.usage); return ExitCode.success }
+        return ActionsCommand.list(rest, global)
+    case "call":
+        if wantsHelp { Output.out(ActionsCommand.callUsage); return ExitCode.success }
+        return ActionsCommand.call(rest, global)
     default:
         return pluginCommand(command, rest, global)
     }

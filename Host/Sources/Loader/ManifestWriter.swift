@@ -17,7 +17,7 @@ extension PluginManifest {
     }
 
     /// The manifest as JSON in the order a reader expects (plugin, then each feature's identity,
-    /// placement, services, commands and tools), two-space indented. Absent and empty fields are left
+    /// placement, services, commands, tools and actions), two-space indented. Absent and empty fields are left
     /// out, as they mean the same to the loader.
     public var jsonText: String {
         let q = JSONText.quoted
@@ -47,6 +47,14 @@ extension PluginManifest {
                     + "\"modes\": [\(t.modes.map { q($0.rawValue) }.joined(separator: ", "))] }"
             }
             if !tools.isEmpty { members.append(("tools", "[\n" + tools.joined(separator: ",\n") + "\n      ]")) }
+            let actions = (f.actions ?? []).map { a in
+                let params = a.params.map { "{ \"name\": \(q($0.name)), \"type\": \(q($0.type.rawValue)), \"description\": \(q($0.description)) }" }
+                return "        { \"name\": \(q(a.name)), \"summary\": \(q(a.summary)), \"symbol\": \(q(a.symbol)),\n"
+                    + "          \"params\": [\(params.joined(separator: ", "))],\n"
+                    + "          \"result\": \(q(a.result.rawValue)), \"readOnly\": \(a.readOnly), \"thread\": \(q(a.thread.rawValue)), "
+                    + "\"takesError\": \(a.takesError) }"
+            }
+            if !actions.isEmpty { members.append(("actions", "[\n" + actions.joined(separator: ",\n") + "\n      ]")) }
             lines.append("    {")
             lines += members.enumerated().map { j, m in "      \"\(m.0)\": \(m.1)" + (j == members.count - 1 ? "" : ",") }
             lines.append("    }" + (i == features.count - 1 ? "" : ","))

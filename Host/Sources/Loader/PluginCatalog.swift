@@ -10,6 +10,8 @@ public struct PluginCatalog: Sendable {
     public var records: [PluginRecord]
     /// Plugin sets found in distribution and system directories, with their files.
     public var pluginSets: [(path: String, set: PluginSet)]
+    /// Who signed each signed set, by the set's path (PluginSetSignature); unsigned sets are absent.
+    public var pluginSetSigners: [String: PluginSetSigner] = [:]
     /// Problems that belong to no single plugin: malformed plugin sets, unreadable search dirs.
     public var problems: [String]
     /// Every search directory with what was found there ("3 plugins", "does not exist").
@@ -23,7 +25,8 @@ public struct PluginCatalog: Sendable {
         self.searched = searched
     }
 
-    public static func discover(_ path: PluginSearchPath, safeMode: Bool = false) -> PluginCatalog {
+    /// trust: whether plugin sets must be signed, and by whom (operator policy).
+    public static func discover(_ path: PluginSearchPath, safeMode: Bool = false, trust: PluginSetTrust = .standard) -> PluginCatalog {
         let fm = FileManager.default
         var catalog = PluginCatalog(records: [], pluginSets: [], problems: [], searched: [])
         for entry in path.entries {
@@ -38,11 +41,17 @@ public struct PluginCatalog: Sendable {
             if entry.origin == .distribution || entry.origin == .system {
                 let setPath = entry.directory + "/plugin-set.json"
                 if fm.fileExists(atPath: setPath) {
-                    do { catalog.pluginSets.append((setPath, try loadPluginSet(setPath))) }
-                    catch {
+                    do {
+                        let (set, signer) = try loadPluginSet(setPath, trust: trust)
+                        catalog.pluginSets.append((setPath, set))
+                        if let signer { catalog.pluginSetSigners[setPath] = signer }
+                    } catch {
                         brokenSet = error.description
                         catalog.problems.append("plugin set unusable, so the plugins beside it are refused: \(error.description)")
                     }
+                } else if trust.required {
+                    // Deleting a signed set must not turn its plugins into unpinned ones.
+                    brokenSet = "\(setPath) does not exist, and \(trust.source) requires signed plugin sets"
                 }
             }
             let children: [String]
@@ -100,14 +109,16 @@ public struct PluginCatalog: Sendable {
     }
 
     /// Reads a plugin set through one descriptor, refused like a plugin file when others could
-    /// have written it (a plugin set decides what loads in safe mode).
-    static func loadPluginSet(_ path: String) throws(RegistryError) -> PluginSet {
+    /// have written it (a plugin set decides what loads in safe mode). Its signature is checked
+    /// on the bytes read here, which are the ones decoded.
+    public static func loadPluginSet(_ path: String, trust: PluginSetTrust) throws(RegistryError) -> (PluginSet, PluginSetSigner?) {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw .unreadableFile(file: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         let bytes = try BoundedFile.read(fd: fd, file: path, cap: BoundedFile.pluginSetCap)
         if let unsafe = SafePath.problem(fd: fd, path: path) { throw .invalidDocument(file: path, field: "", detail: unsafe) }
-        return try PluginSet.decode(bytes, file: path)
+        let signer = try PluginSetSignature.check(setBytes: [UInt8](bytes), setPath: path, trust: trust)
+        return (try PluginSet.decode(bytes, file: path), signer)
     }
 
     /// Safe mode first sets aside everything outside the distribution and system directories,

@@ -104,12 +104,13 @@ public struct PluginEntry: @unchecked Sendable {
             let id: FeatureID
             do { id = try FeatureID(str(d.id) ?? "") } catch { throw .probeFailed(error.description) }
             let tools = try Self.tools(of: dp, feature: id.rawValue, who: who)
+            let actions = try ActionCheck.read(dp, feature: id.rawValue, who: who)
             out.append(FeatureDescriptor(
                 id: id, version: str(d.version) ?? "", displayName: str(d.display_name), summary: str(d.description),
                 order: d.order, scope: FeatureScope(rawValue: Int32(d.scope.rawValue)) ?? .process,
                 after: try ids(d.after), before: try ids(d.before), requiresFeatures: try ids(d.requires_features),
                 requiresServices: list(d.requires_services), providesServices: list(d.provides_services),
-                commands: commands, tools: tools, source: source))
+                commands: commands, tools: tools, actions: actions, source: source))
         }
         return out
     }

@@ -29,6 +29,8 @@ public struct PluginManifest: Sendable, Equatable, Codable {
         /// ABI 1.3: the tools the feature offers; checked when features are resolved, where a
         /// bad one is refused by itself (`ToolDescriptor.problem`).
         public var tools: [ToolDescriptor]?
+        /// ABI 1.3: typed actions; the probe checks each symbol is the library's own export.
+        public var actions: [ActionDescriptor]?
     }
 
     public var id: String
@@ -99,7 +101,7 @@ public struct PluginManifest: Sendable, Equatable, Codable {
                               order: f.order ?? 0, scope: f.scope ?? .process, after: f.after ?? [],
                               before: f.before ?? [], requiresFeatures: f.requires ?? [],
                               requiresServices: f.requiresServices ?? [], providesServices: f.providesServices ?? [],
-                              commands: f.commands ?? [], tools: f.tools ?? [], source: source)
+                              commands: f.commands ?? [], tools: f.tools ?? [], actions: f.actions ?? [], source: source)
         }
     }
 }

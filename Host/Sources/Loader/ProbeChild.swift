@@ -75,6 +75,9 @@ public enum ProbeChild {
             do { descriptors = try PluginEntry.descriptors(of: factory, source: entry.pluginID) } catch { return fail(error) }
             features = descriptors.map(PluginManifest.Feature.init)
             stillMe("the feature factory's descriptors")
+            if let problem = ActionCheck.problem(features: descriptors, fd: fd) {
+                return fail(.probeFailed("plugin '\(entry.pluginID)': \(problem)"))
+            }
             // Only features the manifest declares, so that a mismatch is reported as one
             // (by the parent, from the report) rather than run.
             let declared = manifest.map { Set($0.features.map(\.id)) }

@@ -60,6 +60,7 @@ public struct ProbeReport: Sendable, Equatable, Codable {
                 return .entryMismatch(field: "declaration of tool '\(changed.0.name)' of feature \(declared.id)",
                                       manifest: Self.summary(changed.0), library: Self.summary(changed.1))
             }
+            if let f = ActionCheck.mismatch(declared.actions ?? [], actual.actions ?? [], feature: declared.id.rawValue) { return f }
         }
         return nil
     }
@@ -76,6 +77,6 @@ extension PluginManifest.Feature {
         self.init(id: d.id, version: d.version, displayName: d.displayName, summary: d.summary, order: d.order,
                   scope: d.scope, after: d.after, before: d.before, requires: d.requiresFeatures,
                   requiresServices: d.requiresServices, providesServices: d.providesServices, commands: d.commands,
-                  tools: d.tools.isEmpty ? nil : d.tools)
+                  tools: d.tools.isEmpty ? nil : d.tools, actions: d.actions.isEmpty ? nil : d.actions)
     }
 }

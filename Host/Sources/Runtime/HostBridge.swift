@@ -53,6 +53,7 @@ public enum HostBridge {
         case TERMHOST_SERVICE_COMMANDS: return UnsafeRawPointer(commandsTable)
         case TERMHOST_SERVICE_CANCEL: return UnsafeRawPointer(cancelTable)
         case TERMHOST_SERVICE_TOOLS: return UnsafeRawPointer(toolsTable)
+        case TERMHOST_SERVICE_SYNC_STORE: return ctx.services.store == nil ? nil : UnsafeRawPointer(SyncStoreBridge.table)
         default: return ctx.services.providedService(id)
         }
     }
@@ -227,6 +228,9 @@ public enum HostBridge {
                     }
                     return termhost_status(TERMHOST_OK)
                 } catch { return HostBridge.storeFailure(err, error) }
+            },
+            declare_syncable: { host, collection, merge, localFields, err in
+                SyncStoreBridge.declare(host, collection, merge, localFields, err)
             }))
         return t
     }()

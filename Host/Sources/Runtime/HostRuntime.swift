@@ -19,6 +19,8 @@ public final class HostRuntime: @unchecked Sendable {
     /// Problems found while registering live features (duplicate IDs), naming both plugins.
     public private(set) var registryProblems: [RegistryError] = []
     private var loaded: [(record: PluginRecord, entry: PluginEntry)] = []
+    /// The loaded plugins' typed actions, resolved and prepared for libffi (ActionTable).
+    let actions = ActionTable()
     /// Each loaded plugin's slot in the crash recorder, by record label (see CallTracker).
     private var crashSlots: [String: Int32] = [:]
     private var shutdownOutcome: ShutdownOutcome?
@@ -27,7 +29,7 @@ public final class HostRuntime: @unchecked Sendable {
     public var records: [PluginRecord] { inspection.records }
 
     /// Commands the CLI implements itself; no feature may contribute these names.
-    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "tools", "version", "help"]
+    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "tools", "actions", "call", "version", "help"]
 
     public static func start(_ options: RuntimeOptions) throws(StartupError) -> HostRuntime {
         LibcryptoAtExit.keepUntilProcessEnds()
@@ -98,6 +100,7 @@ public final class HostRuntime: @unchecked Sendable {
                                                         inspection.catalog.records[i].loadMilliseconds!,
                                                         inspection.catalog.records[i].initMilliseconds!))
                 loaded.append((inspection.catalog.records[i], entry))
+                actions.register(record.manifest!, fd: fd, crashSlot: slot)
                 let offered = CallTracker.inside(slot, "get_factory") { entry.featureFactory }
                 guard let factory = offered else { continue }
                 let source = inspection.catalog.records[i].label

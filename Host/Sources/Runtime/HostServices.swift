@@ -51,6 +51,8 @@ public final class HostServices: @unchecked Sendable {
     public let secrets: SecretsFile
     public let log: LogSink
     public let events = EventBus()
+    /// Collections plugins declared syncable (termhost.sync-store/1 reaches only these).
+    public let syncables = SyncableCollections()
     /// termhost.cancel/1: signals ask running commands to stop through it.
     public let cancellation = CommandCancellation()
     public let interaction: Interaction
@@ -74,7 +76,7 @@ public final class HostServices: @unchecked Sendable {
     public static let hostServiceIDs: Set<String> = [
         "termhost.log/1", "termhost.config/1", "termhost.store/1", "termhost.secrets/1",
         "termhost.interact/1", "termhost.events/1", "termhost.commands/1",
-        "termhost.cancel/1", "termhost.tools/1",
+        "termhost.cancel/1", "termhost.tools/1", "termhost.sync-store/1",
     ]
 
     public init(paths: HostPaths, policy: EffectivePolicy, nonInteractive: Bool, stderrLevel: LogSink.Level) {
@@ -92,7 +94,7 @@ public final class HostServices: @unchecked Sendable {
 
     /// Host services that failed, with the reason, for the registry's resolution.
     public var brokenServices: [String: String] {
-        storeProblem.map { ["termhost.store/1": $0] } ?? [:]
+        storeProblem.map { ["termhost.store/1": $0, "termhost.sync-store/1": $0] } ?? [:]
     }
 
     public var availableServiceIDs: Set<String> {

@@ -24,7 +24,15 @@ public struct Inspection: Sendable {
     /// brokenServices: host services known to be unusable; nil diagnoses the store read-only.
     public static func run(_ options: RuntimeOptions, probe: Bool, brokenServices: [String: String]? = nil) -> Inspection {
         let brokenServices = brokenServices ?? SQLiteStore.diagnose(path: options.paths.store).map { ["termhost.store/1": $0] } ?? [:]
-        var catalog = PluginCatalog.discover(options.searchPath, safeMode: options.safeMode)
+        var errors: [RegistryError] = []
+        var policy = DeploymentPolicy()
+        var user = UserConfig()
+        // A policy that exists but cannot be read is an error, never "no policy": the operator
+        // may have disabled something in it (fail closed).
+        if present(options.paths.operatorPolicy, &errors) {
+            do { policy = try DeploymentPolicy.load(from: options.paths.operatorPolicy) } catch { errors.append(error) }
+        }
+        var catalog = PluginCatalog.discover(options.searchPath, safeMode: options.safeMode, trust: pluginSetTrust(policy, options.paths))
         var cache = options.paths.probeCache.map(ProbeCache.load(path:)) ?? .temporary()
         var fds: [String: Int32] = [:]
         for i in catalog.records.indices where catalog.records[i].failure == nil {
@@ -52,14 +60,6 @@ public struct Inspection: Sendable {
         if probe { cache.save() }
         if let problem = cache.problem { catalog.problems.append(problem) }
 
-        var errors: [RegistryError] = []
-        var policy = DeploymentPolicy()
-        var user = UserConfig()
-        // A policy that exists but cannot be read is an error, never "no policy": the operator
-        // may have disabled something in it (fail closed).
-        if present(options.paths.operatorPolicy, &errors) {
-            do { policy = try DeploymentPolicy.load(from: options.paths.operatorPolicy) } catch { errors.append(error) }
-        }
         if present(options.paths.userConfig, &errors) {
             do { user = try UserConfig.load(from: options.paths.userConfig) } catch { errors.append(error) }
         }
@@ -77,6 +77,14 @@ public struct Inspection: Sendable {
                                                  brokenServices: brokenServices, reservedCommands: HostRuntime.builtInCommands,
                                                  pinnedSources: catalog.pinnedSources)
         return inspection
+    }
+
+    /// What plugin set signatures must satisfy under the operator policy. (A policy that exists
+    /// but cannot be read stops a real start anyway, see `policyErrors`.)
+    static func pluginSetTrust(_ policy: DeploymentPolicy, _ paths: HostPaths) -> PluginSetTrust {
+        let files = policy.signerFiles(policyPath: paths.operatorPolicy)
+        return PluginSetTrust(required: policy.requireSignedPluginSets, allowedSigners: files.allowed,
+                              revokedSigners: files.revoked, source: policy.source)
     }
 
     /// true when the file exists; an error (not false) when it cannot be told, e.g. EACCES on

@@ -45,7 +45,7 @@ static const termhost_feature_descriptor_t descriptor = {
    sizeof(termhost_feature_descriptor_t),
    FEATURE_ID, "1.0.0", "Hello (C)", "An example feature written in C.",
    1000, TERMHOST_SCOPE_PROCESS,
-   NULL, NULL, NULL, required_services, NULL, commands, tools
+   NULL, NULL, NULL, required_services, NULL, commands, tools, NULL
 };
 
 /* Copies a store value into a small buffer; the sink's data is only valid during the call. */

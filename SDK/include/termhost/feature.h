@@ -32,6 +32,7 @@
 #define TERMHOST_FEATURE_FACTORY_ID "termhost.feature-factory/1"
 
 struct termhost_tool_descriptor; /* services/tools.h */
+struct termhost_action_descriptor; /* action.h */
 
 typedef enum termhost_scope {
    TERMHOST_SCOPE_PROCESS = 0,
@@ -72,6 +73,10 @@ typedef struct termhost_feature_descriptor {
     * (services/tools.h), NULL-terminated; may be NULL. Read only when struct_size covers it.
     * Honoured for process-scope features only; a scene or workspace feature's are refused. */
    const struct termhost_tool_descriptor *const *tools;
+   /* Added in ABI 1.3: typed actions, exported C functions the host calls through libffi
+    * (action.h), NULL-terminated; may be NULL. Read only when struct_size covers it.
+    * Honoured for process-scope features only, like tools. */
+   const struct termhost_action_descriptor *const *actions;
 } termhost_feature_descriptor_t;
 
 /* Passed to each lifecycle callback; describes the scene involved, if any. Owned by the host,

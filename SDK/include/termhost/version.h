@@ -21,7 +21,10 @@
  *        and TERMHOST_ABI_MINOR_NEEDED.
  *   1.3  tools: termhost_feature_descriptor_t.tools, termhost_tool_descriptor_t, the provider
  *        table termhost.tool-provider/1 and the host's catalog service termhost.tools/1
- *        (services/tools.h). */
+ *        (services/tools.h); typed actions: termhost_feature_descriptor_t.actions,
+ *        termhost_action_descriptor_t (action.h).
+ *        sync: termhost_host_store_t.declare_syncable and termhost_sync_merge (services/store.h),
+ *        the sync provider's service termhost.sync-store/1 (services/sync_store.h). */
 #define TERMHOST_ABI_MAJOR 1
 #define TERMHOST_ABI_MINOR 3
 #define TERMHOST_ABI_PATCH 0

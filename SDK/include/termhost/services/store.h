@@ -29,6 +29,16 @@ typedef int32_t (*termhost_journal_visitor)(void *user, int64_t sequence, const 
                                             const char *collection, const char *key,
                                             const char *operation);
 
+/* How a syncable collection merges (declare_syncable). Added in ABI 1.3. */
+typedef enum termhost_sync_merge {
+   /* The whole record: the write the vault ordered last wins; an edit made on another device
+    * without seeing it is a conflict the user resolves. */
+   TERMHOST_SYNC_MERGE_RECORD = 1,
+   /* Values are JSON objects merged field by field against the last synced copy: edits of
+    * different fields both survive; one field edited on both sides is a conflict. */
+   TERMHOST_SYNC_MERGE_FIELDS = 2
+} termhost_sync_merge;
+
 /* The work of one transaction; return TERMHOST_OK to commit, anything else rolls back. */
 typedef termhost_status (*termhost_transaction_body)(void *user, termhost_error_t *err);
 
@@ -65,6 +75,16 @@ typedef struct termhost_host_store {   /* implemented by the host */
    termhost_status (*journal_since)(const termhost_host_t *host, int64_t after,
                                     termhost_journal_visitor visitor, void *user,
                                     termhost_error_t *err);
+
+   /* Added in ABI 1.3. Marks collection (in the calling plugin's namespace) syncable: the sync
+    * provider (services/sync_store.h) may read its records and journal and apply other
+    * devices' versions. merge: a termhost_sync_merge value. local_fields: comma-separated
+    * top-level JSON fields that stay on this device (e.g. "last_used"), NULL or "" for none;
+    * TERMHOST_SYNC_MERGE_FIELDS is required when there are any. Declare in init(); a
+    * declaration lasts for the process. Never declare a collection holding anything secret:
+    * keep secrets in the secrets service, which never syncs. [main & !started] */
+   termhost_status (*declare_syncable)(const termhost_host_t *host, const char *collection,
+                                       int32_t merge, const char *local_fields, termhost_error_t *err);
 } termhost_host_store_t;
 
 #endif
