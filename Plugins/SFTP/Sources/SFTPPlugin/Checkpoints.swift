@@ -1,4 +1,5 @@
 import Foundation
+import SSHCrypto
 import TermhostSDK
 
 /// Where a paused transfer stands, kept in the host store so `--resume` in a later run can
@@ -36,6 +37,17 @@ struct Checkpoints {
         } catch {
             throw SFTPError(.local, "sftp: cannot save the checkpoint of \(checkpoint.partialPath): \(error)")
         }
+    }
+
+    /// Records a transfer before its first byte reaches the partial file: offset 0, vouching for
+    /// nothing. A process killed with SIGKILL (or a pause that did not finish in time) then
+    /// leaves a partial that `sftp paused` lists, `--resume` starts over and `cancel` removes;
+    /// a clean pause replaces it with the bytes that moved, and completion removes it.
+    func started(_ job: FileJob, sourceSize: UInt64, sourceMtime: UInt64) throws(SFTPError) {
+        try save(job.checkpointKey, Checkpoint(
+            direction: job.direction.rawValue, host: job.host, remotePath: job.remotePath, localPath: job.localPath,
+            partialPath: job.partialPath, sourceSize: sourceSize, sourceMtime: sourceMtime, offset: 0,
+            sha256: SHA256().hexDigest()))
     }
 
     func remove(_ key: String) { try? store?.remove(Checkpoints.collection, key) }

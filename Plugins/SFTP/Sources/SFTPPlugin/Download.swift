@@ -35,10 +35,7 @@ struct Download {
         let partialName = partial.lastComponent
         var offset: UInt64 = 0
         let fd: Int32
-        // Read once: a store write per file would cost more than a small file's transfer, so the
-        // checkpoint is removed at the end only when there was one.
-        let saved = checkpoints.load(job.checkpointKey)
-        if job.resume, let checkpoint = saved {
+        if job.resume, let checkpoint = checkpoints.load(job.checkpointKey) {
             fd = try resumePartial(checkpoint, source: source, tree: tree)
             offset = checkpoint.offset
             libssh2_sftp_seek64(handle, offset)
@@ -46,8 +43,14 @@ struct Download {
             if job.resume, tree.stat(partialName) != nil {
                 throw SFTPError(.refused, "sftp: \(partial.shown): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it, or download without --resume to replace it")
             }
+            // Before the partial exists, so that no way of ending this process leaves a partial
+            // without a record (a resumed transfer keeps the checkpoint it resumed from).
+            try checkpoints.started(job, sourceSize: size, sourceMtime: source.mtime ?? 0)
             // Read as well as write: a pause hashes what was written.
-            fd = try tree.openFile(partialName, flags: O_RDWR | O_CREAT | O_TRUNC, what: "cannot create")
+            do { fd = try tree.openFile(partialName, flags: O_RDWR | O_CREAT | O_TRUNC, what: "cannot create") } catch {
+                checkpoints.remove(job.checkpointKey)
+                throw error
+            }
         }
         var closed = false
         defer { if !closed { close(fd) } }
@@ -87,7 +90,7 @@ struct Download {
             close(fd)
             closed = true
             tree.remove(partialName)
-            if saved != nil { checkpoints.remove(job.checkpointKey) }
+            checkpoints.remove(job.checkpointKey)
             throw SFTPError(.failed, "sftp: \(fs.host):\(job.remotePath.shown): the file changed during the transfer (\(size) bytes expected, \(offset) received); nothing was saved")
         }
         fchmod(fd, mode_t(source.mode & 0o777))
@@ -100,7 +103,7 @@ struct Download {
         close(fd)
         closed = true
         try tree.commit(partialName, to: job.localPath.lastComponent, replace: job.overwrite)
-        if saved != nil { checkpoints.remove(job.checkpointKey) }
+        checkpoints.remove(job.checkpointKey)
         return offset
     }
 
@@ -172,7 +175,8 @@ struct Download {
         }
         // Read and write: the prefix is hashed before appending.
         // As a new partial: never through a link planted under its name or above it.
-        let fd = try tree.openFile(partial.lastComponent, flags: O_RDWR, what: "cannot resume: cannot open")
+        // A start record (offset 0) may outlive a partial that was never created.
+        let fd = try tree.openFile(partial.lastComponent, flags: O_RDWR | (c.offset == 0 ? O_CREAT : 0), what: "cannot resume: cannot open")
         let hasher = SHA256()
         guard hasher.feed(fd: fd, count: c.offset), hasher.hexDigest() == c.sha256 else {
             close(fd)

@@ -29,17 +29,17 @@ struct Upload {
         let partial = job.partialPath
         var offset: UInt64 = 0
         let handle: OpaquePointer
-        // Read once: a store write per file would cost more than a small file's transfer, so the
-        // checkpoint is removed at the end only when there was one.
-        let saved = checkpoints.load(job.checkpointKey)
-        if job.resume, let checkpoint = saved {
+        if job.resume, let checkpoint = checkpoints.load(job.checkpointKey) {
             handle = try resumePartial(checkpoint, fd: fd, size: size, mtime: mtime)
             offset = checkpoint.offset
         } else {
             if job.resume, try fs.statIfExists(partial, follow: false) != nil {
                 throw SFTPError(.refused, "sftp: \(fs.host):\(partial.shown): no checkpoint records what this partial file holds (it was not paused by termhost, or was already resumed); remove it, or upload without --resume to replace it")
             }
-            handle = try fs.open(partial, flags: LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC, mode: 0o600, what: "cannot create")
+            // Before the partial exists, so that no way of ending this process leaves a partial
+            // without a record (a resumed transfer keeps the checkpoint it resumed from).
+            try checkpoints.started(job, sourceSize: size, sourceMtime: mtime)
+            handle = try createPartial()
         }
         var handleOpen = true
         defer { if handleOpen { libssh2_sftp_close_handle(handle) } }
@@ -71,7 +71,7 @@ struct Upload {
             libssh2_sftp_close_handle(handle)
             handleOpen = false
             try? fs.remove(partial)
-            if saved != nil { checkpoints.remove(job.checkpointKey) }
+            checkpoints.remove(job.checkpointKey)
             throw SFTPError(.failed, "sftp: \(job.localPath.shown) changed during the upload (\(size) bytes expected, \(offset) read); nothing was committed")
         }
         // Every byte is on the server from here: a failure keeps the partial with a checkpoint
@@ -84,7 +84,7 @@ struct Upload {
         } catch {
             try kept(error, fd: fd, offset: size, size: size, mtime: mtime)
         }
-        if saved != nil { checkpoints.remove(job.checkpointKey) }
+        checkpoints.remove(job.checkpointKey)
         return size
     }
 
@@ -162,6 +162,17 @@ struct Upload {
         throw failure
     }
 
+    /// Creates (or truncates) the remote partial. When that fails the start record goes too,
+    /// unless the connection was lost, which may have happened after the server created it.
+    private func createPartial() throws(SFTPError) -> OpaquePointer {
+        do {
+            return try fs.open(job.partialPath, flags: LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC, mode: 0o600, what: "cannot create")
+        } catch {
+            if error.kind != .connectionLost { checkpoints.remove(job.checkpointKey) }
+            throw error
+        }
+    }
+
     /// Verifies that the local file is the one the checkpoint describes (size, time, SHA-256
     /// of the acknowledged prefix) and that the remote partial still holds that prefix (same
     /// SHA-256, read back), then opens the remote partial at the checkpoint.
@@ -177,7 +188,10 @@ struct Upload {
             throw SFTPError(.refused, "sftp: cannot resume \(job.localPath.shown): its first \(c.offset) bytes are not the ones uploaded (SHA-256 differs); cancel and start again")
         }
         let partial = job.partialPath
-        guard let remote = try fs.statIfExists(partial), let held = remote.size, held >= c.offset else {
+        let remote = try fs.statIfExists(partial)
+        // A start record whose partial was never created (the process ended in between).
+        if remote == nil, c.offset == 0 { return try createPartial() }
+        guard let remote, let held = remote.size, held >= c.offset else {
             throw SFTPError(.refused, "sftp: cannot resume: the remote partial \(fs.host):\(partial.shown) is missing or shorter than the \(c.offset) acknowledged bytes; cancel and start again")
         }
         // The server holds what it acknowledged unless something changed it since: read it
