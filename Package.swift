@@ -116,6 +116,9 @@ let package = Package(
 
         // Sync: the engine, the backend protocol and the folder backend, pure Swift (Foundation only).
         .target(name: "SyncCore", path: "Plugins/Sync/Sources/SyncCore", swiftSettings: strict),
+        // The PostgreSQL vault backend for teams, over libpq (Debian's libpq-dev).
+        .systemLibrary(name: "CLibPQ", path: "Plugins/Sync/Sources/CLibPQ", providers: [.apt(["libpq-dev"])]),
+        .target(name: "SyncPostgres", dependencies: ["SyncCore", "CLibPQ"], path: "Plugins/Sync/Sources/SyncPostgres", swiftSettings: strict),
 
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
@@ -138,6 +141,7 @@ let package = Package(
         .testTarget(name: "ForwardingPluginTests", dependencies: ["TestSupport", "ForwardingPlugin"], swiftSettings: strict),
         .testTarget(name: "AssistantTests", dependencies: ["AssistantCore", "AssistantProviders", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SyncTests", dependencies: ["SyncCore", "TermhostServices", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SyncPostgresTests", dependencies: ["SyncCore", "SyncPostgres", "TestSupport"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )

@@ -5,8 +5,11 @@ set -euo pipefail
 # cmake, dpkg-dev, pkg-config and zlib1g-dev build libssh2 1.11 (Scripts/libssh2.sh); patchelf points the staged
 # plugins at the copy staged beside them (Scripts/stage.sh). libcurl4-openssl-dev: the Assistant's model providers.
 # help2man and lintian: the Debian package's man page and its check (Scripts/package-deb.sh, Tests/Packaging/deb.sh).
+# libpq-dev: the Sync plugin's PostgreSQL backend; postgresql: the server the Sync tests and Benchmarks/sync.sh
+# start themselves (a private data directory).
 packages=(libssh2-1-dev libsqlite3-dev libffi-dev libssl-dev sqlite3 openssh-server openssh-client dropbear-bin make gcc g++ tmux procps python3 busybox
-          cmake dpkg-dev pkg-config zlib1g-dev patchelf libcurl4-openssl-dev help2man lintian)
+          cmake dpkg-dev pkg-config zlib1g-dev patchelf libcurl4-openssl-dev help2man lintian
+          libpq-dev postgresql)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

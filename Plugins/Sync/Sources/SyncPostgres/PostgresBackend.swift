@@ -1,0 +1,331 @@
+import Foundation
+import SyncCore
+
+/// Design: a vault in a PostgreSQL database, for a team that already runs one. The schema and
+/// why writes are ordered by a per-vault sequence bumped inside the write transaction are in
+/// `PostgresSchema`; this type maps the `SyncBackend` protocol onto its functions, one round
+/// trip each: `open` connects, migrates when needed, opens (or creates) the vault and LISTENs;
+/// `pull` and `push` are one statement per page or batch; versions and cursors are sequence
+/// numbers written in decimal.
+///
+/// Connection loss (a restart, the network) is `.unavailable`: the connection is dropped and the
+/// next call connects again. NOTIFY is only a wake-up hint, since a notification sent while this
+/// client was disconnected is never delivered: after every (re)connect `waitForChanges` answers
+/// true at once, so the engine pulls from its cursor before it waits again.
+///
+/// The password comes from the secrets service through the plugin; it is passed to libpq as a
+/// keyword of its own and appears in no summary, message or log.
+public final class PostgresBackend: SyncBackend {
+    public let settings: PostgresSettings
+    private let password: String?
+    private var db: PGConnection?
+    private var vaultID: String?
+    private var device: String?
+    /// Set by every (re)connect, cleared by a successful pull.
+    private var needsPull = false
+
+    /// Statements sent to the server since this backend was made, connection setup included
+    /// (what the benchmark reports per sync).
+    public private(set) var roundTrips = 0
+    /// The largest record body the backend stores or accepts from the server.
+    public static let maxPayload = 1 << 20
+    /// Changes per push statement.
+    static let pushBatch = 500
+
+    public init(settings: PostgresSettings, password: String?) {
+        self.settings = settings
+        self.password = password
+    }
+
+    deinit { close() }
+
+    public var summary: String { settings.summary }
+
+    public func open(device: String) throws(SyncBackendError) -> SyncVaultInfo {
+        try settings.validate()
+        self.device = device
+        _ = try connection()
+        guard let vaultID else { throw .invalid("vault '\(settings.vault)' did not open") }
+        return SyncVaultInfo(vaultID: vaultID)
+    }
+
+    public func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage {
+        let after = try PostgresBackend.sequence(cursor)
+        let limit = min(max(limit, 1), 10_000)
+        let rows = try run("SELECT seq, namespace, collection, key, body, intact, change_id, device FROM termhost_sync.pull($1::uuid, $2::bigint, $3::integer)",
+                           [try openVault(), String(after), String(limit)])
+        var records: [SyncServerRecord] = [], damaged: [SyncDamage] = []
+        var last = after
+        for row in rows.rows {
+            guard row.count == 8, let seqText = row[0], let seq = Int64(seqText), seq > last,
+                  let namespace = row[1], let collection = row[2], let key = row[3] else {
+                throw .invalid("the server's vault feed is not in sequence order after \(last): is the schema another program's?")
+            }
+            last = seq
+            let id = SyncRecordID(namespace: namespace, collection: collection, key: key)
+            let location = "vault '\(settings.vault)' record \(id) version \(seq)"
+            let hexBody = row[4]
+            let body = hexBody.flatMap(PostgresBackend.bytes(hex:))
+            if row[5] != "t" {
+                damaged.append(SyncDamage(location: location, reason: "its body does not match the SHA-256 the server stored with it (changed outside Termhost)",
+                                          raw: body ?? Array((hexBody ?? "").utf8)))
+            } else if let hexBody, body == nil {
+                damaged.append(SyncDamage(location: location, reason: "its body is not hexadecimal", raw: Array(hexBody.utf8)))
+            } else if let body, body.count > PostgresBackend.maxPayload {
+                damaged.append(SyncDamage(location: location, reason: "its body is larger than 1 MiB", raw: body))
+            } else {
+                records.append(SyncServerRecord(id: id, version: SyncVersion(String(seq)), payload: body,
+                                                changeID: row[6] ?? "", device: row[7] ?? ""))
+            }
+        }
+        needsPull = false
+        return SyncPage(records: records, damaged: damaged, next: SyncCursor(String(last)), more: rows.count == limit)
+    }
+
+    public func push(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] {
+        var results: [SyncPushResult] = []
+        var start = 0
+        while start < changes.count {
+            let batch = Array(changes[start..<min(start + PostgresBackend.pushBatch, changes.count)])
+            results += try pushBatch(batch, device: device)
+            start += batch.count
+        }
+        return results
+    }
+
+    private func pushBatch(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] {
+        var list: [[String: Any]] = []
+        for c in changes {
+            if let p = c.payload, p.count > PostgresBackend.maxPayload {
+                throw .invalid("record \(c.id) is \(p.count) bytes; a PostgreSQL vault takes at most 1 MiB per record")
+            }
+            // A base this backend did not write cannot match any row: the change comes back as a conflict.
+            let base: Any = c.base.map { v in Int64(v.token).map { $0 >= 0 ? String($0) : "-1" } ?? "-1" } ?? NSNull()
+            list.append(["change": c.changeID, "namespace": c.id.namespace, "collection": c.id.collection, "key": c.id.key,
+                         "base": base, "body": c.payload.map { PostgresBackend.hex($0) } ?? NSNull()])
+        }
+        guard let json = try? JSONSerialization.data(withJSONObject: list) else { throw .invalid("a change does not encode as JSON") }
+        let rows = try run("SELECT idx, applied, seq, body, change_id, device FROM termhost_sync.push($1::uuid, $2, $3::jsonb)",
+                           [try openVault(), device, String(decoding: json, as: UTF8.self)])
+        guard rows.count == changes.count else {
+            throw .invalid("the server answered \(rows.count) results for \(changes.count) changes")
+        }
+        var results: [SyncPushResult] = []
+        for (i, row) in rows.rows.enumerated() {
+            guard row.count == 6, row[0] == String(i), let seqText = row[2], let seq = Int64(seqText), seq >= 0 else {
+                throw .invalid("the server's answer to change \(i) of a push is malformed")
+            }
+            if row[1] == "t" {
+                results.append(.applied(SyncVersion(String(seq))))
+            } else {
+                let body = row[3].flatMap(PostgresBackend.bytes(hex:))
+                guard (row[3] == nil) == (body == nil) else { throw .invalid("the server's record \(changes[i].id) is not hexadecimal") }
+                results.append(.conflict(SyncServerRecord(id: changes[i].id, version: SyncVersion(String(seq)), payload: body,
+                                                          changeID: row[4] ?? "", device: row[5] ?? "")))
+            }
+        }
+        return results
+    }
+
+    public func lastChangeID(device: String) throws(SyncBackendError) -> String? {
+        try run("SELECT termhost_sync.last_change_id($1::uuid, $2)", [try openVault(), device]).rows.first?.first ?? nil
+    }
+
+    public func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) {
+        try run("SELECT termhost_sync.acknowledge($1::uuid, $2, $3::bigint)", [try openVault(), device, String(try PostgresBackend.sequence(cursor))])
+    }
+
+    public func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int {
+        let rows = try run("SELECT termhost_sync.purge_tombstones($1::uuid, $2::boolean)", [try openVault(), force ? "true" : "false"])
+        return rows.rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
+    }
+
+    public func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(max(0, seconds))
+        guard let db = try? connection() else {
+            // Unreachable: wait out the interval here so a caller that loops does not spin.
+            Thread.sleep(until: deadline)
+            return false
+        }
+        if needsPull { return true }
+        let after = (try? PostgresBackend.sequence(cursor)) ?? 0
+        while true {
+            let (ok, notes) = db.notifications()
+            guard ok else {
+                self.db = nil
+                return true   // the next call reconnects, and pulls
+            }
+            for note in notes where note.channel == PostgresSchema.channel {
+                let parts = note.payload.split(separator: ":")
+                if parts.count == 2, String(parts[0]) == vaultID, let seq = Int64(parts[1]), seq > after { return true }
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            if remaining <= 0 { return false }
+            var fd = pollfd(fd: db.socket, events: Int16(POLLIN), revents: 0)
+            _ = poll(&fd, 1, Int32(min(remaining, 3600) * 1000) + 1)
+        }
+    }
+
+    public func close() {
+        db = nil
+    }
+
+    // MARK: Team membership (owners only; the server checks)
+
+    /// What a member may do: owners also manage members, editors write, readers only pull.
+    public enum MemberAccess: String, Sendable {
+        case owner, editor, reader
+    }
+
+    /// Gives PostgreSQL role `role` access to this vault (it must exist: the database's
+    /// administrator creates each user's role).
+    public func setMember(role: String, access: MemberAccess) throws(SyncBackendError) {
+        try run("SELECT termhost_sync.set_member($1::uuid, $2, $3)", [try openVault(), role, access.rawValue])
+    }
+
+    /// Ends `role`'s access: its next sync fails with `.denied`.
+    public func removeMember(role: String) throws(SyncBackendError) {
+        try run("SELECT termhost_sync.remove_member($1::uuid, $2)", [try openVault(), role])
+    }
+
+    // MARK: Connection
+
+    private func openVault() throws(SyncBackendError) -> String {
+        _ = try connection()
+        guard let vaultID else { throw .invalid("the PostgreSQL backend is used before open()") }
+        return vaultID
+    }
+
+    /// The open connection, or a new one: connected, migrated, vault opened, listening.
+    private func connection() throws(SyncBackendError) -> PGConnection {
+        if let db, db.isOpen { return db }
+        db = nil
+        guard let device else { throw .invalid("the PostgreSQL backend is used before open()") }
+        let fresh: PGConnection
+        do {
+            roundTrips += 1
+            fresh = try PGConnection(parameters: settings.connectionParameters(password: password))
+        } catch {
+            throw connectFailure(error)
+        }
+        do {
+            try PostgresSchema.migrate(fresh)
+            roundTrips += 1
+            let rows = try fresh.query("SELECT vault_id, access FROM termhost_sync.open_vault($1, $2)", [settings.vault, device])
+            guard rows.count == 1, let id = rows[0, 0] else { throw PGError(message: "open_vault returned no vault", sqlState: nil, connectionLost: false) }
+            roundTrips += 1
+            try fresh.query("LISTEN " + PostgresSchema.channel)
+            vaultID = id
+        } catch let error as PGError {
+            throw translate(error)
+        } catch let error as SyncBackendError {
+            throw error
+        } catch {
+            throw .invalid("\(error)")
+        }
+        db = fresh
+        needsPull = true
+        return fresh
+    }
+
+    /// Runs one of the schema's functions. When a connection that was open before this call
+    /// turns out to be gone (the server restarted while the device was idle), it connects again
+    /// and sends the statement once more: every function is safe to repeat (pull reads, push
+    /// is idempotent by change ID, acknowledge only raises, purge and membership converge).
+    @discardableResult
+    private func run(_ sql: String, _ parameters: [String?]) throws(SyncBackendError) -> PGRows {
+        var retried = false
+        while true {
+            let wasOpen = db != nil
+            let db = try connection()
+            roundTrips += 1
+            do {
+                return try db.query(sql, parameters)
+            } catch {
+                if error.connectionLost { self.db = nil }
+                if error.connectionLost && wasOpen && !retried {
+                    retried = true
+                    continue
+                }
+                throw translate(error)
+            }
+        }
+    }
+
+    private func connectFailure(_ error: PGError) -> SyncBackendError {
+        let m = error.message
+        let place = "PostgreSQL at \(settings.summary)"
+        if m.contains("password authentication failed") || m.contains("no password supplied") {
+            return .denied("\(place): \(m); save the role's password again with 'termhost sync backend set'")
+        }
+        if m.contains("does not exist") || m.contains("no pg_hba.conf entry") {
+            return .denied("\(place): \(m); ask the database's administrator for a role and access")
+        }
+        if m.contains("certificate") || m.contains("SSL") {
+            return .invalid("\(place): \(m); set sslrootcert to the server's CA certificate, or sslmode if the server has no TLS")
+        }
+        return .unavailable("\(place): \(m)")
+    }
+
+    func translate(_ error: PGError) -> SyncBackendError {
+        PostgresBackend.translate(error, place: "PostgreSQL at \(settings.summary)")
+    }
+
+    /// Maps a server error to the protocol's: connection trouble and transient server states are
+    /// retryable; a refused membership says who to ask.
+    static func translate(_ error: PGError, place: String = "PostgreSQL") -> SyncBackendError {
+        let state = error.sqlState ?? ""
+        if error.connectionLost { return .unavailable("\(place): \(error.message)") }
+        if state == "TH001" { return .cursorExpired }
+        if state == "42501" || state.hasPrefix("28") {
+            return .denied("\(place): \(error.message); ask one of the vault's owners to add this role back, or choose another vault with 'termhost sync backend set'")
+        }
+        // Insufficient resources, transaction rollback (deadlock, serialization), lock not
+        // available, operator intervention, system error: try again later.
+        if ["53", "40", "55", "57", "58"].contains(String(state.prefix(2))) { return .unavailable("\(place): \(error.message)") }
+        return .invalid("\(place): \(error.message) (SQLSTATE \(state))")
+    }
+
+    // MARK: Encoding
+
+    /// A cursor's sequence number; a token this backend did not write means a full pull.
+    static func sequence(_ cursor: SyncCursor) throws(SyncBackendError) -> Int64 {
+        if cursor.token.isEmpty { return 0 }
+        guard let n = Int64(cursor.token), n >= 0 else { throw .cursorExpired }
+        return n
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// nil when `text` is not an even run of hexadecimal digits.
+    static func bytes(hex text: String) -> [UInt8]? {
+        let u = Array(text.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(u.count / 2)
+        var i = 0
+        while i < u.count {
+            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import SyncCore
+import SyncPostgres
+import Testing
+import TestSupport
+
+/// Team vaults: several users, each with their own PostgreSQL role, on one vault; and a server
+/// that restarts while devices sync.
+@Suite struct PostgresTeamVaultTests {
+    @Test func threeDevicesOfThreeUsersSeeOneVault() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let devices = [try team.device("alice", "laptop"), try team.device("bob", "workstation"), try team.device("carol", "tablet")]
+        let names = ["laptop", "workstation", "tablet"]
+        for (i, d) in devices.enumerated() {
+            #expect(try d.push([.put(.host("from-\(names[i])"), names[i])], device: names[i]).allSatisfy { $0.appliedVersion != nil })
+        }
+        for d in devices {
+            #expect(Set(try d.pullAll().records.map(\.id.key)) == ["from-laptop", "from-workstation", "from-tablet"])
+        }
+    }
+
+    @Test func aRemovedMemberLosesAccessAtItsNextSync() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let alice = try team.device("alice", "laptop"), bob = try team.device("bob", "workstation")
+        _ = try bob.push([.put(.host("web"), "web")], device: "workstation")
+        let cursor = try bob.pullAll().cursor
+        try alice.removeMember(role: "bob")
+        // bob's connection is still open: the very next call is refused, pull and push alike.
+        let expected = SyncBackendError.denied("PostgreSQL at postgresql bob@[\(team.server.socketDirectory)]:5432/termhost vault 'team' (Unix socket): role \"bob\" is not a member of vault \"team\"; ask one of the vault's owners to add this role back, or choose another vault with 'termhost sync backend set'")
+        #expect(throws: expected) { _ = try bob.pull(after: cursor, limit: 10) }
+        #expect(throws: expected) { _ = try bob.push([.put(.host("db"), "db")], device: "workstation") }
+        #expect(throws: expected) { _ = try team.device("bob", "workstation") }
+        #expect(!expected.isRetryable)
+        // The table is not a way around it: the role was never granted the tables.
+        let direct = try Shell.run(PostgresServer.bin + "/psql", ["-X", "-h", team.server.socketDirectory, "-U", "bob", "-d", PostgresTeam.database,
+                                                                  "-c", "SELECT count(*) FROM termhost_sync.records"],
+                                   environment: ["PGPASSWORD": PostgresTeam.members["bob"]!])
+        #expect(direct.stderr.contains("permission denied for table records"))
+        // Neither may a member who is not an owner manage members.
+        let carol = try team.device("carol", "tablet")
+        #expect(throws: SyncBackendError.self) { try carol.setMember(role: "bob", access: .editor) }
+        // Added back, bob pulls again from where he was.
+        try alice.setMember(role: "bob", access: .editor)
+        #expect(try bob.pull(after: cursor, limit: 10).records.isEmpty)
+    }
+
+    @Test func aReaderPullsButMayNotPush() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let alice = try team.device("alice", "laptop")
+        try alice.setMember(role: "dave", access: .reader)
+        _ = try alice.push([.put(.host("web"), "web")], device: "laptop")
+        let dave = try team.device("dave", "phone")
+        #expect(try dave.pullAll().records.count == 1)
+        let error = try #require(throws: SyncBackendError.self) { _ = try dave.push([.put(.host("db"), "db")], device: "phone") }
+        #expect(error.message.hasSuffix(#"role "dave" has reader access to vault "team", which does not allow this; ask one of the vault's owners to add this role back, or choose another vault with 'termhost sync backend set'"#))
+    }
+
+    @Test func aServerRestartInTheMiddleOfAPushLosesNothingAndDuplicatesNothing() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let a = try team.device("alice", "laptop"), b = try team.device("bob", "workstation")
+        let before = try b.pullAll().cursor
+        let changes = (0..<50).map { SyncChange.put(.host("h\($0)"), "host \($0)", changeID: "c\($0)") }
+        // Hold the vault's row lock from another session, so the push waits inside its
+        // transaction; then the server goes down under it.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: PostgresServer.bin + "/psql")
+        holder.arguments = ["-X", "-h", team.server.socketDirectory, "-U", PostgresServer.adminUser, "-d", PostgresTeam.database,
+                            "-c", "BEGIN; SELECT 1 FROM termhost_sync.vaults FOR UPDATE; SELECT pg_sleep(600);"]
+        holder.environment = ["PGPASSWORD": PostgresServer.adminPassword]
+        holder.standardOutput = FileHandle.nullDevice
+        holder.standardError = FileHandle.nullDevice
+        try holder.run()
+        #expect(Wait.until { (try? team.server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND state = 'active' AND pid <> pg_backend_pid()")) == "1\n" })
+        let outcome = UnsafeSendableBox<[Result<[SyncPushResult], SyncBackendError>]>([])
+        let pusher = Unchecked(a)
+        let thread = Thread {
+            do throws(SyncBackendError) { outcome.append(.success(try pusher.value.push(changes, device: "laptop"))) } catch { outcome.append(.failure(error)) }
+        }
+        thread.start()
+        #expect(Wait.until { (try? team.server.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")) == "1\n" })
+        team.server.stop()
+        holder.waitUntilExit()
+        #expect(Wait.until { outcome.value.count == 1 })
+        guard case .failure(let error) = outcome.value.first else { Issue.record("the push did not fail: \(outcome.value)"); return }
+        #expect(error.isRetryable)
+        try team.server.restart()
+        // The engine retries the same changes (same IDs), and pulls, as after any reconnect.
+        let results = try a.push(changes, device: "laptop")
+        #expect(results.compactMap(\.appliedVersion).count == 50)
+        let again = try a.push(changes, device: "laptop")
+        #expect(again == results)
+        // bob was idle through the restart: his wait sees the connection gone and asks for a
+        // pull (the notifications of the retried push were sent while he was away).
+        #expect(b.waitForChanges(after: before, seconds: 30))
+        let feed = try b.pullAll(after: before)
+        #expect(feed.records.count == 50)
+        #expect(Set(feed.records.map(\.changeID)) == Set((0..<50).map { "c\($0)" }))
+        #expect(try team.server.psql("SELECT seq FROM termhost_sync.vaults", database: PostgresTeam.database) == "50\n")
+    }
+}
+
+/// Lends a non-Sendable value to one other thread of a test, which uses it alone.
+final class Unchecked<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
