@@ -139,7 +139,7 @@ let package = Package(
         .testTarget(name: "MetricsPluginTests", dependencies: ["MetricsCore", "TestSupport"], exclude: ["Fixtures"],
                     swiftSettings: strict),
         .testTarget(name: "ForwardingPluginTests", dependencies: ["TestSupport", "ForwardingPlugin"], swiftSettings: strict),
-        .testTarget(name: "AssistantTests", dependencies: ["AssistantCore", "AssistantProviders", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "AssistantTests", dependencies: ["AssistantCore", "AssistantProviders", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "SyncTests", dependencies: ["SyncCore", "TermhostServices", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SyncPostgresTests", dependencies: ["SyncCore", "SyncPostgres", "TestSupport"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),

@@ -5,10 +5,11 @@ set -euo pipefail
 # cmake, dpkg-dev, pkg-config and zlib1g-dev build libssh2 1.11 (Scripts/libssh2.sh); patchelf points the staged
 # plugins at the copy staged beside them (Scripts/stage.sh). libcurl4-openssl-dev: the Assistant's model providers.
 # help2man and lintian: the Debian package's man page and its check (Scripts/package-deb.sh, Tests/Packaging/deb.sh).
+# python3-venv: the MCP client the tests drive `termhost mcp` with (below).
 # libpq-dev: the Sync plugin's PostgreSQL backend; postgresql: the server the Sync tests and Benchmarks/sync.sh
 # start themselves (a private data directory).
 packages=(libssh2-1-dev libsqlite3-dev libffi-dev libssl-dev sqlite3 openssh-server openssh-client dropbear-bin make gcc g++ tmux procps python3 busybox
-          cmake dpkg-dev pkg-config zlib1g-dev patchelf libcurl4-openssl-dev help2man lintian
+          cmake dpkg-dev pkg-config zlib1g-dev patchelf libcurl4-openssl-dev help2man lintian python3-venv
           libpq-dev postgresql)
 missing=()
 for p in "${packages[@]}"; do
@@ -31,4 +32,11 @@ command -v swift >/dev/null || { echo "setup: no Swift toolchain on PATH (Swift 
 # keeps the system's library (and Package.swift then ignores a private one already built).
 if [ "${TERMHOST_SYSTEM_LIBSSH2:-}" != 1 ] && dpkg --compare-versions "$(pkg-config --modversion libssh2)" lt 1.11; then
   "$(dirname "$0")/libssh2.sh"
+fi
+# The MCP tests drive `termhost mcp` with the official MCP client, PyPI's `mcp` package, in a
+# venv of its own (Debian's python3 refuses pip installs outside one).
+venv="$(dirname "$0")/../.build/mcp-client"
+if ! "$venv/bin/python3" -c 'import mcp.client.stdio' 2>/dev/null; then
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check mcp
 fi

@@ -17,6 +17,8 @@ final class AssistantFeature: Feature {
                     usage: AssistantUsage.ask),
             Command("assistant", summary: "A conversation with the assistant; history, show, rm",
                     usage: AssistantUsage.assistant),
+            Command("mcp", summary: "The tool catalog for MCP clients (Claude Code, Codex) over stdio, under the same policy",
+                    usage: AssistantUsage.mcp),
         ])
 
     let host: PluginHost
@@ -42,6 +44,7 @@ final class AssistantFeature: Feature {
     func run(_ command: CommandInvocation) -> Int32 {
         switch command.command {
         case "ask": AskCommand(host: host, invocation: command).run()
+        case "mcp": MCPCommand(host: host, invocation: command).run()
         default: AssistantCommand(host: host, invocation: command).run()
         }
     }
