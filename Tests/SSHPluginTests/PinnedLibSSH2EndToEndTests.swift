@@ -26,7 +26,8 @@ import TestSupport
         let linked = try #require(ldd.split(separator: "\n").first { $0.contains("libssh2.so.1 => ") }?
             .components(separatedBy: "=> ").last?.components(separatedBy: " (").first, "\(ldd)")
         let library = dir.sub("system/termhost/libssh2") + "/libssh2.so.1"
-        try FileManager.default.copyItem(atPath: (linked as NSString).resolvingSymlinksInPath, toPath: library)
+        // The bytes, not the link (libssh2.so.1 -> libssh2.so.1.0.1).
+        try Data(contentsOf: URL(fileURLWithPath: linked)).write(to: URL(fileURLWithPath: library))
         chmod(library, 0o644)
         let manifest = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: ssh.manifest))) as? [String: Any])
         let version = try #require(manifest["version"] as? String)
