@@ -2,7 +2,7 @@
  * an echo per type (the result is the argument), an action failing through termhost_error_t,
  * one that crashes, and a main-thread one. Every call first appends the action's name and a
  * newline to $ACTIONS_CALL_LOG (when set), so a test can prove a refused call never ran.
- *   -DUNEXPORTED  also declares act_hidden, which the test's version script leaves local
+ *   -DUNEXPORTED  also declares act_hidden, which has hidden visibility (not exported)
  *   -DMISSING     also declares act_missing, which no code defines */
 #include <signal.h>
 #include <stdint.h>
@@ -52,7 +52,8 @@ TERMHOST_ACTION_EXPORT void act_crash(void) {
 }
 TERMHOST_ACTION_EXPORT int32_t act_main(void) { called("main"); return 1; }
 #ifdef UNEXPORTED
-TERMHOST_ACTION_EXPORT int32_t act_hidden(void) { return 0; }
+/* Hidden: left out of .dynsym whatever the version script says. */
+__attribute__((visibility("hidden"))) int32_t act_hidden(void) { return 0; }
 #endif
 #ifdef MISSING
 int32_t act_missing(void);

@@ -91,7 +91,7 @@ enum ActionsCommand {
             } else {
                 Output.err("termhost call: \(message)")
             }
-            let usage = failure.code == Int32(TERMHOST_ERR_INVALID_ARGUMENT) || failure.code == Int32(TERMHOST_ERR_NOT_FOUND)
+            let usage = !failure.called && (failure.code == Int32(TERMHOST_ERR_INVALID_ARGUMENT) || failure.code == Int32(TERMHOST_ERR_NOT_FOUND))
             return usage ? ExitCode.usage : ExitCode.failure
         }
     }

@@ -20,10 +20,12 @@ public final class ActionTable: Sendable {
         let crashSlot: Int32
     }
 
-    /// Why a call did not produce a result: a termhost_status and the message.
+    /// Why a call did not produce a result: a termhost_status and the message; `called` when
+    /// the function ran and failed (its own error, or a result the host refused).
     public struct Failure: Error, Equatable, Sendable {
         public let code: Int32
         public let message: String
+        public var called = false
     }
 
     private let entries = Mutex<[String: Entry]>([:])
@@ -108,7 +110,8 @@ extension HostRuntime {
         }
         switch outcome {
         case .result(let value): return .success(value)
-        case .failed(let code, let message): return fail(code, "\(shown): \(VisibleText.of(message))")
+        case .failed(let code, let message):
+            return .failure(.init(code: code, message: "\(shown): \(VisibleText.of(message))", called: true))
         }
     }
 }
