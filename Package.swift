@@ -44,6 +44,7 @@ let package = Package(
         .library(name: "MetricsPlugin", type: .dynamic, targets: ["MetricsPlugin"]),
         .library(name: "ForwardingPlugin", type: .dynamic, targets: ["ForwardingPlugin"]),
         .library(name: "AssistantPlugin", type: .dynamic, targets: ["AssistantPlugin"]),
+        .library(name: "SyncPlugin", type: .dynamic, targets: ["SyncPlugin"]),
         // A Swift plugin used only by the tests (exercises every TermhostSDK service wrapper).
         .library(name: "SwiftServicesFixture", type: .dynamic, targets: ["SwiftServicesFixture"]),
     ],
@@ -116,6 +117,8 @@ let package = Package(
 
         // Sync: the engine, the backend protocol and the folder backend, pure Swift (Foundation only).
         .target(name: "SyncCore", path: "Plugins/Sync/Sources/SyncCore", swiftSettings: strict),
+        .target(name: "SyncPlugin", dependencies: ["TermhostSDK", "CTermhost", "SyncCore"], path: "Plugins/Sync/Sources/SyncPlugin",
+                swiftSettings: strict, linkerSettings: pluginLinkerSettings),
         // The PostgreSQL vault backend for teams, over libpq (Debian's libpq-dev).
         .systemLibrary(name: "CLibPQ", path: "Plugins/Sync/Sources/CLibPQ", providers: [.apt(["libpq-dev"])]),
         .target(name: "SyncPostgres", dependencies: ["SyncCore", "CLibPQ"], path: "Plugins/Sync/Sources/SyncPostgres", swiftSettings: strict),

@@ -24,7 +24,7 @@ set -euo pipefail
 caller=$PWD
 cd "$(dirname "$0")/.."
 config=debug install=0 runtime=0 strip=0
-wanted=org.termhost.ssh,org.termhost.sftp,org.termhost.metrics,org.termhost.forwarding,org.termhost.assistant,org.termhost.examples.hello-c,org.termhost.examples.hello-swift,org.termhost.examples.remote-c
+wanted=org.termhost.ssh,org.termhost.sftp,org.termhost.metrics,org.termhost.forwarding,org.termhost.assistant,org.termhost.sync,org.termhost.examples.hello-c,org.termhost.examples.hello-swift,org.termhost.examples.remote-c
 scratch=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -55,6 +55,7 @@ swift build -c "$config" "${scratch[@]}" --product SFTPPlugin
 swift build -c "$config" "${scratch[@]}" --product MetricsPlugin
 swift build -c "$config" "${scratch[@]}" --product ForwardingPlugin
 swift build -c "$config" "${scratch[@]}" --product AssistantPlugin
+swift build -c "$config" "${scratch[@]}" --product SyncPlugin
 bin=$(swift build -c "$config" "${scratch[@]}" --show-bin-path)
 
 plugins="$dest/lib/termhost/plugins"
@@ -134,6 +135,7 @@ bundle_swift org.termhost.sftp libSFTPPlugin.so
 bundle_swift org.termhost.metrics libMetricsPlugin.so
 bundle_swift org.termhost.forwarding libForwardingPlugin.so
 bundle_swift org.termhost.assistant libAssistantPlugin.so
+bundle_swift org.termhost.sync libSyncPlugin.so
 
 # C plugins built with make from the SDK header alone; their manifests come the same way.
 ! is_wanted org.termhost.examples.hello-c || make -s -C SDK/Examples/hello-c OUT="$plugins" TERMHOST="$termhost"

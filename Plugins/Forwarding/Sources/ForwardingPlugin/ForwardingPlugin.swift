@@ -59,7 +59,10 @@ final class ForwardingFeature: Feature {
     func foreground() { current?.resume() }
 }
 
-let plugin = Plugin(id: "org.termhost.forwarding", version: "0.1.0", features: [ForwardingFeature.self])
+let plugin = Plugin(id: "org.termhost.forwarding", version: "0.1.0", features: [ForwardingFeature.self]) { host in
+    // Saved rules sync (Docs/Sync.md); whether one runs is runtime state and never does.
+    _ = try? host.store?.declareSyncable(RuleStore.collection, merge: .fields)
+}
 
 @_cdecl("termhost_plugin_entry")
 public func termhostPluginEntry() -> UnsafeRawPointer { plugin.entry }

@@ -48,7 +48,10 @@ final class MetricsFeature: Feature {
     }
 }
 
-let plugin = Plugin(id: "org.termhost.metrics", version: "0.1.0", features: [MetricsFeature.self])
+let plugin = Plugin(id: "org.termhost.metrics", version: "0.1.0", features: [MetricsFeature.self]) { host in
+    // Monitors and their order sync (Docs/Sync.md); samples stay on this device.
+    _ = try? host.store?.declareSyncable(MonitorStore.collection, merge: .fields)
+}
 
 @_cdecl("termhost_plugin_entry")
 public func termhostPluginEntry() -> UnsafeRawPointer { plugin.entry }

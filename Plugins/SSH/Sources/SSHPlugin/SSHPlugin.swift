@@ -154,6 +154,10 @@ let plugin = Plugin(id: "org.termhost.ssh", version: "0.1.0", features: [SSHFeat
     // Global and not thread-safe: once, at plugin init, before any session exists.
     libssh2_init(0)
     BulkCipher.enable(host)
+    // What the Sync plugin replicates (Docs/Sync.md). An identity's secret IDs stay on this
+    // device: the secrets they name never leave it. A refusal only means nothing syncs.
+    _ = try? host.store?.declareSyncable("hosts", merge: .fields)
+    _ = try? host.store?.declareSyncable("identities", merge: .fields, localFields: ["passwordSecret", "keySecret"])
 }
 
 @_cdecl("termhost_plugin_entry")

@@ -1,0 +1,156 @@
+import Foundation
+import SyncCore
+import TermhostSDK
+
+/// `termhost sync ...`.
+struct SyncCommand {
+    static let usage = """
+    usage: termhost sync status [--json]        backend, last success, pending changes, last error
+           termhost sync now [--json]           sync at once
+           termhost sync pause | resume         stop or restart syncing on this device
+           termhost sync conflicts [--json]     records both sides changed, with their IDs
+           termhost sync resolve ID --keep local|remote
+           termhost sync reset                  forget the vault's cursor and versions; the next
+                                                sync reconciles everything (nothing local is deleted)
+           termhost sync backend show [--json]
+           termhost sync backend set folder PATH
+    """
+    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep")], maxArguments: 4)
+
+    let c: CommandInvocation
+    let store: Store
+    let syncStore: SyncStore
+    let environment: [String: String]
+    let inBackground: () -> Bool
+
+    func run() -> Int32 {
+        let parsed: ParsedArguments
+        do { parsed = try c.parse(with: SyncCommand.spec) } catch { return error.status }
+        let json = parsed.has("--json") || c.jsonOutput
+        let words = parsed.arguments
+        do {
+            switch words.first ?? "status" {
+            case "backend": return try backend(Array(words.dropFirst()), json: json)
+            case "status": return try status(json: json)
+            case "now": return try now(json: json)
+            case "pause", "resume":
+                try engine().setPaused(words[0] == "pause")
+                c.print(words[0] == "pause" ? "sync paused on this device ('termhost sync resume' restarts it)" : "sync resumed")
+                return 0
+            case "conflicts": return try conflicts(json: json)
+            case "resolve":
+                guard words.count == 2, let keep = parsed.value("--keep").flatMap(SyncEngine.Side.init(rawValue:)) else {
+                    c.printError("termhost sync resolve: give a conflict ID and --keep local or --keep remote\n\(SyncCommand.usage)")
+                    return 2
+                }
+                let e = try engine()
+                try e.resolve(words[1], keep: keep)
+                c.print("conflict \(words[1]) resolved: keeping the \(keep.rawValue) version")
+                if case .failed(let m) = e.sync() { c.printError("termhost sync: \(m)"); return 1 }
+                return 0
+            case "reset":
+                try engine().reset()
+                c.print("sync state reset: the next sync reconciles every record with the vault")
+                return 0
+            default:
+                c.printError("termhost sync: unknown subcommand '\(VisibleText.of(words[0]))'\n\(SyncCommand.usage)")
+                return 2
+            }
+        } catch {
+            c.printError("termhost sync: \(error)")
+            return 1
+        }
+    }
+
+    func engine() throws -> SyncEngine {
+        try SyncEngine(backend: try BackendSettings.load(store, environment).open(), local: HostRecords(syncStore),
+                       store: PluginState(store), clock: try DisplayClock.make(environment))
+    }
+
+    private func backend(_ words: [String], json: Bool) throws -> Int32 {
+        switch (words.first, words.count) {
+        case ("show"?, 1), (nil, 0):
+            let s = try BackendSettings.load(store, environment)
+            c.print(json ? "{\"kind\":\(JSONText.quoted(s.kind)),\"path\":\(s.path.map(JSONText.quoted) ?? "null")}" : "\(s.kind) \(VisibleText.of(s.path ?? ""))")
+            return 0
+        case ("set"?, 3) where words[1] == "folder":
+            let path = (words[2] as NSString).standardizingPath
+            guard path.hasPrefix("/") else { c.printError("termhost sync backend set: the folder must be an absolute path"); return 2 }
+            try BackendSettings(kind: "folder", path: path).save(store)
+            try engine().reset()
+            c.print("vault: folder \(VisibleText.of(path)); the next sync reconciles this device's records with it")
+            return 0
+        default:
+            c.printError("termhost sync backend: use 'show' or 'set folder PATH'\n\(SyncCommand.usage)")
+            return 2
+        }
+    }
+
+    private func status(json: Bool) throws -> Int32 {
+        let s = try engine().status()
+        if json {
+            c.print("{\"backend\":\(JSONText.quoted(s.backend)),\"device\":\(JSONText.quoted(s.device)),\"vault\":\(s.vault.map(JSONText.quoted) ?? "null"),"
+                    + "\"last_success\":\(s.lastSuccess.map { String(Int64($0)) } ?? "null"),\"pending\":\(s.pending),\"conflicts\":\(s.conflicts),"
+                    + "\"quarantined\":\(s.quarantined),\"paused\":\(s.paused),\"last_error\":\(s.lastError.map(JSONText.quoted) ?? "null")}")
+            return 0
+        }
+        c.print("backend: \(VisibleText.of(s.backend))")
+        c.print("device: \(s.device)")
+        c.print("last success: \(s.lastSuccess.map(SyncCommand.time) ?? "never") (this device's clock)")
+        c.print("pending changes: \(s.pending)")
+        if s.conflicts > 0 { c.print("conflicts: \(s.conflicts) ('termhost sync conflicts' lists them)") }
+        if s.quarantined > 0 { c.print("quarantined: \(s.quarantined) record(s) in the vault could not be read and were kept aside") }
+        if s.paused { c.print("paused ('termhost sync resume' restarts it)") }
+        if let e = s.lastError { c.print("last error: \(VisibleText.of(e))") }
+        return 0
+    }
+
+    private func now(json: Bool) throws -> Int32 {
+        if inBackground() {
+            c.printError("termhost sync: not syncing while in background; it runs again in foreground")
+            return 1
+        }
+        let e = try engine()
+        switch e.sync() {
+        case .synced:
+            let s = try e.status()
+            c.print(json ? "{\"synced\":true,\"pending\":\(s.pending),\"conflicts\":\(s.conflicts)}"
+                         : "synced with \(VisibleText.of(s.backend))" + (s.conflicts > 0 ? "; \(s.conflicts) conflict(s): 'termhost sync conflicts'" : ""))
+            return 0
+        case .paused:
+            c.printError("termhost sync: paused on this device ('termhost sync resume' restarts it)")
+            return 1
+        case .failed(let message):
+            c.printError("termhost sync: \(VisibleText.of(message))")
+            return 1
+        }
+    }
+
+    private func conflicts(json: Bool) throws -> Int32 {
+        let list = try engine().conflicts()
+        if json {
+            let items = list.map { x in
+                "{\"id\":\(JSONText.quoted(x.conflictID)),\"record\":\(JSONText.quoted(x.id.description)),\"reason\":\(JSONText.quoted(x.reason)),"
+                    + "\"local\":\(x.local.map { JSONText.quoted(String(decoding: $0, as: UTF8.self)) } ?? "null"),"
+                    + "\"remote\":\(x.remote.map { JSONText.quoted(String(decoding: $0, as: UTF8.self)) } ?? "null")}"
+            }
+            c.print("[" + items.joined(separator: ",") + "]")
+            return 0
+        }
+        if list.isEmpty { c.print("no conflicts") }
+        for x in list {
+            c.print("\(x.conflictID)  \(VisibleText.of(x.id.description)): \(x.reason)")
+            c.print("    local:  \(x.local.map { VisibleText.of(bytes: $0) } ?? "(deleted)")")
+            c.print("    remote: \(x.remote.map { VisibleText.of(bytes: $0) } ?? "(deleted)")")
+        }
+        if !list.isEmpty { c.print("resolve with: termhost sync resolve ID --keep local|remote") }
+        return 0
+    }
+
+    static func time(_ seconds: Double) -> String {
+        let f = DateFormatter()
+        f.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
+        f.timeZone = TimeZone(identifier: "UTC")
+        return f.string(from: Date(timeIntervalSince1970: seconds))
+    }
+}
