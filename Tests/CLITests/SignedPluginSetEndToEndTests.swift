@@ -69,6 +69,9 @@ import TestSupport
         let doctor = try s.cli.run("doctor").stdout
         let kind = ["ed25519": "ED25519", "ecdsa": "ECDSA", "rsa": "RSA"][type]!
         #expect(doctor.contains("signed-test 1 (\(s.set), 1 plugin), signed by release@example.com (\(kind) \(try s.fingerprint(key)))"), "\(doctor)")
+        let json = try JSONSerialization.jsonObject(with: Data(try s.cli.run("--json", "doctor").stdout.utf8)) as? [String: Any]
+        let signer = (json?["pluginSetSigners"] as? [String: [String: String]])?[s.set]
+        #expect(signer == ["principals": "release@example.com", "keyType": kind, "fingerprint": try s.fingerprint(key)])
         let verify = try s.cli.run("plugins", "verify", s.set)
         #expect(verify.stdout == "Good \"termhost-plugin-set\" signature of signed-test 1 (\(s.set)) for release@example.com with \(kind) key \(try s.fingerprint(key))\n")
     }

@@ -11,6 +11,8 @@ enum DoctorCommand {
     struct Report: Encodable {
         var searchPath: [[String: String]]
         var pluginSets: [String]
+        /// Who signed each signed set, by the set's path: principals, key type and fingerprint.
+        var pluginSetSigners: [String: PluginSetSigner]
         var plugins: [PluginView]
         var features: [FeatureView]
         var policy: [String: String]
@@ -44,6 +46,7 @@ enum DoctorCommand {
             searchPath: inspection.catalog.searched.map { ["directory": $0.entry.directory, "origin": $0.entry.origin.rawValue, "found": $0.note] },
             pluginSets: inspection.catalog.pluginSets.map { "\($0.set.name) \($0.set.version) (\($0.path), \($0.set.plugins.count) plugin\($0.set.plugins.count == 1 ? "" : "s")), "
                 + (inspection.catalog.pluginSetSigners[$0.path].map { "signed by \($0.description)" } ?? "unsigned") },
+            pluginSetSigners: inspection.catalog.pluginSetSigners,
             plugins: plugins, features: FeatureView.all(inspection.resolution), policy: policy, problems: problems,
             store: ["path": options.paths.store, "status": store.problem ?? store.state,
                     "secrets": options.paths.secrets, "log": options.paths.log ?? "-"])
