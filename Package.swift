@@ -36,6 +36,7 @@ let package = Package(
         .executable(name: "termhost-probe", targets: ["TermhostProbe"]),
         .executable(name: "termhost-bench", targets: ["TermhostBench"]),
         .executable(name: "termhost-classifier-bench", targets: ["ClassifierBench"]),
+        .executable(name: "termhost-sync-bench", targets: ["SyncBench"]),
         .library(name: "TermhostRegistry", targets: ["TermhostRegistry"]),
         .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
@@ -122,6 +123,8 @@ let package = Package(
         // The PostgreSQL vault backend for teams, over libpq (Debian's libpq-dev).
         .systemLibrary(name: "CLibPQ", path: "Plugins/Sync/Sources/CLibPQ", providers: [.apt(["libpq-dev"])]),
         .target(name: "SyncPostgres", dependencies: ["SyncCore", "CLibPQ"], path: "Plugins/Sync/Sources/SyncPostgres", swiftSettings: strict),
+        // Sync figures on the folder and a private PostgreSQL server (Benchmarks/sync.sh).
+        .executableTarget(name: "SyncBench", dependencies: ["SyncCore", "SyncPostgres", "TestSupport"], path: "Benchmarks/SyncBench", swiftSettings: strict),
 
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",

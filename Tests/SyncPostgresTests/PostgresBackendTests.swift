@@ -78,6 +78,34 @@ import TestSupport
         #expect(try a.pullAll().records.count == 1)
     }
 
+    /// The cursor rule: a reader following the feed while two devices write must end up with
+    /// every record. A sequence allocated before commit (a BIGSERIAL) would let it pass a
+    /// number whose transaction commits later, and skip that record forever.
+    @Test func aReaderFollowingTheFeedDuringConcurrentWritesMissesNothing() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let writers = Unchecked([try team.device("alice", "laptop"), try team.device("bob", "workstation")])
+        let reader = try team.device("carol", "tablet")
+        let done = UnsafeSendableBox<[Bool]>([])
+        let threads = (0..<2).map { w in
+            Thread {
+                for i in 0..<40 { _ = try? writers.value[w].push([.put(.host("w\(w)-\(i)"), "x")], device: w == 0 ? "laptop" : "workstation") }
+                done.append(true)
+            }
+        }
+        threads.forEach { $0.start() }
+        var seen = Set<String>(), cursor = SyncCursor.start
+        while done.value.count < 2 {
+            let page = try reader.pull(after: cursor, limit: 3)
+            seen.formUnion(page.records.map(\.id.key))
+            cursor = page.next
+        }
+        let rest = try reader.pullAll(after: cursor)
+        seen.formUnion(rest.records.map(\.id.key))
+        #expect(seen.count == 80)
+        #expect(try reader.pullAll().records.count == 80)
+    }
+
     @Test func aDeleteAgainstAnEditReturnsTheTombstoneToTheEditor() throws {
         let team = try PostgresTeam()
         defer { team.remove() }

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Sync figures: first sync of 10,000 records (upload and download), latency from a change on one
+# device to it being applied on another, and round trips to PostgreSQL per sync; for the folder
+# backend and for PostgreSQL (a private server the benchmark starts: Debian's postgresql package,
+# Scripts/setup.sh installs it). Usage: Benchmarks/sync.sh [RECORDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product termhost-sync-bench >/dev/null
+"$(swift build -c release --show-bin-path)/termhost-sync-bench" "$@"
