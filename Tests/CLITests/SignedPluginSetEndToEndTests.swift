@@ -182,4 +182,34 @@ import TestSupport
         let policy = s.cli.policy(#"{ "requireSignedPluginSets": true }"#)
         #expect(try s.refusal().contains("\(s.set): not signed (no \(s.set).sig), and operator policy \(policy) requires signed plugin sets (requireSignedPluginSets); refused"))
     }
+
+    @Test func withoutAnAllowedSignersFileASignedSetLoadsUncheckedUnlessSignaturesAreRequired() throws {
+        let s = try SignedSet()
+        defer { s.dir.remove() }
+        let key = try s.key("ed25519")
+        try s.sshKeygenSign(key)
+        #expect(try s.cli.run("hello").status == 0)
+        #expect(try s.cli.run("doctor").stdout.contains("signed by signer not checked: no allowed signers file (ED25519 \(try s.fingerprint(key)))"))
+        let policy = s.cli.policy(#"{ "requireSignedPluginSets": true }"#)
+        #expect(try s.refusal().contains("signed by ED25519 key \(try s.fingerprint(key)), but there is no allowed signers file \(s.dir.path)/allowed_signers to check it against, and operator policy \(policy) requires signed plugin sets; refused"))
+    }
+
+    @Test func withSignaturesRequiredAPluginDirectoryWithoutASetIsRefused() throws {
+        let s = try SignedSet()
+        defer { s.dir.remove() }
+        try FileManager.default.removeItem(atPath: s.set)
+        #expect(try s.cli.run("hello").status == 0)
+        let policy = s.cli.policy(#"{ "requireSignedPluginSets": true }"#)
+        #expect(try s.refusal().contains("refused: the plugin set of its directory cannot be used, so nothing there can be verified (\(s.set) does not exist, and operator policy \(policy) requires signed plugin sets)"))
+    }
+
+    @Test func anAllowedSignersFileOthersCanWriteIsRefused() throws {
+        let s = try SignedSet()
+        defer { s.dir.remove() }
+        let key = try s.key("ed25519")
+        try s.sshKeygenSign(key)
+        s.allow("release@example.com " + (try s.publicKey(key)))
+        chmod(s.dir.path + "/allowed_signers", 0o666)
+        #expect(try s.refusal().contains("\(s.dir.path)/allowed_signers is writable by its group and others (mode 0666)"))
+    }
 }
