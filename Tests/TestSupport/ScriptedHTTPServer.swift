@@ -63,6 +63,7 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
     private var script: [Response]
     private var received: [Request] = []
     private var stopped = false
+    private var responder: (@Sendable (Int, Request) -> Response?)?
 
     public var port: Int { listener.port }
     public var baseURL: String { "http://127.0.0.1:\(port)/v1" }
@@ -75,6 +76,10 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
+
+    /// Answers from `respond` (given the request's number from 1 and the request) before the
+    /// script, for answers that depend on what the client sent; nil falls back to the script.
+    public func respond(with respond: @escaping @Sendable (Int, Request) -> Response?) { lock.withLock { responder = respond } }
 
     /// Appends responses to the script.
     public func enqueue(_ responses: [Response]) { lock.withLock { script += responses } }
@@ -105,6 +110,7 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
         guard let request = readRequest(fd) else { return }
         let response: Response = lock.withLock {
             received.append(request)
+            if let answer = responder?(received.count, request) { return answer }
             return script.isEmpty ? Response(status: 500, headers: [], body: "script exhausted") : script.removeFirst()
         }
         var head = "HTTP/1.1 \(response.status) Scripted\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n"

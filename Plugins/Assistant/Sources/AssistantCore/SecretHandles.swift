@@ -100,6 +100,16 @@ public final class SecretHandles: Sendable {
         return out
     }
 
+    /// Removes the values of handles never used from the vault; called when the run ends, so a
+    /// secret the person typed does not outlive the run that asked for it.
+    public func discardPending() {
+        let entries = state.withLock { s in
+            defer { s.pending = [:] }
+            return Array(s.pending.values)
+        }
+        for entry in entries { try? vault.remove(entry.vaultID) }
+    }
+
     /// The values handed to tools so far, for the run's `Redactor`.
     public var revealedValues: [String] { state.withLock { $0.revealed } }
 

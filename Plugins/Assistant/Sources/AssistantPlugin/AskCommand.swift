@@ -2,15 +2,16 @@ import AssistantCore
 import Foundation
 import TermhostSDK
 
-/// `termhost ask [--host H] [--acting] [--provider NAME] [--json] "QUESTION"`: one run in a new
-/// conversation, the answer streamed. The exit status says how the run ended: 0 finished,
+/// `termhost ask [--host H] [--acting] [--provider NAME] [--json] [--full-access]
+/// [--reviewer NAME [--reviewer-timeout S]] "QUESTION"`: one run in a new conversation, the
+/// answer streamed. The exit status says how the run ended: 0 finished,
 /// 1 failed, 130 stopped (Ctrl-C, SIGTERM); 2 a usage error.
 struct AskCommand {
     let host: PluginHost
     let invocation: CommandInvocation
 
     static let arguments = CommandArguments("termhost ask", usage: "usage: " + AssistantUsage.ask,
-                                            options: [.value("--host"), .flag("--acting"), .value("--provider"), .flag("--json")])
+                                            options: [.value("--host"), .flag("--acting"), .value("--provider"), .flag("--json")] + RunAccess.options)
 
     func run() -> Int32 {
         let parsed: ParsedArguments
@@ -30,6 +31,13 @@ struct AskCommand {
             invocation.printError("termhost: ask: \(error)")
             return 1
         }
+        let access: RunAccess
+        do { access = try RunAccess(parsed, host: host) } catch let usage as CommandUsageError {
+            return invocation.reportUsageError(usage)
+        } catch {
+            invocation.printError("termhost: ask: --reviewer: \(error)")
+            return 1
+        }
         let targetHost = parsed.value("--host")
         let conversation: String
         do { conversation = try store.newConversation(title: question, host: targetHost) } catch {
@@ -38,7 +46,7 @@ struct AskCommand {
         }
         let session = RunSession(host: host, invocation: invocation, store: store, provider: chosen.provider,
                                  providerName: chosen.name, mode: parsed.has("--acting") ? .acting : .planning,
-                                 targetHost: targetHost)
+                                 targetHost: targetHost, access: access)
         let printer = AnswerPrinter(invocation: invocation, quiet: json, clock: clock)
         let (run, end) = session.run(question, conversation: conversation, printer: printer)
         if json {

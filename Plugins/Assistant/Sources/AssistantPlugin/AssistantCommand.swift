@@ -11,7 +11,8 @@ struct AssistantCommand {
 
     static let conversationArguments = CommandArguments(
         "termhost assistant", usage: "usage: " + AssistantUsage.assistant,
-        options: [.value("--host"), .flag("--acting"), .value("--provider"), .value("--continue")], maxArguments: 0)
+        options: [.value("--host"), .flag("--acting"), .value("--provider"), .value("--continue")] + RunAccess.options,
+        maxArguments: 0)
     static let historyArguments = CommandArguments("termhost assistant history", usage: "usage: " + AssistantUsage.assistant,
                                                    options: [.flag("--json")], maxArguments: 0)
     static let showArguments = CommandArguments("termhost assistant show", usage: "usage: " + AssistantUsage.assistant,
@@ -126,6 +127,13 @@ struct AssistantCommand {
             invocation.printError("termhost: assistant: \(error)")
             return 1
         }
+        let access: RunAccess
+        do { access = try RunAccess(parsed, host: host) } catch let usage as CommandUsageError {
+            return invocation.reportUsageError(usage)
+        } catch {
+            invocation.printError("termhost: assistant: --reviewer: \(error)")
+            return 1
+        }
         let targetHost = parsed.value("--host")
         var conversation = parsed.value("--continue")
         if let id = conversation {
@@ -137,7 +145,7 @@ struct AssistantCommand {
         }
         let session = RunSession(host: host, invocation: invocation, store: store, provider: chosen.provider,
                                  providerName: chosen.name, mode: parsed.has("--acting") ? .acting : .planning,
-                                 targetHost: targetHost)
+                                 targetHost: targetHost, access: access)
         let interactive = isatty(invocation.stdinFD) == 1
         var lines = LineReader(fd: invocation.stdinFD)
         while true {

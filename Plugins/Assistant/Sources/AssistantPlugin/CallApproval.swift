@@ -10,13 +10,20 @@ struct CallApproval {
     let scene: UInt64
     let runID: String
     let mode: RunEngine.Mode
+    /// The run's full access (pre-approves Asks where the policy allows it).
+    let fullAccess: Bool
+    /// "Approve for me": decides Asks before the person, where the policy allows it.
+    let reviewer: (any CallReviewer)?
     private let gate: Result<ToolGate, AssistantPolicyError>
 
-    init(host: PluginHost, scene: UInt64, runID: String, mode: RunEngine.Mode) {
+    init(host: PluginHost, scene: UInt64, runID: String, mode: RunEngine.Mode,
+         fullAccess: Bool = false, reviewer: (any CallReviewer)? = nil) {
         self.host = host
         self.scene = scene
         self.runID = runID
         self.mode = mode
+        self.fullAccess = fullAccess
+        self.reviewer = reviewer
         guard let store = host.store else {
             gate = .failure(AssistantPolicyError(field: "store", message: "the host store is unavailable"))
             return
@@ -27,7 +34,10 @@ struct CallApproval {
     }
 
     /// The policy's warnings (user rules wider than the operator's), to print once per run.
-    var warnings: [String] { (try? gate.get())?.policy.warnings ?? [] }
+    var warnings: [String] { policy?.warnings ?? [] }
+
+    /// The policy in force, nil when it could not be read.
+    var policy: AssistantPolicy? { (try? gate.get())?.policy }
 
     func decide(_ call: ToolCall, _ tool: RunTool) -> RunCallDecision {
         let gate: ToolGate
@@ -43,7 +53,8 @@ struct CallApproval {
         let person: (any ApprovalPrompter)? = host.interact.flatMap { interact in
             interact.canPrompt(scene: scene) ? InteractPrompter(interact: interact, scene: scene) : nil
         }
-        switch gate.decide(gateCall, run: GateRun(mode: mode == .planning ? .planning : .acting), prompter: person, reviewer: nil) {
+        switch gate.decide(gateCall, run: GateRun(mode: mode == .planning ? .planning : .acting, fullAccess: fullAccess, reviewer: reviewer != nil),
+                         prompter: person, reviewer: reviewer) {
         case .run: return .run
         case .refuse(let message, _): return .refuse(message)
         }

@@ -12,6 +12,8 @@ struct RunSession {
     let providerName: String
     let mode: RunEngine.Mode
     let targetHost: String?
+    /// Full access and the reviewer, as the command line asked.
+    var access = RunAccess()
 
     static let stepLimit = 50
 
@@ -21,7 +23,7 @@ struct RunSession {
              watchKeys: Bool = false) -> (run: RunStore.Run?, end: RunEngine.End) {
         let tools: ToolService? = ToolService(host: host, scene: invocation.scene)
         let catalog: [RunTool]
-        do { catalog = try tools?.catalog() ?? [] } catch {
+        do { catalog = try (tools?.catalog() ?? []) + [SecretRequest.tool] } catch {
             return (nil, RunEngine.End(state: .failed, reason: "cannot read the tool catalog: \(error)"))
         }
         let control = RunControl()
@@ -39,18 +41,24 @@ struct RunSession {
         } catch {
             return (nil, RunEngine.End(state: .failed, reason: "cannot save the run: \(error)"))
         }
-        var engine = RunEngine(provider: provider, tools: catalog, runner: tools.map { $0 as any RunToolRunner } ?? NoTools(),
+        let keys = watchKeys ? InterruptKey(fd: invocation.stdinFD, control: control) : nil
+        defer { keys?.end() }
+        let handles = host.secrets.map { SecretHandles(vault: HostSecretVault(secrets: $0)) }
+        defer { handles?.discardPending() }
+        let runner = AssistantToolRunner(tools: tools, handles: handles, interact: host.interact, scene: invocation.scene,
+                                         runID: run.id, prompting: { body in keys.map { $0.paused(body) } ?? body() })
+        var engine = RunEngine(provider: provider, tools: catalog, runner: runner,
                                control: control, mode: mode, system: system(catalog), nextCallNumber: HostTools.nextCallID)
         engine.stepLimit = Self.stepLimit
         engine.provesReadOnly = Self.provesReadOnly
         engine.onText = printer.text
         engine.onCallStart = printer.callStarted
         engine.onCallEnd = printer.callEnded
-        let keys = watchKeys ? InterruptKey(fd: invocation.stdinFD, control: control) : nil
-        defer { keys?.end() }
-        let approval = CallApproval(host: host, scene: invocation.scene, runID: run.id, mode: mode)
-        approval.warnings.forEach { invocation.printError("warning: \($0)") }
-        engine.redact = Redactor().redact
+        let approval = CallApproval(host: host, scene: invocation.scene, runID: run.id, mode: mode,
+                                    fullAccess: access.fullAccess, reviewer: access.reviewer(for: question))
+        (approval.warnings + access.warnings(approval.policy)).forEach { invocation.printError("warning: \($0)") }
+        // The run's secret values, once a tool was given them, are blanked wherever they appear.
+        engine.redact = { text in Redactor(knownValues: handles?.revealedValues ?? []).redact(text) }
         engine.decide = { call, tool in keys.map { keys in keys.paused { approval.decide(call, tool) } } ?? approval.decide(call, tool) }
         var turn = 0
         let end = engine.run(&transcript) { message in

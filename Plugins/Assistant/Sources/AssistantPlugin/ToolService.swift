@@ -44,9 +44,3 @@ struct ToolService: RunToolRunner {
 
     func cancel(number: UInt64) { tools.cancel(callID: number) }
 }
-
-/// The runner of a host without termhost.tools/1: the catalog is empty, so nothing is called.
-struct NoTools: RunToolRunner {
-    func call(_ call: ToolCall, tool: RunTool, number: UInt64) -> RunToolOutcome { .error("this host offers no tools") }
-    func cancel(number: UInt64) {}
-}

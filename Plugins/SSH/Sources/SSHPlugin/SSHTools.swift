@@ -15,6 +15,8 @@ enum SSHTools {
     static let defaultOutputBytes = 65_536
     /// The longest command accepted (bytes): a shell line, not a script upload.
     static let commandBytes = 65_536
+    /// The longest stdin_secret (bytes): a password, not a file.
+    static let stdinSecretBytes = 4096
     /// Hosts listed at most; the rest are counted.
     static let maximumHosts = 500
 
@@ -26,13 +28,14 @@ enum SSHTools {
 
     static let sshExec = Tool(
         "ssh_exec",
-        description: "Runs one shell command on a saved host over a dedicated exec channel (no terminal, no input) and returns its exit status and its stdout and stderr, each cut at max_output_bytes with the number of bytes left out. The command is ended after timeout_seconds.",
+        description: "Runs one shell command on a saved host over a dedicated exec channel (no terminal; standard input is empty, or stdin_secret's value and a newline) and returns its exit status and its stdout and stderr, each cut at max_output_bytes with the number of bytes left out. The command is ended after timeout_seconds.",
         inputSchema: """
         {"type":"object","properties":{\
         "host":{"type":"string","maxLength":255,"description":"a saved host's ID, from list_hosts"},\
         "command":{"type":"string","maxLength":\(commandBytes),"description":"the command line, run by the remote user's shell"},\
         "timeout_seconds":{"type":"integer","minimum":\(timeoutSeconds.lowerBound),"maximum":\(timeoutSeconds.upperBound),"description":"deadline for the command (default \(defaultTimeoutSeconds))"},\
-        "max_output_bytes":{"type":"integer","minimum":\(outputBytes.lowerBound),"maximum":\(outputBytes.upperBound),"description":"bytes kept of stdout and of stderr each (default \(defaultOutputBytes))"}},\
+        "max_output_bytes":{"type":"integer","minimum":\(outputBytes.lowerBound),"maximum":\(outputBytes.upperBound),"description":"bytes kept of stdout and of stderr each (default \(defaultOutputBytes))"},\
+        "stdin_secret":{"type":"string","maxLength":\(stdinSecretBytes),"description":"a secret for the command's standard input, followed by a newline (sudo -S); the assistant takes a handle from request_secret here, never a value"}},\
         "required":["host","command"],"additionalProperties":false}
         """,
         readOnly: false, parallelSafe: false)
@@ -60,6 +63,8 @@ enum SSHTools {
         }
         let timeout = try arguments.integer("timeout_seconds", in: timeoutSeconds, default: defaultTimeoutSeconds)
         let limit = try arguments.integer("max_output_bytes", in: outputBytes, default: defaultOutputBytes)
+        // Written to stdin and never echoed in the result; the caller blanks it from the output.
+        let input = arguments.values["stdin_secret"] == nil ? [] : Array((try arguments.string("stdin_secret") + "\n").utf8)
         return try calls.run(callID) { (cancel) throws(PluginError) -> String in
             let connection = try UnattendedConnect.connect(name, host: provider.host)
             // In the handle table, so the feature's shutdown closes it if the call is cut short.
@@ -68,7 +73,7 @@ enum SSHTools {
             defer { provider.table.pointee.close(handle) }
             var out = BoundedOutput(limit: limit), errOut = BoundedOutput(limit: limit)
             var err = termhostEmptyError()
-            let r = TransportService.runExec(c, command: command, input: [], deadlineMS: UInt32(timeout * 1000), cancel: cancel.pointer,
+            let r = TransportService.runExec(c, command: command, input: input, deadlineMS: UInt32(timeout * 1000), cancel: cancel.pointer,
                                              output: { stream, data in
                                                  if stream == 0 { out.append(data) } else { errOut.append(data) }
                                              }, err: &err)
