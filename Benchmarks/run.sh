@@ -3,7 +3,8 @@
 #  1. cold and warm start of `termhost features` with every bundled plugin
 #     (cold: empty probe cache, so every plugin is probed in a child; warm: cache current)
 #  2. load and init time per plugin, in the host process (from --log-level debug) and in the probe
-#  3. the cost of a call through an ABI service vtable against a direct Swift call
+#  3. the cost of a call through an ABI service vtable against a direct Swift call, and of one C
+#     function as a typed action through libffi, as a vtable command and called directly
 # Usage: Benchmarks/run.sh [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -47,5 +47,6 @@ let storeDirect = measure("SQLiteStore.get() called directly in Swift", n) {
     sink &+= (try? services.store!.get(namespace: "org.termhost.bench", collection: "bench", key: "key"))??.count ?? 0
 }
 print(String(format: "  vtable / direct ratio: %.2fx", storeABI / storeDirect))
+actionCost(iterations: iterations, sink: &sink)
 if sink == 42 { print("") }   // keeps the optimizer from deleting the loops
 _ = lookup

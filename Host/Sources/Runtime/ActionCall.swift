@@ -11,20 +11,20 @@ import TermhostSDK
 /// Nothing here checks arguments: a value reaching `call` has its declared type. What it does
 /// check is the result: a sink result longer than TERMHOST_ACTION_RESULT_LIMIT, a string that
 /// is not UTF-8 or a JSON result that is not JSON fails the call.
-final class ActionCall: @unchecked Sendable {
-    let action: ActionDescriptor
+public final class ActionCall: @unchecked Sendable {
+    public let action: ActionDescriptor
     private let function: UnsafeMutableRawPointer
     private let cif = UnsafeMutablePointer<ffi_cif>.allocate(capacity: 1)
     private let types: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
     private let count: Int
 
     /// The outcome of a call: the result (nil for void), or a failure code and message.
-    enum Outcome: Equatable {
+    public enum Outcome: Equatable, Sendable {
         case result(ActionValue?)
         case failed(code: Int32, message: String)
     }
 
-    init?(_ action: ActionDescriptor, function: UnsafeMutableRawPointer) {
+    public init?(_ action: ActionDescriptor, function: UnsafeMutableRawPointer) {
         self.action = action
         self.function = function
         var list: [UnsafeMutablePointer<ffi_type>] = []
@@ -62,7 +62,7 @@ final class ActionCall: @unchecked Sendable {
 
     /// Calls the function with `values` (one per declared parameter, of its type). `around`
     /// brackets the moment plugin code runs (the crash recorder's call slot).
-    func call(_ values: [ActionValue], around: (() -> Void) -> Void) -> Outcome {
+    public func call(_ values: [ActionValue], around: (() -> Void) -> Void) -> Outcome {
         precondition(values.count == action.params.count)
         // Every C argument gets 8 bytes of its own; buffers (strings, bytes) are copied so that
         // they stay put for the call and a string is NUL-terminated.
