@@ -108,6 +108,22 @@ import TestSupport
         #expect(bad.stderr == "termhost sync: TERMHOST_SYNC_CLOCK_OFFSET must be a whole number of seconds, not 'soon'\n")
     }
 
+    @Test func aDeviceOfflineWhileOthersPurgeDoesNotBringTheDeleteBack() throws {
+        let a = try device(), b = try device(), c = try device()
+        try a.run("hosts", "add", "old", "old.example.com")
+        try a.run("hosts", "add", "keep", "keep.example.com")
+        for d in [a, b, c] { try d.run("sync", "now") }
+        try a.run("hosts", "rm", "old")
+        try a.run("sync", "now"); try b.run("sync", "now")
+        #expect(try a.run("sync", "purge").stdout == "purged 0 deletion(s) from the vault\n")   // c has not seen it
+        #expect(try a.run("sync", "purge", "--force").stdout == "purged 1 deletion(s) from the vault\n")
+        #expect(try c.run("sync", "now").status == 0)
+        #expect(try c.run("hosts", "show", "old").status != 0)
+        #expect(try c.run("hosts", "show", "keep").status == 0)
+        try a.run("sync", "now")
+        #expect(try a.run("hosts", "show", "old").status != 0)
+    }
+
     func vaultText() -> String {
         var all = ""
         let e = FileManager.default.enumerator(atPath: vault)

@@ -375,6 +375,13 @@ public final class SyncEngine {
         }
     }
 
+    /// Purges the vault's tombstones that every device has passed; with `force`, all of them
+    /// (devices behind then reconcile in full). Returns how many went.
+    public func purge(force: Bool) throws -> Int {
+        _ = try backend.open(device: state.device)
+        return try backend.purgeTombstones(force: force)
+    }
+
     public func setPaused(_ paused: Bool) throws {
         state.paused = paused
         try saveState()

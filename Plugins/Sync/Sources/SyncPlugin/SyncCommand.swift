@@ -12,10 +12,12 @@ struct SyncCommand {
            termhost sync resolve ID --keep local|remote
            termhost sync reset                  forget the vault's cursor and versions; the next
                                                 sync reconciles everything (nothing local is deleted)
+           termhost sync purge [--force]        drop deletions every device has seen; --force drops
+                                                all (devices behind reconcile in full, never re-adding them)
            termhost sync backend show [--json]
            termhost sync backend set folder PATH
     """
-    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep")], maxArguments: 4)
+    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep"), .flag("--force")], maxArguments: 4)
 
     let c: CommandInvocation
     let store: Store
@@ -47,6 +49,10 @@ struct SyncCommand {
                 try e.resolve(words[1], keep: keep)
                 c.print("conflict \(words[1]) resolved: keeping the \(keep.rawValue) version")
                 if case .failed(let m) = e.sync() { c.printError("termhost sync: \(m)"); return 1 }
+                return 0
+            case "purge":
+                let n = try engine().purge(force: parsed.has("--force"))
+                c.print(json ? "{\"purged\":\(n)}" : "purged \(n) deletion(s) from the vault")
                 return 0
             case "reset":
                 try engine().reset()
