@@ -179,7 +179,9 @@ import TestSupport
         defer { s.dir.remove() }
         #expect(try s.cli.run("hello").status == 0)
         #expect(try s.cli.run("doctor").stdout.contains("signed-test 1 (\(s.set), 1 plugin), unsigned"))
+        #expect(try s.cli.run("doctor").stdout.contains("signedPluginSets  checked when signed, unsigned allowed; allowed signers \(s.dir.path)/allowed_signers (absent), revoked \(s.dir.path)/revoked_signers (absent)"))
         let policy = s.cli.policy(#"{ "requireSignedPluginSets": true }"#)
+        #expect(try s.cli.run("doctor").stdout.contains("signedPluginSets  required; allowed signers"))
         #expect(try s.refusal().contains("\(s.set): not signed (no \(s.set).sig), and operator policy \(policy) requires signed plugin sets (requireSignedPluginSets); refused"))
     }
 
@@ -189,7 +191,7 @@ import TestSupport
         let key = try s.key("ed25519")
         try s.sshKeygenSign(key)
         #expect(try s.cli.run("hello").status == 0)
-        #expect(try s.cli.run("doctor").stdout.contains("signed by signer not checked: no allowed signers file (ED25519 \(try s.fingerprint(key)))"))
+        #expect(try s.cli.run("doctor").stdout.contains("signed by ED25519 \(try s.fingerprint(key)) (signer not checked: no allowed signers file)"))
         let policy = s.cli.policy(#"{ "requireSignedPluginSets": true }"#)
         #expect(try s.refusal().contains("signed by ED25519 key \(try s.fingerprint(key)), but there is no allowed signers file \(s.dir.path)/allowed_signers to check it against, and operator policy \(policy) requires signed plugin sets; refused"))
     }

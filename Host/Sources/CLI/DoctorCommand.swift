@@ -34,6 +34,7 @@ enum DoctorCommand {
         let plugins = inspection.records.map(PluginView.init)
         problems += plugins.filter { $0.status == "quarantined" || $0.status == "rejected" }.map { "\($0.label): \($0.reason!)" }
         let p = inspection.policy
+        let signers = p.policy.signerFiles(policyPath: options.paths.operatorPolicy)
         let policy: [String: String] = [
             "operatorPolicy": fileState(options.paths.operatorPolicy, absent: "absent: built-in defaults"),
             "userConfig": fileState(options.paths.userConfig, absent: "absent"),
@@ -41,6 +42,8 @@ enum DoctorCommand {
             "disabled": (p.policy.disable.map(\.rawValue) + p.user.disable.map { "\($0.rawValue) (by user)" }).joined(separator: ", "),
             "required": p.policy.require.map(\.rawValue).joined(separator: ", "),
             "safeMode": g.safeMode ? "on: only plugins of an installed plugin set load" : "off",
+            "signedPluginSets": (p.policy.requireSignedPluginSets ? "required" : "checked when signed, unsigned allowed")
+                + "; allowed signers \(fileState(signers.allowed, absent: "absent")), revoked \(fileState(signers.revoked, absent: "absent"))",
         ]
         let report = Report(
             searchPath: inspection.catalog.searched.map { ["directory": $0.entry.directory, "origin": $0.entry.origin.rawValue, "found": $0.note] },

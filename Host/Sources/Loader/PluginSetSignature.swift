@@ -48,9 +48,11 @@ public struct PluginSetSigner: Sendable, Equatable, Encodable {
     /// "SHA256:...", as ssh-keygen -l prints it.
     public let fingerprint: String
 
-    /// "release@example.com (ED25519 SHA256:...)".
+    /// "release@example.com (ED25519 SHA256:...)", or without a file to check against
+    /// "ED25519 SHA256:... (signer not checked: no allowed signers file)".
     public var description: String {
-        "\(principals ?? "signer not checked: no allowed signers file") (\(keyType) \(fingerprint))"
+        guard let principals else { return "\(keyType) \(fingerprint) (signer not checked: no allowed signers file)" }
+        return "\(principals) (\(keyType) \(fingerprint))"
     }
 }
 
