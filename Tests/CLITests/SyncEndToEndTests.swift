@@ -124,6 +124,35 @@ import TestSupport
         #expect(try a.run("hosts", "show", "old").status != 0)
     }
 
+    @Test func SIGKILLBetweenTheLocalCommitAndTheUploadLosesNothingAndDuplicatesNothing() throws {
+        let a = try device(), b = try device()
+        try a.run("hosts", "add", "web", "web.example.com")
+        let status = try a.run("sync", "status", "--json").stdout
+        let deviceID = try #require(status.firstMatch(of: /"device":"([0-9a-f]+)"/)?.1)
+        // Hold the device's journal lock: the sync commits its pending list, reads the vault,
+        // then waits for the lock to upload; it is killed there.
+        let deviceDir = "\(vault)/devices/\(deviceID)"
+        try FileManager.default.createDirectory(atPath: deviceDir, withIntermediateDirectories: true)
+        let lock = open(deviceDir, O_RDONLY | O_DIRECTORY)
+        #expect(flock(lock, LOCK_EX) == 0)
+        let sync = try Background(Paths.termhost, ["sync", "now"], environment: a.env)
+        let pid = sync.process.processIdentifier
+        let waiting = Wait.until(timeout: 30) {
+            ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").split(separator: "\n")
+                .contains { $0.contains("-> FLOCK") && $0.split(separator: " ").contains("\(pid)") }
+        }
+        #expect(waiting, "the sync never waited for the journal lock")
+        kill(sync.process.processIdentifier, SIGKILL)
+        sync.process.waitUntilExit()
+        close(lock)
+        #expect(try a.run("sync", "status").stdout.contains("pending changes: 1"))
+        #expect(try a.run("sync", "now").status == 0)
+        #expect(try a.run("sync", "now").status == 0)
+        #expect(try b.run("sync", "now").status == 0)
+        #expect(try b.run("hosts", "show", "web").status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: deviceDir).filter { $0.hasSuffix(".json") && $0 != "ack.json" } == ["000000000001.json"])
+    }
+
     func vaultText() -> String {
         var all = ""
         let e = FileManager.default.enumerator(atPath: vault)
