@@ -40,6 +40,7 @@ let package = Package(
         .library(name: "TermhostRegistry", targets: ["TermhostRegistry"]),
         .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
+        .library(name: "ActionsSwiftPlugin", type: .dynamic, targets: ["ActionsSwiftPlugin"]),
         .library(name: "SSHPlugin", type: .dynamic, targets: ["SSHPlugin"]),
         .library(name: "SFTPPlugin", type: .dynamic, targets: ["SFTPPlugin"]),
         .library(name: "MetricsPlugin", type: .dynamic, targets: ["MetricsPlugin"]),
@@ -129,6 +130,11 @@ let package = Package(
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+
+        // A typed action in Swift: its version script also exports the @_cdecl function.
+        .target(name: "ActionsSwiftPlugin", dependencies: ["TermhostSDK", "CTermhost"], path: "SDK/Examples/actions-swift/Sources",
+                swiftSettings: strict,
+                linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(root)/SDK/Examples/actions-swift/exports.map"])]),
 
         .target(name: "SwiftServicesFixture", dependencies: ["TermhostSDK"], path: "Tests/Fixtures/SwiftServicesPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),

@@ -233,4 +233,17 @@ import TestSupport
         #expect(try cli.run("call", "\(e)/reverse", "AGEAYg==").stdout == "\"YgBhAA==\"\n")
         #expect(try cli.run("call", "\(e)/not", "false").stdout == "true\n")
     }
+
+    @Test func theSwiftExamplesCdeclActionRuns() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try Fixtures.bundle("libActionsSwiftPlugin.so", as: "org.termhost.examples.actions-swift", in: cli.plugins)
+        let e = "org.termhost.examples.actions-swift/fahrenheit"
+        let r = try cli.run("call", e, "21.5")
+        #expect(r.status == 0 && r.stdout == "70.7\n", "\(r.output)")
+        let cold = try cli.run("call", "--json", e, #"{"celsius": -300}"#)
+        #expect(cold.status == 1 && cold.stdout == #"{"action":"\#(e)","ok":false,"code":"INVALID_ARGUMENT","error":"\#(e): -300.0 °C is below absolute zero"}"# + "\n", "\(cold.output)")
+        #expect(try cli.run("plugins", "check", cli.plugins + "/org.termhost.examples.actions-swift").status == 0)
+    }
 }

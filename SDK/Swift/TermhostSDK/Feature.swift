@@ -42,6 +42,8 @@ public struct FeatureInfo: Sendable {
     public var commands: [Command]
     /// Tools for the assistant and MCP clients (ABI 1.3); the feature implements `ToolProviding`.
     public var tools: [Tool]
+    /// Typed actions (ABI 1.3): exported `@_cdecl` functions the host calls through libffi.
+    public var actions: [Action] = []
 
     public init(id: String, version: String, displayName: String, summary: String? = nil,
                 order: Int32 = 0, scope: Scope = .process, after: [String] = [], before: [String] = [],

@@ -159,7 +159,7 @@ public final class Plugin: @unchecked Sendable {
             requires_features: Immortal.list(info.requiresFeatures),
             requires_services: Immortal.list(info.requiresServices),
             provides_services: Immortal.list(info.providesServices),
-            commands: commands, tools: tools(info.tools), actions: nil))
+            commands: commands, tools: tools(info.tools), actions: Action.descriptors(info.actions)))
         return UnsafePointer(d)
     }
 }
