@@ -153,6 +153,19 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: deviceDir).filter { $0.hasSuffix(".json") && $0 != "ack.json" } == ["000000000001.json"])
     }
 
+    @Test func aCorruptedJournalFileInTheVaultIsQuarantinedAndKept() throws {
+        let a = try device(), b = try device()
+        try a.run("hosts", "add", "web", "web.example.com")
+        try a.run("sync", "now")
+        let bad = "\(vault)/devices/intruder/000000000001.json"
+        try FileManager.default.createDirectory(atPath: "\(vault)/devices/intruder", withIntermediateDirectories: true)
+        try Data("{\"format\":1,\"device\":\"intruder\",\"index\":1,\"lamport\":-5,\"entries\":[]}".utf8).write(to: URL(fileURLWithPath: bad))
+        #expect(try b.run("sync", "now").status == 0)
+        #expect(try b.run("hosts", "show", "web").status == 0)
+        #expect(try b.run("sync", "status").stdout.contains("quarantined: 1 record(s) in the vault could not be read and were kept aside"))
+        #expect(FileManager.default.fileExists(atPath: bad))
+    }
+
     func vaultText() -> String {
         var all = ""
         let e = FileManager.default.enumerator(atPath: vault)
