@@ -18,6 +18,10 @@ import SyncCore
 /// 101 while 100 is still uncommitted, and skip it forever.) A record's version is the
 /// sequence of its last write.
 ///
+/// Plans: PL/pgSQL keeps each statement's plan for the session, and one made while a vault was
+/// nearly empty scans the whole table ever after (500-change pushes went from 0.3 s to 2.3 s
+/// within six batches), so `pull` and `push` run with `plan_cache_mode = force_custom_plan`.
+///
 /// Migrations: `schema_version` holds one row per migration applied. Each runs in its own
 /// transaction under an advisory lock, so two clients upgrading at once apply it once. Append
 /// only; never edit a migration that has shipped.
@@ -123,7 +127,7 @@ enum PostgresSchema {
         """
         CREATE FUNCTION termhost_sync.pull(p_vault uuid, p_after bigint, p_limit integer)
         RETURNS TABLE (seq bigint, namespace text, collection text, key text, body text, intact boolean, change_id text, device text)
-        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
         #variable_conflict use_column
         DECLARE fence bigint;
         BEGIN
@@ -140,7 +144,7 @@ enum PostgresSchema {
         """
         CREATE FUNCTION termhost_sync.push(p_vault uuid, p_device text, p_changes jsonb)
         RETURNS TABLE (idx integer, applied boolean, seq bigint, body text, change_id text, device text)
-        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
         #variable_conflict use_column
         DECLARE c jsonb; i integer := 0; known bigint; cur record; head bigint; b bytea; last_change text;
         BEGIN
