@@ -200,4 +200,48 @@ import TestSupport
         p.waitUntilExit()
         #expect(p.terminationStatus == 143)
     }
+
+    @Test func aPlanningSessionOffersReadOnlyToolsAndRefusesWhatCouldChangeState() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let plugins = dir.sub("plugins")
+        try Fixtures.sshPlugin(in: plugins)
+        try Fixtures.sftpPlugin(in: plugins)
+        _ = try Fixtures.bundle("libAssistantPlugin.so", as: "org.termhost.assistant", in: plugins)
+        let input = [#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+                     #"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ssh_exec","arguments":{"host":"lab","command":"rm -rf /srv"}}}"#,
+                     #"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sftp_write","arguments":{"host":"lab","path":"/x","content":""}}}"#]
+        // Input stays open until the answers are in: its end would cancel the calls.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.termhost)
+        p.arguments = ["mcp", "--planning"]
+        p.environment = Fixtures.environment(dir, pluginPath: plugins)
+        let stdin = Pipe(), stdout = Pipe()
+        p.standardInput = stdin
+        p.standardOutput = stdout
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        stdin.fileHandleForWriting.write(Data((input.joined(separator: "\n") + "\n").utf8))
+        var received = Data()
+        #expect(Wait.until(timeout: 30) {
+            received.append(stdout.fileHandleForReading.availableData)
+            return received.filter { $0 == UInt8(ascii: "\n") }.count >= 3
+        })
+        try stdin.fileHandleForWriting.close()
+        p.waitUntilExit()
+        let r = (status: p.terminationStatus, stdout: String(decoding: received, as: UTF8.self))
+        #expect(r.status == 0)
+        let answers = r.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }.sorted { "\($0["id"] ?? "")" < "\($1["id"] ?? "")" }
+        #expect(answers.count == 3, "\(r.stdout)")
+        let tools = ((answers.first?["result"] as? [String: Any])?["tools"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(tools.contains("ssh_exec") && tools.contains("list_hosts") && tools.contains("sftp_read"), "\(tools)")
+        #expect(!tools.contains("sftp_write") && !tools.contains("sftp_copy"), "\(tools)")
+        let exec = (answers.dropFirst().first?["result"] as? [String: Any])?["content"] as? [[String: Any]]
+        let execText: String = exec?.first?["text"] as? String ?? ""
+        #expect(execText.hasPrefix("refused: this is a planning run, which uses read-only tools only, and this call could change state"), "\(r.stdout)")
+        let write = answers.last?["error"] as? [String: Any]
+        #expect(write?["code"] as? Int == -32602 && write?["message"] as? String == "unknown tool 'sftp_write'; tools/list names the tools", "\(r.stdout)")
+    }
 }

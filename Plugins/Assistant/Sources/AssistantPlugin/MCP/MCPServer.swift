@@ -80,8 +80,11 @@ final class MCPServer: @unchecked Sendable {
         self.log = log
     }
 
-    /// The tools this session offers: those its mode may use.
-    var offered: [RunTool] { catalog.filter { mode == .planning ? $0.planning : $0.acting } }
+    /// The tools this session offers: those its mode may use. A planning session offers
+    /// read-only tools, and ssh_exec for the commands the classifier proves read-only.
+    var offered: [RunTool] {
+        catalog.filter { mode == .planning ? $0.planning && ($0.readOnly || $0.name == GateCall.execTool) : $0.acting }
+    }
 
     func handle(_ item: JSONRPCLines.Item) {
         switch item {

@@ -59,12 +59,9 @@ extension MCPServer {
         } else {
             answer = nil
         }
-        let byClient = lock.withLock {
-            let call = calls.removeValue(forKey: id)
-            lock.broadcast()
-            return call?.byClient ?? false
-        }
-        guard !byClient else { return }
+        // Answered before the call leaves `calls`, which the end of the session waits for.
+        defer { lock.withLock { calls.removeValue(forKey: id); lock.broadcast() } }
+        guard !lock.withLock({ calls[id]?.byClient ?? false }) else { return }
         let (text, isError) = answer ?? ("cancelled before it ran: termhost mcp is ending", true)
         output.send(JSONRPCMessage.result(id, ["content": [["type": "text", "text": text]], "isError": isError]))
     }
