@@ -193,7 +193,7 @@ import TestSupport
         #expect(try s.cli.run("hello").status == 0)
         #expect(try s.cli.run("doctor").stdout.contains("signed by ED25519 \(try s.fingerprint(key)) (signer not checked: no allowed signers file)"))
         let policy = s.cli.policy(#"{ "requireSignedPluginSets": true }"#)
-        #expect(try s.refusal().contains("signed by ED25519 key \(try s.fingerprint(key)), but there is no allowed signers file \(s.dir.path)/allowed_signers to check it against, and operator policy \(policy) requires signed plugin sets; refused"))
+        #expect(try s.refusal().contains("signed by ED25519 key \(try s.fingerprint(key)), but there is no allowed signers file \(s.dir.path)/allowed_signers to check it against, and operator policy \(policy) requires signed plugin sets (requireSignedPluginSets); refused"))
     }
 
     @Test func withSignaturesRequiredAPluginDirectoryWithoutASetIsRefused() throws {
@@ -202,7 +202,7 @@ import TestSupport
         try FileManager.default.removeItem(atPath: s.set)
         #expect(try s.cli.run("hello").status == 0)
         let policy = s.cli.policy(#"{ "requireSignedPluginSets": true }"#)
-        #expect(try s.refusal().contains("refused: the plugin set of its directory cannot be used, so nothing there can be verified (\(s.set) does not exist, and operator policy \(policy) requires signed plugin sets)"))
+        #expect(try s.refusal().contains("refused: the plugin set of its directory cannot be used, so nothing there can be verified (\(s.set) does not exist, and operator policy \(policy) requires signed plugin sets (requireSignedPluginSets))"))
     }
 
     @Test func anAllowedSignersFileOthersCanWriteIsRefused() throws {

@@ -57,7 +57,7 @@ enum PluginSetSigningCommand {
         guard let setPath else { Output.err(verifyUsage); return ExitCode.usage }
         // Verifying is asking for a signature: an unsigned set fails here whatever the policy says.
         let trust = PluginSetTrust(required: true, allowedSigners: files.allowed, revokedSigners: files.revoked,
-                                   source: "termhost plugins verify")
+                                   requirement: "plugins verify asks for a signature")
         do {
             let (set, signer) = try PluginCatalog.loadPluginSet(setPath, trust: trust)
             let s = signer!

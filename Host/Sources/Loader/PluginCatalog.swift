@@ -51,7 +51,7 @@ public struct PluginCatalog: Sendable {
                     }
                 } else if trust.required {
                     // Deleting a signed set must not turn its plugins into unpinned ones.
-                    brokenSet = "\(setPath) does not exist, and \(trust.source) requires signed plugin sets"
+                    brokenSet = "\(setPath) does not exist, and \(trust.requirement)"
                 }
             }
             let children: [String]

@@ -22,21 +22,22 @@ public struct PluginSetTrust: Sendable {
     public var required: Bool
     public var allowedSigners: String
     public var revokedSigners: String
-    /// Where the requirement comes from, for messages.
-    public var source: String
+    /// Who requires signatures, for messages: "operator policy P requires signed plugin sets
+    /// (requireSignedPluginSets)".
+    public var requirement: String
     public var now: Date
 
-    public init(required: Bool, allowedSigners: String, revokedSigners: String, source: String, now: Date = Date()) {
+    public init(required: Bool, allowedSigners: String, revokedSigners: String, requirement: String, now: Date = Date()) {
         self.required = required
         self.allowedSigners = allowedSigners
         self.revokedSigners = revokedSigners
-        self.source = source
+        self.requirement = requirement
         self.now = now
     }
 
     /// No policy: unsigned sets load, and signed ones are checked against /etc/termhost.
     public static let standard = PluginSetTrust(required: false, allowedSigners: "/etc/termhost/allowed_signers",
-                                                revokedSigners: "/etc/termhost/revoked_signers", source: "built-in defaults")
+                                                revokedSigners: "/etc/termhost/revoked_signers", requirement: "")
 }
 
 /// Who signed a plugin set, as `termhost doctor` shows it.
@@ -65,7 +66,7 @@ public enum PluginSetSignature {
         // The signature's own integrity is what is checked, so who may write it does not matter.
         guard let signature = try readFile(sigPath, cap: SSHSignature.maxArmoredBytes, checkSafe: false, refused, SSHSignature.init(armored:)) else {
             guard !trust.required else {
-                throw refused("not signed (no \(sigPath)), and \(trust.source) requires signed plugin sets (requireSignedPluginSets)")
+                throw refused("not signed (no \(sigPath)), and \(trust.requirement)")
             }
             return nil
         }
@@ -82,7 +83,7 @@ public enum PluginSetSignature {
         }
         guard let allowed = try readFile(trust.allowedSigners, cap: AllowedSigners.maxBytes, checkSafe: true, refused, AllowedSigners.init(text:)) else {
             guard !trust.required else {
-                throw refused("signed by \(keyText), but there is no allowed signers file \(trust.allowedSigners) to check it against, and \(trust.source) requires signed plugin sets")
+                throw refused("signed by \(keyText), but there is no allowed signers file \(trust.allowedSigners) to check it against, and \(trust.requirement)")
             }
             return PluginSetSigner(principals: nil, keyType: key.displayType, fingerprint: SSHSignatureCrypto.fingerprint(key))
         }

@@ -84,7 +84,8 @@ public struct Inspection: Sendable {
     static func pluginSetTrust(_ policy: DeploymentPolicy, _ paths: HostPaths) -> PluginSetTrust {
         let files = policy.signerFiles(policyPath: paths.operatorPolicy)
         return PluginSetTrust(required: policy.requireSignedPluginSets, allowedSigners: files.allowed,
-                              revokedSigners: files.revoked, source: policy.source)
+                              revokedSigners: files.revoked,
+                              requirement: "\(policy.source) requires signed plugin sets (requireSignedPluginSets)")
     }
 
     /// true when the file exists; an error (not false) when it cannot be told, e.g. EACCES on
