@@ -1,6 +1,7 @@
 import CLibSSH2
 import CTermhost
 import TermhostSDK
+import ToolArguments
 
 /// The work of each SFTP tool, on an open SFTPConnection (SFTPTools.swift has the design).
 extension SFTPTools {

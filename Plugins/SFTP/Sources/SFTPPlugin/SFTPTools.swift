@@ -2,6 +2,7 @@ import CLibSSH2
 import CTermhost
 import Foundation
 import TermhostSDK
+import ToolArguments
 
 /// The SFTP plugin's tools (services/tools.h): sftp_list, sftp_read, sftp_write, sftp_copy.
 ///

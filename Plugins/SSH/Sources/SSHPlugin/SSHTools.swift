@@ -1,6 +1,7 @@
 import CTermhost
 import Foundation
 import TermhostSDK
+import ToolArguments
 
 /// The SSH plugin's tools (services/tools.h): `list_hosts` and `ssh_exec`.
 ///
