@@ -63,6 +63,12 @@ public final class HostRuntime: @unchecked Sendable {
 
     private func load() throws(StartupError) {
         var registry = FeatureRegistry()
+        // Every plugin's pinned libraries first: a library another plugin needs by the same
+        // soname (libcurl's libssh2.so.1, for the assistant) then binds to the pinned image too,
+        // instead of the system's being loaded first and taken by every later plugin.
+        for record in inspection.catalog.records where record.failure == nil && inspection.descriptors[record.directory] != nil {
+            try? PinnedLibraries.preload(record.pinnedLibraryDescriptors)
+        }
         for i in inspection.catalog.records.indices {
             let record = inspection.catalog.records[i]
             guard record.failure == nil, let fd = inspection.descriptors[record.directory] else { continue }
@@ -148,7 +154,8 @@ public final class HostRuntime: @unchecked Sendable {
         services.runCommand = { [weak self] scene, argv in self?.runCommand(scene: scene, argv: argv, json: false) }
         services.providedService = { [weak self] id in self?.providedService(id) }
         services.resolvedFeatureEnabled = { [resolution] id in resolution.feature(id)?.state == .enabled }
-        services.tools = ToolService(resolution: resolution, lifecycle: lifecycle, cancellation: services.cancellation)
+        services.tools = ToolService(resolution: resolution, lifecycle: lifecycle, cancellation: services.cancellation,
+                                     actionCall: { [weak self] name, json in self?.callActionTool(name, argumentsJSON: json) })
         lifecycle.start()
         for (id, reason) in lifecycle.failures.sorted(by: { $0.key < $1.key }) {
             services.log.log(.error, "host", "feature '\(id)' did not start: \(reason)")
