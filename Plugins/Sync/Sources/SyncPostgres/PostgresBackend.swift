@@ -28,7 +28,7 @@ public final class PostgresBackend: SyncBackend {
     /// (what the benchmark reports per sync).
     public private(set) var roundTrips = 0
     /// The largest record body the backend stores or accepts from the server.
-    public static let maxPayload = 1 << 20
+    public static let maxPayload = PostgresFeed.maxPayload
     /// Changes per push statement.
     static let pushBatch = 500
 
@@ -50,36 +50,13 @@ public final class PostgresBackend: SyncBackend {
     }
 
     public func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage {
-        let after = try PostgresBackend.sequence(cursor)
+        let after = try PostgresFeed.sequence(cursor)
         let limit = min(max(limit, 1), 10_000)
         let rows = try run("SELECT seq, namespace, collection, key, body, intact, change_id, device FROM termhost_sync.pull($1::uuid, $2::bigint, $3::integer)",
                            [try openVault(), String(after), String(limit)])
-        var records: [SyncServerRecord] = [], damaged: [SyncDamage] = []
-        var last = after
-        for row in rows.rows {
-            guard row.count == 8, let seqText = row[0], let seq = Int64(seqText), seq > last,
-                  let namespace = row[1], let collection = row[2], let key = row[3] else {
-                throw .invalid("the server's vault feed is not in sequence order after \(last): is the schema another program's?")
-            }
-            last = seq
-            let id = SyncRecordID(namespace: namespace, collection: collection, key: key)
-            let location = "vault '\(settings.vault)' record \(id) version \(seq)"
-            let hexBody = row[4]
-            let body = hexBody.flatMap(PostgresBackend.bytes(hex:))
-            if row[5] != "t" {
-                damaged.append(SyncDamage(location: location, reason: "its body does not match the SHA-256 the server stored with it (changed outside Termhost)",
-                                          raw: body ?? Array((hexBody ?? "").utf8)))
-            } else if let hexBody, body == nil {
-                damaged.append(SyncDamage(location: location, reason: "its body is not hexadecimal", raw: Array(hexBody.utf8)))
-            } else if let body, body.count > PostgresBackend.maxPayload {
-                damaged.append(SyncDamage(location: location, reason: "its body is larger than 1 MiB", raw: body))
-            } else {
-                records.append(SyncServerRecord(id: id, version: SyncVersion(String(seq)), payload: body,
-                                                changeID: row[6] ?? "", device: row[7] ?? ""))
-            }
-        }
+        let page = try PostgresFeed.page(rows.rows, after: after, limit: limit, vault: settings.vault)
         needsPull = false
-        return SyncPage(records: records, damaged: damaged, next: SyncCursor(String(last)), more: rows.count == limit)
+        return page
     }
 
     public func push(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] {
@@ -102,29 +79,12 @@ public final class PostgresBackend: SyncBackend {
             // A base this backend did not write cannot match any row: the change comes back as a conflict.
             let base: Any = c.base.map { v in Int64(v.token).map { $0 >= 0 ? String($0) : "-1" } ?? "-1" } ?? NSNull()
             list.append(["change": c.changeID, "namespace": c.id.namespace, "collection": c.id.collection, "key": c.id.key,
-                         "base": base, "body": c.payload.map { PostgresBackend.hex($0) } ?? NSNull()])
+                         "base": base, "body": c.payload.map { PostgresFeed.hex($0) } ?? NSNull()])
         }
         guard let json = try? JSONSerialization.data(withJSONObject: list) else { throw .invalid("a change does not encode as JSON") }
         let rows = try run("SELECT idx, applied, seq, body, change_id, device FROM termhost_sync.push($1::uuid, $2, $3::jsonb)",
                            [try openVault(), device, String(decoding: json, as: UTF8.self)])
-        guard rows.count == changes.count else {
-            throw .invalid("the server answered \(rows.count) results for \(changes.count) changes")
-        }
-        var results: [SyncPushResult] = []
-        for (i, row) in rows.rows.enumerated() {
-            guard row.count == 6, row[0] == String(i), let seqText = row[2], let seq = Int64(seqText), seq >= 0 else {
-                throw .invalid("the server's answer to change \(i) of a push is malformed")
-            }
-            if row[1] == "t" {
-                results.append(.applied(SyncVersion(String(seq))))
-            } else {
-                let body = row[3].flatMap(PostgresBackend.bytes(hex:))
-                guard (row[3] == nil) == (body == nil) else { throw .invalid("the server's record \(changes[i].id) is not hexadecimal") }
-                results.append(.conflict(SyncServerRecord(id: changes[i].id, version: SyncVersion(String(seq)), payload: body,
-                                                          changeID: row[4] ?? "", device: row[5] ?? "")))
-            }
-        }
-        return results
+        return try PostgresFeed.pushResults(rows.rows, changes: changes)
     }
 
     public func lastChangeID(device: String) throws(SyncBackendError) -> String? {
@@ -132,7 +92,7 @@ public final class PostgresBackend: SyncBackend {
     }
 
     public func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) {
-        try run("SELECT termhost_sync.acknowledge($1::uuid, $2, $3::bigint)", [try openVault(), device, String(try PostgresBackend.sequence(cursor))])
+        try run("SELECT termhost_sync.acknowledge($1::uuid, $2, $3::bigint)", [try openVault(), device, String(try PostgresFeed.sequence(cursor))])
     }
 
     public func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int {
@@ -148,7 +108,7 @@ public final class PostgresBackend: SyncBackend {
             return false
         }
         if needsPull { return true }
-        let after = (try? PostgresBackend.sequence(cursor)) ?? 0
+        let after = (try? PostgresFeed.sequence(cursor)) ?? 0
         while true {
             let (ok, notes) = db.notifications()
             guard ok else {
@@ -156,8 +116,7 @@ public final class PostgresBackend: SyncBackend {
                 return true   // the next call reconnects, and pulls
             }
             for note in notes where note.channel == PostgresSchema.channel {
-                let parts = note.payload.split(separator: ":")
-                if parts.count == 2, String(parts[0]) == vaultID, let seq = Int64(parts[1]), seq > after { return true }
+                if let vaultID, let seq = PostgresFeed.notifiedSequence(note.payload, vault: vaultID), seq > after { return true }
             }
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 { return false }
@@ -284,48 +243,5 @@ public final class PostgresBackend: SyncBackend {
         // available, operator intervention, system error: try again later.
         if ["53", "40", "55", "57", "58"].contains(String(state.prefix(2))) { return .unavailable("\(place): \(error.message)") }
         return .invalid("\(place): \(error.message) (SQLSTATE \(state))")
-    }
-
-    // MARK: Encoding
-
-    /// A cursor's sequence number; a token this backend did not write means a full pull.
-    static func sequence(_ cursor: SyncCursor) throws(SyncBackendError) -> Int64 {
-        if cursor.token.isEmpty { return 0 }
-        guard let n = Int64(cursor.token), n >= 0 else { throw .cursorExpired }
-        return n
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// nil when `text` is not an even run of hexadecimal digits.
-    static func bytes(hex text: String) -> [UInt8]? {
-        let u = Array(text.utf8)
-        guard u.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-        }
-        var out = [UInt8]()
-        out.reserveCapacity(u.count / 2)
-        var i = 0
-        while i < u.count {
-            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
     }
 }
