@@ -246,4 +246,22 @@ import TestSupport
         #expect(cold.status == 1 && cold.stdout == #"{"action":"\#(e)","ok":false,"code":"INVALID_ARGUMENT","error":"\#(e): -300.0 °C is below absolute zero"}"# + "\n", "\(cold.output)")
         #expect(try cli.run("plugins", "check", cli.plugins + "/org.termhost.examples.actions-swift").status == 0)
     }
+
+    @Test func everyActionIsAToolWithASchemaFromItsDeclaration() throws {
+        let s = try Setup()
+        defer { s.dir.remove() }
+        let catalog = try JSONSerialization.jsonObject(with: Data(try s.cli.run("tools", "--json").stdout.utf8)) as! [[String: Any]]
+        let sum = catalog.first { $0["name"] as? String == "actions_sum" }
+        #expect(sum?["read_only"] as? Bool == true && sum?["feature"] as? String == "org.test.actions")
+        let schema = sum?["input_schema"] as? [String: Any]
+        let a = (schema?["properties"] as? [String: Any])?["a"] as? [String: Any]
+        #expect(a?["type"] as? String == "integer" && a?["maximum"] as? Int == 2147483647 && a?["minimum"] as? Int == -2147483648)
+        #expect(schema?["required"] as? [String] == ["a", "b", "c", "d", "e", "f"] && schema?["additionalProperties"] as? Bool == false)
+        #expect(catalog.first { $0["name"] as? String == "actions_crash" }?["read_only"] as? Bool == false)
+        let r = try s.cli.run("tools", "call", "actions_echo_u64", #"{"v": 18446744073709551615}"#)
+        #expect(r.status == 0 && r.stdout == "18446744073709551615\n", "\(r.output)")
+        let refused = try s.cli.run("tools", "call", "actions_echo_i32", #"{"v": 3000000000}"#)
+        #expect(refused.status == 2 && refused.stderr == "termhost tools call: org.test.actions/echo-i32: parameter 'v' (int32): 3000000000 is out of range (-2147483648 to 2147483647)\n", "\(refused.output)")
+        #expect(s.calls == ["u64"])
+    }
 }

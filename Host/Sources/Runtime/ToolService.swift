@@ -36,25 +36,30 @@ public final class ToolService: Sendable {
     private let cancellation: CommandCancellation
     private let running = Mutex<[UInt64: Running]>([:])
     private let lastCallID = Atomic<UInt64>(0)
+    /// Runs a call that names a typed action's tool (ActionTools); nil for any other tool.
+    private let actionCall: @Sendable (String, String) -> Result<String, Failure>?
 
-    init(resolution: Resolution, lifecycle: LifecycleManager, cancellation: CommandCancellation) {
+    init(resolution: Resolution, lifecycle: LifecycleManager, cancellation: CommandCancellation,
+         actionCall: @escaping @Sendable (String, String) -> Result<String, Failure>? = { _, _ in nil }) {
         self.resolution = resolution
         self.lifecycle = lifecycle
         self.cancellation = cancellation
+        self.actionCall = actionCall
     }
 
     /// The catalog as tools.h describes it: a JSON array sorted by name.
     public var catalogJSON: String { ToolService.catalogJSON(resolution) }
 
-    /// The catalog of a resolution (also without a running host: `termhost tools`).
+    /// The catalog of a resolution (also without a running host: `termhost tools`), typed
+    /// actions included as tools (ActionTools).
     public static func catalogJSON(_ resolution: Resolution) -> String {
         let q = JSONText.quoted
         let items = resolution.tools.map { t, feature in
-            "{\"name\":\(q(t.name)),\"description\":\(q(t.description)),\"input_schema\":\(t.inputSchema),"
+            (t.name, "{\"name\":\(q(t.name)),\"description\":\(q(t.description)),\"input_schema\":\(t.inputSchema),"
                 + "\"read_only\":\(t.readOnly),\"parallel_safe\":\(t.parallelSafe),"
-                + "\"modes\":[\(t.modes.map { q($0.rawValue) }.joined(separator: ","))],\"feature\":\(q(feature.rawValue))}"
-        }
-        return "[" + items.joined(separator: ",") + "]"
+                + "\"modes\":[\(t.modes.map { q($0.rawValue) }.joined(separator: ","))],\"feature\":\(q(feature.rawValue))}")
+        } + DeclaredAction.tools(resolution).map { ($0.toolName, $0.toolJSON) }
+        return "[" + items.sorted { $0.0 < $1.0 }.map(\.1).joined(separator: ",") + "]"
     }
 
     /// A call ID no other call of this process has (tools.h: "unique in the process").
@@ -67,6 +72,7 @@ public final class ToolService: Sendable {
     public func call(tool name: String, argumentsJSON: String, callID: UInt64, scene: UInt64) -> Result<String, Failure> {
         func fail(_ code: Int32, _ message: String) -> Result<String, Failure> { .failure(Failure(code: code, message: message)) }
         let shown = VisibleText.of(name)
+        if resolution.toolOwners[name] == nil, let routed = actionCall(name, argumentsJSON) { return routed }
         guard let owner = resolution.toolOwners[name], let feature = resolution.feature(owner),
               let tool = feature.descriptor.tools.first(where: { $0.name == name }) else {
             let refused = resolution.problems.first {
