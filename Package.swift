@@ -36,11 +36,11 @@ let package = Package(
         .executable(name: "termhost-probe", targets: ["TermhostProbe"]),
         .executable(name: "termhost-bench", targets: ["TermhostBench"]),
         .executable(name: "termhost-classifier-bench", targets: ["ClassifierBench"]),
+        .executable(name: "termhost-tool-call-bench", targets: ["ToolCallBench"]),
         .executable(name: "termhost-sync-bench", targets: ["SyncBench"]),
         .library(name: "TermhostRegistry", targets: ["TermhostRegistry"]),
         .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
-        .library(name: "ActionsSwiftPlugin", type: .dynamic, targets: ["ActionsSwiftPlugin"]),
         .library(name: "SSHPlugin", type: .dynamic, targets: ["SSHPlugin"]),
         .library(name: "SFTPPlugin", type: .dynamic, targets: ["SFTPPlugin"]),
         .library(name: "MetricsPlugin", type: .dynamic, targets: ["MetricsPlugin"]),
@@ -83,21 +83,22 @@ let package = Package(
                           path: "Benchmarks/ABICallCost", swiftSettings: strict),
         // Throughput of the assistant's read-only command classifier (AssistantCore, pure Swift).
         .executableTarget(name: "ClassifierBench", dependencies: ["AssistantCore"], path: "Benchmarks/Classifier", swiftSettings: strict),
+        // One tool call through the host, the ABI and the assistant's policy gate, against the tool's own work.
+        .executableTarget(name: "ToolCallBench", dependencies: ["TermhostRuntime", "TermhostLoader", "TermhostServices", "AssistantCore", "CTermhost"],
+                          path: "Benchmarks/ToolCallCost", swiftSettings: strict),
 
         // Feature plugins, each a .dynamic library (its manifest is derived at stage time).
         // What the SSH and SFTP plugins share by name: the libssh2 (and libcrypto) module, and
         // the one SHA-256 and HMAC-SHA1 both use. Static code each plugin links, not a plugin.
         .systemLibrary(name: "CLibSSH2", path: "Plugins/Shared/CLibSSH2"),
         .target(name: "SSHCrypto", dependencies: ["CLibSSH2"], path: "Plugins/Shared/SSHCrypto", swiftSettings: strict + libssh2Swift),
-        // How the plugins that offer tools read a call's arguments (range checks, messages).
-        .target(name: "ToolArguments", dependencies: ["TermhostSDK", "CTermhost"], path: "Plugins/Shared/ToolArguments", swiftSettings: strict),
         // libssh2 1.10 ciphers one 16-byte block per call; this OpenSSL provider makes its
         // AES-CTR keystream in bulk (see its header).
         .target(name: "BatchedCTR", path: "Plugins/SSH/Sources/BatchedCTR", linkerSettings: [.linkedLibrary("crypto")]),
-        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto", "BatchedCTR", "ToolArguments"], path: "Plugins/SSH/Sources/SSHPlugin",
+        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto", "BatchedCTR"], path: "Plugins/SSH/Sources/SSHPlugin",
                 swiftSettings: strict + libssh2Swift, linkerSettings: pluginLinkerSettings + libssh2Linker),
         // SFTP runs libssh2's SFTP layer on sessions the SSH plugin's transport service lends it.
-        .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto", "ToolArguments"], path: "Plugins/SFTP/Sources/SFTPPlugin",
+        .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto"], path: "Plugins/SFTP/Sources/SFTPPlugin",
                 swiftSettings: strict + libssh2Swift, linkerSettings: pluginLinkerSettings + libssh2Linker),
 
         // Metrics: procfs parsing and computation in a static library of its own (pure Swift,
@@ -132,11 +133,6 @@ let package = Package(
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
-
-        // A typed action in Swift: its version script also exports the @_cdecl function.
-        .target(name: "ActionsSwiftPlugin", dependencies: ["TermhostSDK", "CTermhost"], path: "SDK/Examples/actions-swift/Sources",
-                swiftSettings: strict,
-                linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(root)/SDK/Examples/actions-swift/exports.map"])]),
 
         .target(name: "SwiftServicesFixture", dependencies: ["TermhostSDK"], path: "Tests/Fixtures/SwiftServicesPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
