@@ -19,9 +19,10 @@ toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")
 for f in /usr/bin/termhost /usr/bin/termhost-probe $(find /usr/lib/termhost -name '*.so*' -type f); do
   if ldd "$f" | grep -e "$toolchain/" -e 'not found'; then fail "$f needs the toolchain"; fi
 done
+# The operator policy and allowed signers are the installed ones, in /etc/termhost.
 export HOME=$work/home XDG_DATA_HOME=$work/home/data XDG_CONFIG_HOME=$work/home/config \
-  XDG_CACHE_HOME=$work/home/cache XDG_STATE_HOME=$work/home/state TERMHOST_POLICY=$work/policy.json
-unset TERMHOST_PLUGIN_PATH
+  XDG_CACHE_HOME=$work/home/cache XDG_STATE_HOME=$work/home/state
+unset TERMHOST_PLUGIN_PATH TERMHOST_POLICY
 checks='/usr/bin/termhost doctor | grep -q "^No problems found\." && /usr/bin/termhost --safe-mode doctor | grep -q "^No problems found\." && /usr/bin/termhost hello Ada'
 if unshare -m true 2>/dev/null; then
   out=$(unshare -m sh -c "mount -t tmpfs none '$toolchain' && $checks") || fail "the installed termhost failed without $toolchain: $out"
@@ -34,6 +35,10 @@ set=/usr/lib/termhost/plugins/plugin-set.json
 principal=$(awk '{ print $1; exit }' /etc/termhost/allowed_signers)
 ssh-keygen -Y verify -f /etc/termhost/allowed_signers -I "$principal" -n termhost-plugin-set -s "$set.sig" < "$set" >/dev/null \
   || fail "$set.sig does not verify against /etc/termhost/allowed_signers"
+if { /usr/bin/termhost plugins verify 2>&1 || true; } | grep -q 'usage: termhost plugins verify'; then
+  /usr/bin/termhost plugins verify "$set" --allowed-signers /etc/termhost/allowed_signers >/dev/null \
+    || fail "termhost plugins verify refuses $set"
+fi
 dpkg --purge termhost >/dev/null
 [ ! -e /usr/bin/termhost ] && [ ! -e /etc/termhost/allowed_signers ] || fail "dpkg --purge left files behind"
 echo "deb: ok ($(basename "$deb"))"
