@@ -39,8 +39,8 @@ struct AssistantToolRunner: RunToolRunner {
     func cancel(number: UInt64) { tools?.cancel(number: number) }
 
     private func requestSecret(_ call: ToolCall) -> RunToolOutcome {
-        let request: SecretRequest.Arguments
-        switch SecretRequest.arguments(call.argumentsJSON) {
+        let request: SecretRequestArguments
+        switch SecretRequestArguments.parse(call.argumentsJSON) {
         case .success(let a): request = a
         case .failure(let problem): return .error(problem.message)
         }
