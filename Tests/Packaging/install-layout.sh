@@ -26,7 +26,7 @@ termhost=$prefix/bin/termhost
 doctor=$("$termhost" doctor) || fail "doctor failed: $doctor"
 grep -q '^No problems found\.' <<<"$doctor" || fail "doctor found problems: $doctor"
 for id in org.termhost.examples.hello-c org.termhost.examples.hello-swift org.termhost.examples.remote-c \
-          org.termhost.ssh org.termhost.sftp org.termhost.metrics org.termhost.forwarding org.termhost.assistant; do
+          org.termhost.ssh org.termhost.sftp org.termhost.metrics org.termhost.forwarding org.termhost.assistant org.termhost.sync; do
   grep -q "\"id\": \"$id\"" "$prefix/lib/termhost/plugins/plugin-set.json" || fail "the set lacks $id"
   grep -q "✓  $id " <<<"$doctor" || fail "$id did not load from $prefix: $doctor"
 done
@@ -39,7 +39,8 @@ done
 [ -f "$work/relative/lib/termhost/plugins/org.termhost.examples.hello-c/libhello-c.so" ] || fail "a relative prefix missed the C plugins"
 [ ! -e "$repo/relative" ] || fail "a relative prefix was taken from the source tree"
 
-if broken=$(CC=false Scripts/stage.sh "$work/broken" 2>&1); then fail "staging succeeded without hello-c"; fi
+# MAKEFLAGS reaches make alone (SwiftPM would compile its own C targets with a CC).
+if broken=$(MAKEFLAGS=CC=false Scripts/stage.sh "$work/broken" 2>&1); then fail "staging succeeded without hello-c"; fi
 grep -q 'org.termhost.examples.hello-c' <<<"$broken" || fail "the failed staging does not name hello-c: $broken"
 
 plugins=$work/plugins
