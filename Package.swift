@@ -41,6 +41,7 @@ let package = Package(
         .library(name: "TermhostRegistry", targets: ["TermhostRegistry"]),
         .library(name: "TermhostSDK", targets: ["TermhostSDK"]),
         .library(name: "HelloSwiftPlugin", type: .dynamic, targets: ["HelloSwiftPlugin"]),
+        .library(name: "ActionsSwiftPlugin", type: .dynamic, targets: ["ActionsSwiftPlugin"]),
         .library(name: "SSHPlugin", type: .dynamic, targets: ["SSHPlugin"]),
         .library(name: "SFTPPlugin", type: .dynamic, targets: ["SFTPPlugin"]),
         .library(name: "MetricsPlugin", type: .dynamic, targets: ["MetricsPlugin"]),
@@ -92,13 +93,15 @@ let package = Package(
         // the one SHA-256 and HMAC-SHA1 both use. Static code each plugin links, not a plugin.
         .systemLibrary(name: "CLibSSH2", path: "Plugins/Shared/CLibSSH2"),
         .target(name: "SSHCrypto", dependencies: ["CLibSSH2"], path: "Plugins/Shared/SSHCrypto", swiftSettings: strict + libssh2Swift),
+        // How the plugins that offer tools read a call's arguments (range checks, messages).
+        .target(name: "ToolArguments", dependencies: ["TermhostSDK", "CTermhost"], path: "Plugins/Shared/ToolArguments", swiftSettings: strict),
         // libssh2 1.10 ciphers one 16-byte block per call; this OpenSSL provider makes its
         // AES-CTR keystream in bulk (see its header).
         .target(name: "BatchedCTR", path: "Plugins/SSH/Sources/BatchedCTR", linkerSettings: [.linkedLibrary("crypto")]),
-        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto", "BatchedCTR"], path: "Plugins/SSH/Sources/SSHPlugin",
+        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto", "BatchedCTR", "ToolArguments"], path: "Plugins/SSH/Sources/SSHPlugin",
                 swiftSettings: strict + libssh2Swift, linkerSettings: pluginLinkerSettings + libssh2Linker),
         // SFTP runs libssh2's SFTP layer on sessions the SSH plugin's transport service lends it.
-        .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto"], path: "Plugins/SFTP/Sources/SFTPPlugin",
+        .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto", "ToolArguments"], path: "Plugins/SFTP/Sources/SFTPPlugin",
                 swiftSettings: strict + libssh2Swift, linkerSettings: pluginLinkerSettings + libssh2Linker),
 
         // Metrics: procfs parsing and computation in a static library of its own (pure Swift,
@@ -111,7 +114,7 @@ let package = Package(
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
 
         // Assistant: the model-independent core (conversation, classifier, policy), pure Swift.
-        .target(name: "AssistantCore", path: "Plugins/Assistant/Sources/AssistantCore", swiftSettings: strict),
+        .target(name: "AssistantCore", dependencies: ["TermhostSDK"], path: "Plugins/Assistant/Sources/AssistantCore", swiftSettings: strict),
         // Model providers (OpenAI Chat Completions and Responses, Anthropic Messages, local servers)
         // over libcurl: HTTP, SSE, the wire formats and retries.
         .systemLibrary(name: "CCurl", path: "Plugins/Assistant/Sources/CCurl"),
@@ -133,6 +136,11 @@ let package = Package(
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
+
+        // A typed action in Swift: its version script also exports the @_cdecl function.
+        .target(name: "ActionsSwiftPlugin", dependencies: ["TermhostSDK", "CTermhost"], path: "SDK/Examples/actions-swift/Sources",
+                swiftSettings: strict,
+                linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(root)/SDK/Examples/actions-swift/exports.map"])]),
 
         .target(name: "SwiftServicesFixture", dependencies: ["TermhostSDK"], path: "Tests/Fixtures/SwiftServicesPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
