@@ -48,8 +48,8 @@ func measure(_ name: String, make: () -> SyncBackend, waits: Bool) throws {
     for i in 0..<records { a.write(id(i), hostRecord(i)) }
     let backendA = make(), backendB = make()
     let engineA = try engine(backendA, a), engineB = try engine(backendB, b)
-    let upload = try seconds { check(engineA.sync(), "\(name): first sync of device A") }
-    let download = try seconds { check(engineB.sync(), "\(name): first sync of device B") }
+    let upload = seconds { check(engineA.sync(), "\(name): first sync of device A") }
+    let download = seconds { check(engineB.sync(), "\(name): first sync of device B") }
     guard b.count == records else { print("\(name): device B has \(b.count) of \(records) records"); exit(1) }
     print(String(format: "%@: first sync of %d records: upload %.2f s, download %.2f s", name, records, upload, download))
 

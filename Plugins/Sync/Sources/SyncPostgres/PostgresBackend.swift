@@ -77,7 +77,8 @@ public final class PostgresBackend: SyncBackend {
                 throw .invalid("record \(c.id) is \(p.count) bytes; a PostgreSQL vault takes at most 1 MiB per record")
             }
             // A base this backend did not write cannot match any row: the change comes back as a conflict.
-            let base: Any = c.base.map { v in Int64(v.token).map { $0 >= 0 ? String($0) : "-1" } ?? "-1" } ?? NSNull()
+            let base: Any
+            if let v = c.base { base = Int64(v.token).map { $0 >= 0 ? String($0) : "-1" } ?? "-1" } else { base = NSNull() }
             list.append(["change": c.changeID, "namespace": c.id.namespace, "collection": c.id.collection, "key": c.id.key,
                          "base": base, "body": c.payload.map { PostgresFeed.hex($0) } ?? NSNull()])
         }
