@@ -31,9 +31,11 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(!isText, "refused text: \(bytes)")
         return 0
     }
-    guard isText, let text else { return 0 }
-    var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-    if text.isEmpty || text.hasSuffix("\n") { lines.removeLast() }
+    guard isText else { return 0 }
+    // Split the bytes, not the String: Swift reads "\r\n" as one Character, which is not "\n",
+    // while a line of a remote file ends at every LF byte.
+    var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+    if bytes.isEmpty || bytes.last == 0x0A { lines.removeLast() }
     let expected = Array(lines.dropFirst(offset).prefix(maxLines))
     if window.cutLine {
         precondition(window.lines.count == 1 && expected.first?.hasPrefix(window.lines[0]) == true)
