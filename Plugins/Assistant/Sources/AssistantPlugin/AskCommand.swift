@@ -25,29 +25,18 @@ struct AskCommand {
             invocation.printError("termhost: ask: the host store is unavailable")
             return 1
         }
-        let chosen: (provider: any ModelProvider, name: String)
-        let clock = FirstByteClock()
-        do { chosen = try ProviderChoice.resolve(parsed.value("--provider"), host: host, onFirstByte: clock.mark) } catch {
-            invocation.printError("termhost: ask: \(error)")
-            return 1
-        }
-        let access: RunAccess
-        do { access = try RunAccess(parsed, host: host) } catch let usage as CommandUsageError {
-            return invocation.reportUsageError(usage)
-        } catch {
-            invocation.printError("termhost: ask: --reviewer: \(error)")
-            return 1
-        }
+        let setup: RunSetup
+        do { setup = try RunSetup.resolve(parsed, host: host, invocation: invocation, command: "ask") } catch { return error.status }
         let targetHost = parsed.value("--host")
         let conversation: String
         do { conversation = try store.newConversation(title: question, host: targetHost) } catch {
             invocation.printError("termhost: ask: cannot save the conversation: \(error)")
             return 1
         }
-        let session = RunSession(host: host, invocation: invocation, store: store, provider: chosen.provider,
-                                 providerName: chosen.name, mode: parsed.has("--acting") ? .acting : .planning,
-                                 targetHost: targetHost, access: access)
-        let printer = AnswerPrinter(invocation: invocation, quiet: json, clock: clock)
+        let session = RunSession(host: host, invocation: invocation, store: store, provider: setup.provider,
+                                 providerName: setup.providerName, mode: parsed.has("--acting") ? .acting : .planning,
+                                 targetHost: targetHost, access: setup.access)
+        let printer = AnswerPrinter(invocation: invocation, quiet: json, clock: setup.clock)
         let (run, end) = session.run(question, conversation: conversation, printer: printer)
         if json {
             let transcript = (try? store.transcript(conversation)) ?? []

@@ -121,19 +121,8 @@ struct AssistantCommand {
     private func converse(_ store: RunStore) -> Int32 {
         let parsed: ParsedArguments
         do { parsed = try invocation.parse(with: Self.conversationArguments) } catch { return error.status }
-        let chosen: (provider: any ModelProvider, name: String)
-        let clock = FirstByteClock()
-        do { chosen = try ProviderChoice.resolve(parsed.value("--provider"), host: host, onFirstByte: clock.mark) } catch {
-            invocation.printError("termhost: assistant: \(error)")
-            return 1
-        }
-        let access: RunAccess
-        do { access = try RunAccess(parsed, host: host) } catch let usage as CommandUsageError {
-            return invocation.reportUsageError(usage)
-        } catch {
-            invocation.printError("termhost: assistant: --reviewer: \(error)")
-            return 1
-        }
+        let setup: RunSetup
+        do { setup = try RunSetup.resolve(parsed, host: host, invocation: invocation, command: "assistant") } catch { return error.status }
         let targetHost = parsed.value("--host")
         var conversation = parsed.value("--continue")
         if let id = conversation {
@@ -143,9 +132,9 @@ struct AssistantCommand {
             }
             conversation = id.split(separator: ".").first.map(String.init)
         }
-        let session = RunSession(host: host, invocation: invocation, store: store, provider: chosen.provider,
-                                 providerName: chosen.name, mode: parsed.has("--acting") ? .acting : .planning,
-                                 targetHost: targetHost, access: access)
+        let session = RunSession(host: host, invocation: invocation, store: store, provider: setup.provider,
+                                 providerName: setup.providerName, mode: parsed.has("--acting") ? .acting : .planning,
+                                 targetHost: targetHost, access: setup.access)
         let interactive = isatty(invocation.stdinFD) == 1
         var lines = LineReader(fd: invocation.stdinFD)
         while true {
@@ -159,7 +148,7 @@ struct AssistantCommand {
                     return 1
                 }
             }
-            let printer = AnswerPrinter(invocation: invocation, quiet: false, clock: clock)
+            let printer = AnswerPrinter(invocation: invocation, quiet: false, clock: setup.clock)
             let (_, end) = session.run(question, conversation: conversation!, printer: printer, watchKeys: interactive)
             switch end.state {
             case .failed: invocation.printError("termhost: assistant: \(VisibleText.of(end.reason ?? "the run failed"))")
