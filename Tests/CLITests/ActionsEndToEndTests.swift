@@ -238,7 +238,7 @@ import TestSupport
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cli = CLI(dir)
-        try Fixtures.bundle("libActionsSwiftPlugin.so", as: "org.termhost.examples.actions-swift", in: cli.plugins)
+        _ = try Fixtures.bundle("libActionsSwiftPlugin.so", as: "org.termhost.examples.actions-swift", in: cli.plugins)
         let e = "org.termhost.examples.actions-swift/fahrenheit"
         let r = try cli.run("call", e, "21.5")
         #expect(r.status == 0 && r.stdout == "70.7\n", "\(r.output)")
