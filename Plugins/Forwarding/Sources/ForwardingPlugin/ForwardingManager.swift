@@ -93,6 +93,33 @@ final class ForwardingManager: @unchecked Sendable {
         }
     }
 
+    /// Stops the running rules that `matching` picks, saying `reason`, and starts each again
+    /// with the rule `replacement` returns (nil: it stays stopped), so that nothing keeps using
+    /// what another device changed (ForwardingSync.swift). The command does not go idle in
+    /// between; the new listeners bind once the reactor has closed the old ones. [any-thread]
+    func restart(where matching: @escaping @Sendable (ForwardRule) -> Bool, reason: String,
+                 replacement: @escaping @Sendable (ForwardRule) -> ForwardRule?) {
+        queue.async { [self] in
+            guard !shuttingDown else { return }
+            let hit = runtimes.filter { $0.state.hasIntent && matching($0.rule) }
+            guard !hit.isEmpty else { return }
+            starting = true
+            for r in hit { stop(r, reason: nil, because: reason) }
+            reactor.post { [self] in
+                queue.async { [self] in
+                    defer { starting = false; checkIdle() }
+                    guard !shuttingDown else { return }
+                    for r in hit {
+                        guard let rule = replacement(r.rule), let index = runtimes.firstIndex(where: { $0 === r }) else { continue }
+                        let fresh = RuleRuntime(rule)
+                        runtimes[index] = fresh
+                        begin(fresh)
+                    }
+                }
+            }
+        }
+    }
+
     /// Puts one rule to work: its listener now, its host's connection shared or opened. [queue]
     private func begin(_ runtime: RuleRuntime) {
         let rule = runtime.rule
@@ -264,10 +291,11 @@ final class ForwardingManager: @unchecked Sendable {
 
     /// Ends a rule's intent: listener closed, its streams ended, remote listener cancelled;
     /// the last rule of a host releases the connection. Peers keep running.
-    private func stop(_ r: RuleRuntime, reason: String?) {
+    /// `because` is said with a plain stop (`stopped: because`).
+    private func stop(_ r: RuleRuntime, reason: String?, because: String? = nil) {
         guard r.state.hasIntent else { return }
         r.state = reason.map { .failed($0) } ?? .stopped
-        say(r, r.state.text(connections: 0))
+        say(r, because.map { "stopped: \($0)" } ?? r.state.text(connections: 0))
         let listener = r.listener
         r.listener = nil
         reactor.post {

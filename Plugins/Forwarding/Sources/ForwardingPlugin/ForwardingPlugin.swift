@@ -16,6 +16,8 @@ final class ForwardingFeature: Feature {
     let host: PluginHost
     /// The process-scope forwarding service, created on the first `forward run`.
     private var manager: ForwardingManager?
+    /// Restarts running rules that another device changed; with the manager.
+    private var sync: ForwardingSync?
     private let lock = NSLock()
 
     init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
@@ -41,6 +43,7 @@ final class ForwardingFeature: Feature {
         }
         let m = ForwardingManager(transport: transport, host: host, socksHandshakeSeconds: socksSeconds)
         manager = m
+        sync = ForwardingSync(manager: m, host: host)
         return m
     }
 
@@ -52,7 +55,13 @@ final class ForwardingFeature: Feature {
 
     /// Bounded by the host (3 s): listeners and retries stop at once, connections close in
     /// parallel within 2 s. Idempotent.
-    func shutdown() { current?.shutdown(bound: 2) }
+    func shutdown() {
+        lock.lock()
+        let watching = sync
+        lock.unlock()
+        watching?.cancel()
+        current?.shutdown(bound: 2)
+    }
     /// Background alone changes nothing: a quick return must find healthy forwards (NOTES §5).
     func background() {}
     func expire() { current?.expire() }

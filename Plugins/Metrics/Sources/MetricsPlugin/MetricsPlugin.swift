@@ -21,7 +21,12 @@ final class MetricsFeature: Feature {
     let host: PluginHost
     /// The tool calls running now, for cancelTool (MetricsTools.swift).
     let toolCalls = ToolCalls()
-    init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
+    /// Reconnects monitors of hosts another device changed (MetricsSync.swift).
+    let sync: Events.Subscription?
+    init(host: PluginHost, scene: SceneInfo) throws {
+        self.host = host
+        sync = MetricsSync.subscribe(host)
+    }
 
     func service(_ id: String) -> UnsafeRawPointer? {
         id == TERMHOST_METRICS_SNAPSHOT ? UnsafeRawPointer(SnapshotService.vtable) : nil
@@ -44,6 +49,7 @@ final class MetricsFeature: Feature {
 
     func shutdown() {
         Dashboard.restoreTerminal()
+        sync?.cancel()
         Samplers.stopAll()
     }
 }

@@ -30,13 +30,15 @@ final class Sampler: @unchecked Sendable {
 
     private struct Control {
         var paused = false, sleeping = false, stopped = false, retryNow = false
+        /// The host's saved route changed: the connection in use closes and a new one opens.
+        var reconnect = false
         var detailObservers = 0
         /// Set by start() (under the lock: start and stop run on different threads).
         var started = false
         var report: HostReport
 
         /// What the thread acts on; a change that leaves this equal does not wake it.
-        var relevant: [Bool] { [paused, sleeping, stopped, retryNow, detailObservers > 0] }
+        var relevant: [Bool] { [paused, sleeping, stopped, retryNow, reconnect, detailObservers > 0] }
     }
     private let control: Mutex<Control>
     /// The wake channel: a socketpair made close-on-exec and non-blocking atomically (like
@@ -88,6 +90,9 @@ final class Sampler: @unchecked Sendable {
     /// The user acted (`metrics resume`): a failed monitor tries again now, even after
     /// "auth needed" or "host key changed".
     func retry() { change { $0.retryNow = true } }
+    /// Another device changed the host's route (MetricsSync.swift): the connection in use
+    /// closes and the next one reads the new saved host, at once, even from a failed wait.
+    func reconnect() { change { $0.reconnect = true; $0.retryNow = true } }
     /// Details (processes, filesystems) are collected while at least one observer wants them.
     func observeDetails(_ on: Bool) { change { $0.detailObservers = max(0, $0.detailObservers + (on ? 1 : -1)) } }
 
@@ -129,7 +134,7 @@ final class Sampler: @unchecked Sendable {
     private func run() {
         var attempt = 0
         while true {
-            let c = control.withLock { c -> Control in var copy = c; c.retryNow = false; copy.report = c.report; return copy }
+            let c = control.withLock { c -> Control in var copy = c; c.retryNow = false; c.reconnect = false; copy.report = c.report; return copy }
             if c.stopped { break }
             if c.paused || c.sleeping {
                 setState(c.paused ? .paused : .sleeping)
@@ -218,7 +223,7 @@ final class Sampler: @unchecked Sendable {
             // Checked on every pass, not only on a wake: without a wake pipe this is how a
             // change is seen (within a second).
             if fds[1].revents != 0 { drainWake() }
-            let (halt, detailsNow) = control.withLock { ($0.stopped || $0.paused || $0.sleeping, $0.detailObservers > 0) }
+            let (halt, detailsNow) = control.withLock { ($0.stopped || $0.paused || $0.sleeping || $0.reconnect, $0.detailObservers > 0) }
             if halt { return .control }
             if detailsNow != details { return .detailsChanged }
             if fds[0].revents != 0 {

@@ -18,7 +18,12 @@ final class SFTPFeature: Feature {
     let host: PluginHost
     /// The tool calls running now, for cancelTool (SFTPTools.swift).
     let toolCalls = ToolCalls()
-    init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
+    /// Pauses transfers to hosts another device changed (SFTPSync.swift).
+    let sync: Events.Subscription?
+    init(host: PluginHost, scene: SceneInfo) throws {
+        self.host = host
+        sync = SFTPSync.subscribe(host)
+    }
 
     func activate() throws { FilesService.pluginHost = host }
 
@@ -37,6 +42,7 @@ final class SFTPFeature: Feature {
     /// Pauses every running transfer (partial files and checkpoints kept) within the host's
     /// shutdown bound, so `--resume` can continue them.
     func shutdown() {
+        sync?.cancel()
         ActiveTransfers.shared.stopAll(.pause, within: 2.5)
         FilesService.closeAll()
     }

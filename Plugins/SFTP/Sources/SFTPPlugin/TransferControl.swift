@@ -4,7 +4,7 @@ import Synchronization
 /// How a running batch is told to stop, and how fast it may go. Shared by its workers.
 final class TransferControl: Sendable {
     enum Stop: Sendable { case none, pause, cancel }
-    private let stop = Mutex<(what: Stop, deadline: Date)>((.none, .distantFuture))
+    private let stop = Mutex<(what: Stop, deadline: Date, reason: String?)>((.none, .distantFuture, nil))
     /// Bandwidth limit in bytes per second for the whole batch (0: none), like sftp -l.
     let limitBytesPerSecond: UInt64
     private let budget = Mutex<(start: UInt64, sent: UInt64)>((0, 0))
@@ -14,19 +14,21 @@ final class TransferControl: Sendable {
     var requested: Stop { stop.withLock { $0.what } }
     /// When a pause must be finished by (the host's shutdown bound); far away otherwise.
     var deadline: Date { stop.withLock { $0.deadline } }
-    func request(_ s: Stop, deadline: Date = .distantFuture) {
+    /// `reason` replaces the plain "paused" or "cancelled" in what the files report.
+    func request(_ s: Stop, deadline: Date = .distantFuture, reason: String? = nil) {
         stop.withLock {
-            if $0.what == .none || s == .cancel { $0 = (s, min(deadline, $0.deadline)) }
+            if $0.what == .none || s == .cancel { $0 = (s, min(deadline, $0.deadline), reason) }
             else if s == $0.what { $0.deadline = min($0.deadline, deadline) }   // a shutdown's bound still applies
         }
     }
 
     /// Throws when a stop was requested; the transfer loops call it between chunks.
     func check(_ path: String) throws(SFTPError) {
-        switch requested {
+        let (what, reason) = stop.withLock { ($0.what, $0.reason.map { ": \($0)" } ?? "") }
+        switch what {
         case .none: return
-        case .pause: throw SFTPError(.paused, "sftp: \(path.shown): paused")
-        case .cancel: throw SFTPError(.stopped, "sftp: \(path.shown): cancelled")
+        case .pause: throw SFTPError(.paused, "sftp: \(path.shown): paused\(reason)")
+        case .cancel: throw SFTPError(.stopped, "sftp: \(path.shown): cancelled\(reason)")
         }
     }
 

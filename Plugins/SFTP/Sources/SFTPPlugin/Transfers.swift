@@ -47,7 +47,7 @@ struct Transfers {
                      plan makePlan: (RemoteFS) throws(SFTPError) -> TransferPlan) throws(SFTPError) -> BatchSummary {
         // Registered from the start and removed only after the connection is closed: shutdown
         // waits for that, so the process never exits while libssh2 is still tearing down.
-        ActiveTransfers.shared.add(control)
+        ActiveTransfers.shared.add(control, host: host)
         defer { ActiveTransfers.shared.remove(control) }
         let connection = try SFTPConnection(transport: transport, destination: host, scene: options.scene)
         defer { connection.close() }
@@ -63,12 +63,32 @@ final class ActiveTransfers: @unchecked Sendable {
     static let shared = ActiveTransfers()
     private let condition = NSCondition()
     private var controls: [ObjectIdentifier: TransferControl] = [:]
+    /// The host each batch runs against, as named on the command line or by the caller.
+    private var hosts: [ObjectIdentifier: String] = [:]
 
-    func add(_ c: TransferControl) { condition.withLock { controls[ObjectIdentifier(c)] = c } }
+    func add(_ c: TransferControl, host: String) {
+        condition.withLock {
+            controls[ObjectIdentifier(c)] = c
+            hosts[ObjectIdentifier(c)] = host
+        }
+    }
     func remove(_ c: TransferControl) {
         condition.withLock {
             controls[ObjectIdentifier(c)] = nil
+            hosts[ObjectIdentifier(c)] = nil
             condition.broadcast()
+        }
+    }
+
+    /// Pauses, without waiting, every batch running against saved host `host` (its route changed
+    /// on another device: SFTPSync.swift); partial files and checkpoints are kept for `--resume`,
+    /// and each file says `reason`. Returns how many batches were asked. [any-thread]
+    @discardableResult
+    func pause(host: String, reason: String) -> Int {
+        condition.withLock {
+            let matching = controls.filter { hosts[$0.key] == host }.values
+            matching.forEach { $0.request(.pause, reason: reason) }
+            return matching.count
         }
     }
 

@@ -4,7 +4,8 @@ import TermhostSDK
 
 /// Sessions that authenticated and have not ended yet. Each ends exactly once: when its
 /// command returns, or when the feature shuts down first (SIGINT, SIGTERM, SIGHUP), so the
-/// `session.ended` event and the history row are never lost.
+/// `session.ended` event and the history row are never lost. A session whose saved host
+/// another device changed is retired first (`retire(host:reason:)`, HostSyncWatch.swift).
 enum OpenSessions {
     struct Session {
         let host: String
@@ -12,9 +13,14 @@ enum OpenSessions {
         let started: Double
         let vault: Vault
         let pluginHost: PluginHost
+        /// The connection's socket, for `retire`: open for as long as the session is listed,
+        /// because the session ends (`end`) before its connection is torn down.
+        let socket: Int32
+        /// The command's stderr, where a retired session says why it ended.
+        let stderr: Int32
     }
 
-    private static let open = Mutex<(next: Int, sessions: [Int: Session])>((0, [:]))
+    private static let open = Mutex<(next: Int, sessions: [Int: Session], retired: Set<Int>)>((0, [:], []))
 
     static func add(_ s: Session) -> Int {
         open.withLock { state in
@@ -24,14 +30,36 @@ enum OpenSessions {
         }
     }
 
-    static func end(_ token: Int, status: Int32) {
-        guard let s = open.withLock({ $0.sessions.removeValue(forKey: token) }) else { return }
-        finish(s, status: status)
+    /// Returns whether `retire` ended the session (it said why on the session's stderr).
+    @discardableResult
+    static func end(_ token: Int, status: Int32) -> Bool {
+        let (ended, retired) = open.withLock { state in
+            (state.sessions.removeValue(forKey: token), state.retired.remove(token) != nil)
+        }
+        if let ended { finish(ended, status: status) }
+        return retired
+    }
+
+    /// Ends every session to saved host `host`: says `reason` on its stderr and shuts its
+    /// socket down, so the session's own thread sees the connection end and returns (255).
+    /// Under the lock, so the socket cannot be closed, and its number reused, meanwhile.
+    /// Returns how many sessions it ended. [any-thread]
+    @discardableResult
+    static func retire(host: String, reason: String) -> Int {
+        open.withLock { state in
+            let matching = state.sessions.filter { $0.value.host == host && !state.retired.contains($0.key) }
+            for (token, s) in matching {
+                state.retired.insert(token)
+                writeAll(s.stderr, "termhost: \(VisibleText.of(reason)); the connection was closed\n")
+                _ = Glibc.shutdown(s.socket, Int32(SHUT_RDWR))
+            }
+            return matching.count
+        }
     }
 
     static func endAll(status: Int32) {
         let all = open.withLock { state in
-            defer { state.sessions = [:] }
+            defer { state.sessions = [:]; state.retired = [] }
             return Array(state.sessions.values)
         }
         for s in all { finish(s, status: status) }

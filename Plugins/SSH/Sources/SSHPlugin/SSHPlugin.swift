@@ -55,9 +55,12 @@ final class SSHFeature: Feature {
     let transport: TransportProvider
     /// The tool calls running now, for cancelTool (SSHTools.swift).
     let toolCalls = ToolCalls()
+    /// Ends sessions of hosts another device changed, and tells the other plugins (HostSyncWatch.swift).
+    let syncWatch: HostSyncWatch
     init(host: PluginHost, scene: SceneInfo) throws {
         self.host = host
         transport = TransportProvider(host: host)
+        syncWatch = HostSyncWatch(host: host)
     }
 
     func service(_ id: String) -> UnsafeRawPointer? {
@@ -83,6 +86,7 @@ final class SSHFeature: Feature {
     /// leaves.
     func shutdown() {
         RawMode.leave()
+        syncWatch.cancel()
         OpenSessions.endAll(status: 255)
         TransportService.closeAll(of: transport, bound: 0.4)
     }
@@ -106,6 +110,7 @@ final class SSHFeature: Feature {
     /// body, and maps failures to ssh's status 255 with the message on stderr.
     func connect(_ c: CommandInvocation, vault: Vault, target: String, jump: [String], forwardAgent: Bool? = nil,
                  banner: (@Sendable (String) -> Void)?, _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
+        var retired = false
         do {
             guard var destination = try vault.resolve(target) else {
                 c.printError("termhost: '\(VisibleText.of(target))' is neither a saved host nor user@host[:port]")
@@ -119,16 +124,18 @@ final class SSHFeature: Feature {
             // History starts only once authenticated, and ends however the session ends: normally
             // here, or from shutdown() when a signal cuts the command short.
             let session = OpenSessions.Session(host: destination.name, user: connection.user,
-                                               started: Date().timeIntervalSince1970, vault: vault, pluginHost: host)
+                                               started: Date().timeIntervalSince1970, vault: vault, pluginHost: host,
+                                               socket: connection.socket, stderr: c.stderrFD)
             try? host.events?.publish("org.termhost.ssh.session.started",
                                       json: "{\"host\":\(JSONText.quoted(destination.name)),\"user\":\(JSONText.quoted(connection.user))}")
             let token = OpenSessions.add(session)
             var status: Int32 = 255
-            defer { OpenSessions.end(token, status: status) }
+            defer { retired = OpenSessions.end(token, status: status) }
             status = try body(connection)
             return status
         } catch let error as SSHError {
-            c.printError(error.message)
+            // A session retired by a synced change said why already; the socket error adds nothing.
+            if !retired { c.printError(error.message) }
             return error.status
         } catch {
             c.printError("termhost: \(error)")
@@ -158,6 +165,7 @@ let plugin = Plugin(id: "org.termhost.ssh", version: "0.1.0", features: [SSHFeat
     // device: the secrets they name never leave it. A refusal only means nothing syncs.
     _ = try? host.store?.declareSyncable("hosts", merge: .fields)
     _ = try? host.store?.declareSyncable("identities", merge: .fields, localFields: ["passwordSecret", "keySecret"])
+    _ = try? host.store?.declareSyncable(SyncedHostKeys.collection, merge: .record)
 }
 
 @_cdecl("termhost_plugin_entry")
