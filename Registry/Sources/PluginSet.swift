@@ -4,13 +4,15 @@ import Foundation
 /// name and version, and for each plugin its ID, version and the sha256 of its library, plus
 /// any private shared libraries it loads (`libraries`, e.g. the staged libssh2). The loader
 /// refuses a listed plugin whose version or hash differs, or whose pinned library is missing or
-/// differs, and `--safe-mode` loads only plugins that an installed set names.
+/// differs, and `--safe-mode` loads only plugins that an installed set names. `syncProvider`
+/// (optional) names the plugin of the set that may use termhost.sync-store/1 (`SyncProviderChoice`).
 ///
 /// ```json
 /// { "name": "termhost-default", "version": "2026.11",
 ///   "plugins": [ { "id": "org.termhost.hello-c", "version": "1.0.0", "sha256": "9f2c..." },
 ///                { "id": "org.termhost.ssh", "version": "1.0.0", "sha256": "41d0...",
-///                  "libraries": [ { "path": "../libssh2/libssh2.so.1", "sha256": "c7e1..." } ] } ] }
+///                  "libraries": [ { "path": "../libssh2/libssh2.so.1", "sha256": "c7e1..." } ] } ],
+///   "syncProvider": "org.termhost.sync" }
 /// ```
 public struct PluginSet: Sendable, Equatable, Codable {
     public struct Entry: Sendable, Equatable, Codable {
@@ -70,11 +72,14 @@ public struct PluginSet: Sendable, Equatable, Codable {
     public var name: String
     public var version: String
     public var plugins: [Entry]
+    /// The plugin ID the set names as the sync provider; nil when it names none.
+    public var syncProvider: String?
 
-    public init(name: String, version: String, plugins: [Entry]) {
+    public init(name: String, version: String, plugins: [Entry], syncProvider: String? = nil) {
         self.name = name
         self.version = version
         self.plugins = plugins
+        self.syncProvider = syncProvider
     }
 
     public func entry(for pluginID: String) -> Entry? { plugins.first { $0.id == pluginID } }
@@ -86,6 +91,11 @@ public struct PluginSet: Sendable, Equatable, Codable {
     /// Validates plugin set bytes already read; `path` names them in errors.
     public static func decode(_ data: Data, file path: String) throws(RegistryError) -> PluginSet {
         let set = try JSONDocument.decode(PluginSet.self, from: data, file: path)
+        // Only the syntax here: a set naming a plugin it does not list is still a usable set
+        // (its pins hold); `SyncProviderChoice` then lends the sync store to nobody.
+        if let provider = set.syncProvider, !FeatureID.isValid(provider) {
+            throw .invalidDocument(file: path, field: "syncProvider", detail: "expected a plugin ID such as org.termhost.sync")
+        }
         var seen = Set<String>()
         for (i, p) in set.plugins.enumerated() {
             guard seen.insert(p.id).inserted else {

@@ -3,8 +3,10 @@ import Testing
 import TestSupport
 
 /// termhost.sync-store/1 on the real binary with Tests/Fixtures/sync-store-plugin.c: only the
-/// plugin the operator's policy names as the sync provider may read other plugins' syncable
-/// records, only declared collections are reachable, and the secrets are not behind it.
+/// plugin the operator's policy or else the plugin set names as the sync provider may read other
+/// plugins' syncable records (never one a user's config names), only declared collections are
+/// reachable, and the secrets are not behind it. termhost.store/1's journal_since shows a plugin
+/// its own namespace only.
 @Suite struct SyncStoreEndToEndTests {
     static func plugin(in parent: String, id: String, command: String) throws {
         let dir = parent + "/" + command
@@ -36,7 +38,7 @@ import TestSupport
         let s = try Setup(provider: nil)
         try s.cli.run("syncstore", "seed")
         let r = try s.cli.run("syncstore", "read", "org.test.syncstore")
-        #expect(r.output.contains("collections: 4 collections: only the sync provider 'org.termhost.sync' may read or write other plugins' syncable records; plugin 'org.test.syncstore' is not it (the operator's policy setting 'provider' of org.termhost.sync names it)"))
+        #expect(r.output.contains("collections: 4 collections: only the sync provider 'org.termhost.sync' may read or write other plugins' syncable records; plugin 'org.test.syncstore' is not it (named by the built-in default)"))
         #expect(r.output.contains("get notes: 4 get: only the sync provider"))
         #expect(r.output.contains("journal: 4 journal_since: only the sync provider"))
         #expect(!r.output.contains("hi"))
@@ -66,5 +68,72 @@ import TestSupport
         #expect(try s.cli.run("syncstore", "apply", "org.test.syncstore", #"{"text":"from afar"}"#).output.contains("apply: ok"))
         #expect(try s.cli.run("syncstore", "read", "org.test.syncstore").output.contains(#"{"text":"from afar"}"#))
         #expect(try s.cli.run("other", "apply", "org.test.syncstore", "x").output.contains("apply: 4 apply: only the sync provider"))
+    }
+
+    @Test func storeJournalSinceListsOnlyTheCallersOwnNamespace() throws {
+        let s = try Setup(provider: nil)
+        try s.cli.run("syncstore", "seed")
+        try s.cli.run("other", "seed")
+        let own = try s.cli.run("syncstore", "own").output
+        #expect(own.contains("journal org.test.syncstore/notes/n1 put\njournal org.test.syncstore/private/p1 put\n"))
+        #expect(own.contains("own journal: ok"))
+        #expect(!own.contains("org.test.other"), "\(own)")
+    }
+
+    /// The system's plugin directory holding the fixture as org.test.syncstore, pinned by a
+    /// plugin set naming `provider` as the sync provider; the set's path.
+    static func pluginSet(_ cli: CLI, provider: String) throws -> String {
+        let system = cli.dir.sub("system") + "/termhost/plugins"
+        try plugin(in: system, id: "org.test.syncstore", command: "syncstore")
+        let hash = try Shell.run("/usr/bin/sha256sum", [system + "/syncstore/libsyncstore.so"]).stdout.prefix(64)
+        return cli.dir.write("system/termhost/plugins/plugin-set.json", """
+        { "name": "test", "version": "1", "syncProvider": "\(provider)",
+          "plugins": [ { "id": "org.test.syncstore", "version": "1.0.0", "sha256": "\(hash)" } ] }
+        """)
+    }
+
+    @Test func thePluginSetNamesTheProviderThePolicyOverridesItAndAUserCannot() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        let set = try Self.pluginSet(cli, provider: "org.test.syncstore")
+        // The default provider's ID, on a plugin that is not the one the set names.
+        try Self.plugin(in: cli.plugins, id: "org.termhost.sync", command: "other")
+        try cli.run("syncstore", "seed")
+        let granted = try cli.run("syncstore", "read", "org.test.syncstore").output
+        #expect(granted.contains("collections: ok"), "\(granted)")
+        #expect(granted.contains("journal org.test.syncstore/notes/n1 put"))
+        let denied = "collections: 4 collections: only the sync provider 'org.test.syncstore' may read or write other plugins' syncable records; plugin 'org.termhost.sync' is not it (named by the syncProvider of plugin set \(set))"
+        #expect(try cli.run("other", "read", "org.test.syncstore").output.contains(denied))
+        #expect(try cli.run("doctor").stdout.contains("\nSync provider: org.test.syncstore (the syncProvider of plugin set \(set))\n"))
+        let json = try JSONSerialization.jsonObject(with: Data(try cli.run("doctor", "--json").stdout.utf8)) as? [String: Any]
+        #expect(json?["syncProvider"] as? [String: String] == ["plugin": "org.test.syncstore", "source": "the syncProvider of plugin set \(set)"])
+
+        _ = dir.write("config/termhost/config.json", #"{ "settings": { "org.termhost.sync": { "provider": "org.termhost.sync" } } }"#)
+        #expect(try cli.run("other", "read", "org.test.syncstore").output.contains(denied))
+
+        let policy = cli.policy(#"{ "settings": { "org.termhost.sync": { "provider": "org.termhost.sync" } } }"#)
+        #expect(try cli.run("other", "read", "org.test.syncstore").output.contains("collections: ok"))
+        #expect(try cli.run("syncstore", "read", "org.test.syncstore").output.contains(
+            "plugin 'org.test.syncstore' is not it (named by the setting 'provider' of org.termhost.sync in operator policy \(policy))"))
+    }
+
+    @Test func aPluginSetNamingAPluginItDoesNotListLendsTheStoreToNobody() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        let set = try Self.pluginSet(cli, provider: "org.test.absent")
+        try Self.plugin(in: cli.plugins, id: "org.termhost.sync", command: "other")
+        try cli.run("syncstore", "seed")
+        let problem = "plugin set \(set) names 'org.test.absent' as its sync provider but does not list that plugin, so no plugin may use the sync store"
+        for command in ["syncstore", "other"] {
+            let r = try cli.run(command, "read", "org.test.syncstore").output
+            #expect(r.contains("collections: 4 collections: no plugin may read or write other plugins' syncable records: \(problem) (see 'termhost doctor')"), "\(r)")
+            #expect(!r.contains("hi"))
+        }
+        let doctor = try cli.run("doctor")
+        #expect(doctor.status == 1)
+        #expect(doctor.stdout.contains("  - \(problem)\n"))
+        #expect(doctor.stdout.contains("\nSync provider: none, the sync store is lent to no plugin (the syncProvider of plugin set \(set))\n"))
     }
 }

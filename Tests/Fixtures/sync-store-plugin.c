@@ -6,7 +6,8 @@
  *   read NS        prints what termhost.sync-store/1 gives this plugin: the syncable
  *                  collections, NS's notes/n1, NS's private/p1 (not syncable), and the
  *                  journal rows of syncable collections; every failure as "<call>: <code> <msg>"
- *   apply NS VAL   applies VAL to NS's notes/n1 through the sync store; prints the status */
+ *   apply NS VAL   applies VAL to NS's notes/n1 through the sync store; prints the status
+ *   own            prints what termhost.store/1's journal_since gives this plugin */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ static termhost_status g_bad_declaration;
 static char g_bad_message[TERMHOST_MESSAGE_SIZE];
 
 static const termhost_command_descriptor_t command = {
-   sizeof(termhost_command_descriptor_t), COMMAND_NAME, "sync-store fixture", "usage: termhost syncstore seed|read NS|apply NS VALUE"
+   sizeof(termhost_command_descriptor_t), COMMAND_NAME, "sync-store fixture", "usage: termhost syncstore seed|read NS|apply NS VALUE|own"
 };
 static const termhost_command_descriptor_t *const commands[] = { &command, NULL };
 
@@ -91,6 +92,9 @@ static int32_t run(const termhost_feature_t *f, const termhost_command_invocatio
    } else if (inv->argc == 3 && strcmp(inv->argv[0], "apply") == 0) {
       rc = sync->apply(g_host, inv->argv[1], "notes", "n1", inv->argv[2], strlen(inv->argv[2]), &err);
       report(out, "apply", rc, &err);
+   } else if (inv->argc == 1 && strcmp(inv->argv[0], "own") == 0) {
+      rc = store->journal_since(g_host, 0, print_row, out, &err);
+      report(out, "own journal", rc, &err);
    } else {
       fprintf(out, "%s\n", command.usage);
    }

@@ -2,13 +2,14 @@
 // A distributor's plugin set (plugin-set.json) from any bytes: an accepted one names each
 // plugin once, with a 64-digit lowercase sha256 that the loader can compare as it is, and each
 // pinned library once per plugin (at most maxLibraries), by a non-empty path without NUL that
-// resolves to a file name, with such a sha256 too.
+// resolves to a file name, with such a sha256 too; a sync provider, when named, is a plugin ID.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let set = try? PluginSet.decode(Data(bytes: data, count: size), file: "plugin-set.json") else { return 0 }
     precondition(Set(set.plugins.map(\.id)).count == set.plugins.count, "a plugin listed twice")
+    precondition(set.syncProvider.map { (try? FeatureID($0)) != nil } ?? true, "sync provider '\(set.syncProvider!)'")
     func isDigest(_ hex: String) -> Bool {
         hex.utf8.count == 64 && hex.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }

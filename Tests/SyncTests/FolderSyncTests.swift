@@ -225,6 +225,9 @@ final class LosesAcknowledgements: SyncBackend {
         if losing { throw .unavailable("connection lost before the answer") }
         return results
     }
+    func cursor(_ cursor: SyncCursor, skippingOwn versions: [SyncVersion], device: String) -> SyncCursor {
+        inner.cursor(cursor, skippingOwn: versions, device: device)
+    }
     func lastChangeID(device: String) throws(SyncBackendError) -> String? { try inner.lastChangeID(device: device) }
     func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) { try inner.acknowledge(device: device, cursor: cursor) }
     func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int { try inner.purgeTombstones(force: force) }

@@ -13,6 +13,8 @@ enum DoctorCommand {
         var pluginSets: [String]
         /// Who signed each signed set, by the set's path: principals, key type and fingerprint.
         var pluginSetSigners: [String: PluginSetSigner]
+        /// Who may use termhost.sync-store/1 and which file said so.
+        var syncProvider: SyncProviderChoice
         var plugins: [PluginView]
         var features: [FeatureView]
         var policy: [String: String]
@@ -31,6 +33,7 @@ enum DoctorCommand {
             + inspection.duplicates.map(\.description) + inspection.resolution.problems.map(\.description)
             + inspection.resolution.fatal.map(\.description)
         if let p = store.problem { problems.append(p) }
+        if let p = inspection.syncProvider.problem { problems.append(p) }
         let plugins = inspection.records.map(PluginView.init)
         problems += plugins.filter { $0.status == "quarantined" || $0.status == "rejected" }.map { "\($0.label): \($0.reason!)" }
         let p = inspection.policy
@@ -49,7 +52,7 @@ enum DoctorCommand {
             searchPath: inspection.catalog.searched.map { ["directory": $0.entry.directory, "origin": $0.entry.origin.rawValue, "found": $0.note] },
             pluginSets: inspection.catalog.pluginSets.map { "\($0.set.name) \($0.set.version) (\($0.path), \($0.set.plugins.count) plugin\($0.set.plugins.count == 1 ? "" : "s")), "
                 + (inspection.catalog.pluginSetSigners[$0.path].map { "signed by \($0.description)" } ?? "unsigned") },
-            pluginSetSigners: inspection.catalog.pluginSetSigners,
+            pluginSetSigners: inspection.catalog.pluginSetSigners, syncProvider: inspection.syncProvider,
             plugins: plugins, features: FeatureView.all(inspection.resolution), policy: policy, problems: problems,
             store: ["path": options.paths.store, "status": store.problem ?? store.state,
                     "secrets": options.paths.secrets, "log": options.paths.log ?? "-"])
@@ -60,6 +63,7 @@ enum DoctorCommand {
         Output.table(report.searchPath.map { [$0["origin"]!, $0["directory"]!, $0["found"]!] })
         Output.out(report.pluginSets.isEmpty ? "\nPlugin sets: none installed" : "\nPlugin sets:")
         for s in report.pluginSets { Output.out("  \(s)") }
+        Output.out("\nSync provider: \(report.syncProvider.plugin ?? "none, the sync store is lent to no plugin") (\(report.syncProvider.source))")
         Output.out("\nPlugins:")
         if plugins.isEmpty { Output.out("  none found") }
         Output.table(plugins.map { v in

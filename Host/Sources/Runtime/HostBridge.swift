@@ -222,9 +222,12 @@ public enum HostBridge {
             },
             journal_since: { host, after, visitor, user, err in
                 guard let host, let visitor else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "journal_since: NULL argument") }
+                // Since 1.3 the caller's own namespace only: other plugins' keys are theirs, and the
+                // sync provider reads syncable ones through termhost.sync-store/1.
+                let ctx = HostBridge.context(host)
                 do {
-                    try HostBridge.context(host).services.store!.journal(after: after) { row in
-                        visitor(user, row.sequence, row.namespace, row.collection, row.key, row.operation) == 0
+                    try ctx.services.store!.journal(after: after) { row in
+                        row.namespace != ctx.pluginID || visitor(user, row.sequence, row.namespace, row.collection, row.key, row.operation) == 0
                     }
                     return termhost_status(TERMHOST_OK)
                 } catch { return HostBridge.storeFailure(err, error) }

@@ -48,6 +48,7 @@ public final class HostRuntime: @unchecked Sendable {
                                + ["termhost: refusing to start until the configuration above is fixed"])
         }
         services.policy = inspection.policy
+        services.syncProvider = inspection.syncProvider
         let runtime = HostRuntime(options: options, services: services, inspection: inspection)
         try runtime.load()
         return runtime

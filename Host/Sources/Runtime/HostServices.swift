@@ -57,6 +57,8 @@ public final class HostServices: @unchecked Sendable {
     public let cancellation = CommandCancellation()
     public let interaction: Interaction
     public var policy: EffectivePolicy
+    /// Who may use termhost.sync-store/1; set by the runtime from the inspection before any init().
+    public var syncProvider: SyncProviderChoice = .builtIn
     /// Commands: set by the runtime once features are resolved.
     var commandList: @Sendable () -> [(name: String, summary: String, feature: String)] = { [] }
     var runCommand: @Sendable (_ scene: UInt64, _ argv: [String]) -> Int32? = { _, _ in nil }

@@ -16,6 +16,8 @@ public struct Inspection: Sendable {
     public var policyErrors: [RegistryError]
     public var duplicates: [RegistryError] = []
     public var resolution: Resolution
+    /// Who may use termhost.sync-store/1, from the operator policy and the plugin sets.
+    public var syncProvider: SyncProviderChoice = .builtIn
 
     public var records: [PluginRecord] { catalog.records }
 
@@ -67,6 +69,7 @@ public struct Inspection: Sendable {
 
         var inspection = Inspection(catalog: catalog, descriptors: fds, policy: effective, policyErrors: errors,
                                     resolution: FeatureRegistry().resolve(effective, hostServices: []))
+        inspection.syncProvider = SyncProviderChoice.resolve(policy: policy, pluginSets: catalog.pluginSets)
         var registry = FeatureRegistry()
         for record in catalog.records where record.failure == nil {
             for d in record.manifest!.descriptors(source: record.label) {

@@ -8,19 +8,18 @@ import TermhostServices
 /// Every call of the sync-store table first checks that the caller is the sync provider, then
 /// that the collection was declared syncable; the secrets file is never opened here.
 enum SyncStoreBridge {
-    /// Who may use termhost.sync-store/1: the operator's policy setting "provider" of feature
-    /// org.termhost.sync (policy only: a user cannot hand the vault to another plugin), else the
-    /// Sync plugin.
-    static func provider(_ services: HostServices) -> String {
-        if case .string(let id)? = services.policy.policy.settings["org.termhost.sync"]?["provider"], !id.isEmpty { return id }
-        return "org.termhost.sync"
-    }
-
+    /// Refuses every caller but the sync provider that `SyncProviderChoice` chose (the operator's
+    /// policy, else the plugin set, else org.termhost.sync; never a user's config), and everyone
+    /// when that choice is unusable.
     static func denied(_ ctx: PluginContext, _ call: String, _ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status? {
-        let provider = provider(ctx.services)
+        let choice = ctx.services.syncProvider
+        guard let provider = choice.plugin else {
+            return termhostFail(err, TERMHOST_ERR_DENIED,
+                                "\(call): no plugin may read or write other plugins' syncable records: \(choice.problem ?? choice.source) (see 'termhost doctor')")
+        }
         guard ctx.pluginID != provider else { return nil }
         return termhostFail(err, TERMHOST_ERR_DENIED,
-                            "\(call): only the sync provider '\(provider)' may read or write other plugins' syncable records; plugin '\(ctx.pluginID)' is not it (the operator's policy setting 'provider' of org.termhost.sync names it)")
+                            "\(call): only the sync provider '\(provider)' may read or write other plugins' syncable records; plugin '\(ctx.pluginID)' is not it (named by \(choice.source))")
     }
 
     /// The declared collection, or a DENIED status naming it.

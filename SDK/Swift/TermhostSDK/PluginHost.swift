@@ -132,7 +132,7 @@ public struct Store: @unchecked Sendable {
         public var operation: String
     }
 
-    /// Journal rows after a sequence number, oldest first (for sync features).
+    /// Journal rows after a sequence number, oldest first: this plugin's namespace only (ABI 1.3).
     public func journal(after: Int64) throws(PluginError) -> [JournalRow] {
         final class Box { var rows: [JournalRow] = [] }
         let box = Box()

@@ -114,6 +114,20 @@ public final class FolderBackend: SyncBackend {
         }
     }
 
+    /// A device's segments are numbered 1, 2, 3... in its own directory, so the ones right after
+    /// the cursor's entry for it, without a gap, are this push's; a segment of another process
+    /// of the device leaves a gap, and other devices' entries are never moved.
+    public func cursor(_ cursor: SyncCursor, skippingOwn versions: [SyncVersion], device: String) -> SyncCursor {
+        guard var vector = FolderBackend.decodeCursor(cursor) else { return cursor }
+        let written = Set(versions.compactMap { FolderVersion($0.token) }.filter { $0.device == device }.map(\.index))
+        let from = vector[device] ?? 0
+        var last = from
+        while written.contains(last + 1) { last += 1 }
+        guard last > from else { return cursor }
+        vector[device] = last
+        return FolderBackend.encodeCursor(vector)
+    }
+
     public func lastChangeID(device: String) throws(SyncBackendError) -> String? {
         try load().lastChange[device]?.1
     }
@@ -126,8 +140,11 @@ public final class FolderBackend: SyncBackend {
     public func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int {
         let vault = try load()
         if !force {
-            // Only when every device that ever wrote has applied everything there is.
-            for device in vault.vector.keys {
+            // Only when every device that ever opened the vault (open() made its directory) has
+            // applied everything there is, readers included: a device's own ack may already be
+            // past its own writes, so the writers alone say nothing.
+            let known = ((try? FileManager.default.contentsOfDirectory(atPath: "\(root)/devices")) ?? []).filter(FolderVersion.isDeviceID)
+            for device in Set(known).union(vault.vector.keys) {
                 guard let bytes = AtomicFile.read("\(root)/devices/\(device)/ack.json"),
                       let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: String],
                       let acked = object["cursor"].flatMap({ FolderBackend.decodeCursor(SyncCursor($0)) }),

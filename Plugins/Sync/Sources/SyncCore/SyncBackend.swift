@@ -20,6 +20,9 @@
 ///   - Tombstones are purged only below a fence. A cursor from before the fence makes `pull`
 ///     throw `.cursorExpired`; the engine then pulls from `.start` (full reconciliation).
 ///   - Records it cannot decode are returned as `SyncDamage`, never dropped silently.
+///   - A device does not read its own uploads back: `cursor(_:skippingOwn:device:)` moves a
+///     cursor past the versions a push was just given, but only when nothing else can lie
+///     between (another device's change committed meanwhile is still pulled).
 ///
 /// Threading: a backend is used by one engine at a time, from one thread at a time; it may
 /// block (network, fsync). It never sees a secret: the engine reads only syncable store records,
@@ -222,6 +225,13 @@ public protocol SyncBackend: AnyObject {
     /// The change ID of the newest change this device ID wrote to the vault, or nil. The engine
     /// compares it with its own state to tell a store restored from an old backup.
     func lastChangeID(device: String) throws(SyncBackendError) -> String?
+
+    /// The cursor to keep after `device` pushed and was given `versions` (its `.applied` results):
+    /// past them when they are exactly the entries of the change feed that follow `cursor`, so
+    /// the next pull does not fetch them back; `cursor` itself when any other write (another
+    /// device's, another process's) may lie between or after them. Never skips a write the
+    /// caller did not make. Reads nothing from the vault.
+    func cursor(_ cursor: SyncCursor, skippingOwn versions: [SyncVersion], device: String) -> SyncCursor
 
     /// Records that `device` has applied everything up to `cursor`, so tombstones every known
     /// device has passed may be purged.

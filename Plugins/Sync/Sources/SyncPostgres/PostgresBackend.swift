@@ -88,6 +88,17 @@ public final class PostgresBackend: SyncBackend {
         return try PostgresFeed.pushResults(rows.rows, changes: changes)
     }
 
+    /// Writers hold the vault row's lock and number their changes from its sequence, so the
+    /// numbers are dense and in commit order: those right after the cursor, without a gap, are
+    /// this push's. Another device's change committed between leaves a gap and stays ahead.
+    public func cursor(_ cursor: SyncCursor, skippingOwn versions: [SyncVersion], device: String) -> SyncCursor {
+        guard let after = try? PostgresFeed.sequence(cursor) else { return cursor }
+        let written = Set(versions.compactMap { Int64($0.token) })
+        var last = after
+        while written.contains(last + 1) { last += 1 }
+        return last > after ? SyncCursor(String(last)) : cursor
+    }
+
     public func lastChangeID(device: String) throws(SyncBackendError) -> String? {
         try run("SELECT termhost_sync.last_change_id($1::uuid, $2)", [try openVault(), device]).rows.first?.first ?? nil
     }

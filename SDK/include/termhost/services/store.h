@@ -70,8 +70,10 @@ typedef struct termhost_host_store {   /* implemented by the host */
    termhost_status (*transaction)(const termhost_host_t *host, termhost_transaction_body body,
                                   void *user, termhost_error_t *err);
 
-   /* Visits journal rows with sequence > after, across all namespaces, oldest first.
-    * Meant for sync features. [any-thread] */
+   /* Visits journal rows with sequence > after, oldest first; since 1.3: rows of the calling
+    * plugin's namespace only (1.0 to 1.2 listed every namespace's keys). The sync provider reads
+    * other plugins' syncable rows through termhost.sync-store/1's journal_since.
+    * [any-thread] */
    termhost_status (*journal_since)(const termhost_host_t *host, int64_t after,
                                     termhost_journal_visitor visitor, void *user,
                                     termhost_error_t *err);
