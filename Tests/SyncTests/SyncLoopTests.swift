@@ -1,0 +1,107 @@
+import Foundation
+import SyncCore
+import Testing
+import TestSupport
+
+/// The sync loop a long-running process runs (SyncLoop), against real stores and a real vault
+/// folder: it syncs on its interval, not before its first delay, not in background, and it
+/// stops within its bound even inside a sync that cannot finish.
+@Suite struct SyncLoopTests {
+    let root = temporaryDirectory("loop")
+    var folder: String { "\(root)/vault" }
+
+    func device(_ name: String) throws -> SyncDevice { try SyncDevice(dir: "\(root)/\(name)", folder: folder) }
+
+    func loop(_ d: SyncDevice, interval: Double, firstDelay: Double, gate: NSLock = NSLock()) -> (SyncLoop, Reports) {
+        let folder = self.folder
+        let loop = SyncLoop(device: SyncLoop.Device(local: d, state: d, clock: { Date().timeIntervalSince1970 },
+                                                    vault: { folder }, openBackend: { FolderBackend(root: folder) }),
+                            interval: interval, firstDelay: firstDelay, gate: gate)
+        let reports = Reports()
+        _ = loop.addObserver { reports.add($0) }
+        return (loop, reports)
+    }
+
+    @Test func anotherDevicesChangeArrivesAndALocalOneLeavesWithinTheInterval() throws {
+        let a = try device("a"), b = try device("b")
+        let (loop, reports) = loop(a, interval: 1, firstDelay: 0)
+        loop.start()
+        defer { loop.stop(waitingAtMost: 30) }
+        try b.putHost("web", #"{"address":"web.example.com"}"#)
+        #expect(b.engine.sync() == .synced)
+        #expect(Wait.until { (try? a.host("web")) != nil })
+        try a.putHost("db", #"{"address":"db.internal"}"#)
+        #expect(Wait.until { b.engine.sync() == .synced && (try? b.host("db")) != nil })
+        #expect(reports.all.contains { $0.outcome == .synced && $0.applied >= 1 })
+        #expect(reports.all.contains { $0.outcome == .synced && $0.sent == 1 })
+    }
+
+    @Test func aShortLivedProcessNeverSyncsAndStopsAtOnce() throws {
+        let a = try device("a")
+        try a.putHost("web", #"{"address":"web"}"#)
+        let (loop, reports) = loop(a, interval: 1, firstDelay: 5)
+        loop.start()
+        let started = Date()
+        #expect(loop.stop(waitingAtMost: 1.5))
+        #expect(Date().timeIntervalSince(started) < 0.5)
+        #expect(reports.all.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: "\(folder)/vault.json"))
+    }
+
+    @Test func backgroundStartsNoSyncAndForegroundSyncsSoon() throws {
+        let a = try device("a"), b = try device("b")
+        let gate = NSLock()
+        let (loop, reports) = loop(a, interval: 1, firstDelay: 0, gate: gate)
+        loop.start()
+        defer { loop.stop(waitingAtMost: 30) }
+        #expect(Wait.until { !reports.all.isEmpty })
+        loop.setForeground(false)
+        // A sync in flight when background began holds the gate: once it is free, none runs.
+        gate.lock(); gate.unlock()
+        let before = reports.all.count
+        try b.putHost("web", #"{"address":"web"}"#)
+        #expect(b.engine.sync() == .synced)
+        Wait.observe(for: 3)   // three of the loop's 1 s intervals
+        #expect(reports.all.count == before)
+        #expect(try a.host("web") == nil)
+        loop.setForeground(true)
+        #expect(Wait.until { (try? a.host("web")) != nil })
+    }
+
+    @Test func stopIsBoundedInsideASyncThatCannotFinishAndTheChangeIsSentOnce() throws {
+        let a = try device("a"), b = try device("b")
+        try a.putHost("web", #"{"address":"web.example.com"}"#)
+        // Hold the device's journal lock: the loop's sync reads the vault, then waits for it to upload.
+        let deviceDir = "\(folder)/devices/\(a.engine.device)"
+        try FileManager.default.createDirectory(atPath: deviceDir, withIntermediateDirectories: true)
+        let lock = open(deviceDir, O_RDONLY | O_DIRECTORY)
+        #expect(flock(lock, LOCK_EX) == 0)
+        let (loop, _) = loop(a, interval: 60, firstDelay: 0)
+        loop.start()
+        let waiting = Wait.until(timeout: 30) {
+            ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").split(separator: "\n")
+                .contains { $0.contains("-> FLOCK") && $0.split(separator: " ").contains("\(getpid())") }
+        }
+        #expect(waiting, "the loop's sync never waited for the journal lock")
+        let started = Date()
+        #expect(!loop.stop(waitingAtMost: 1.5))
+        #expect(Date().timeIntervalSince(started) < 2)
+        #expect(try a.engine.status().pending == 1)
+        // The abandoned sync resumes when the lock is free; the change reaches the vault once.
+        close(lock)
+        #expect(loop.stop(waitingAtMost: 60))
+        #expect(a.engine.sync() == .synced)
+        #expect(b.engine.sync() == .synced)
+        #expect(try b.host("web")?["address"] as? String == "web.example.com")
+        #expect(try a.engine.status().pending == 0)
+        #expect(try b.engine.conflicts().isEmpty && a.engine.conflicts().isEmpty)
+    }
+}
+
+/// Reports a loop delivered, read from the test's thread.
+final class Reports: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [SyncLoop.Report] = []
+    func add(_ r: SyncLoop.Report) { lock.lock(); stored.append(r); lock.unlock() }
+    var all: [SyncLoop.Report] { lock.lock(); defer { lock.unlock() }; return stored }
+}
