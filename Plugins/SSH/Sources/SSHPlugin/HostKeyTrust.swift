@@ -3,10 +3,11 @@ import Foundation
 import Glibc
 import TermhostSDK
 
-/// Checks the server's host key inside the connection attempt, against OpenSSH's files, as
-/// OpenSSH does: known -> go on; revoked or changed -> refuse with OpenSSH's warning; unknown ->
-/// show the fingerprint and ask (accept once, accept and save, reject); without a terminal,
-/// refuse (fail closed).
+/// Checks the server's host key inside the connection attempt, against OpenSSH's files and the
+/// keys accepted in Termhost on the devices of the vault (SyncedHostKeys), as OpenSSH does:
+/// known -> go on; revoked or changed -> refuse with OpenSSH's warning; unknown -> show the
+/// fingerprint and ask (accept once, accept and save, reject); without a terminal, refuse
+/// (fail closed).
 enum HostKeyTrust {
     static var userKnownHosts: String { homeDirectory + "/.ssh/known_hosts" }
     static let systemKnownHosts = "/etc/ssh/ssh_known_hosts"
@@ -17,11 +18,23 @@ enum HostKeyTrust {
         return data + "/termhost/known_hosts"
     }
 
-    /// The files, read and parsed once per connection attempt, before the handshake (their key
-    /// types order the host key algorithms offered); a file that exists but cannot be read whole
-    /// ends the attempt here (fail closed).
+    /// The files and the synced records, read and parsed once per connection attempt, before
+    /// the handshake (their key types order the host key algorithms offered); a file that exists
+    /// but cannot be read whole, or a store that cannot be read, ends the attempt here (fail
+    /// closed).
     static func knownHosts(interaction: ConnectionPrompts) throws(SSHError) -> KnownHosts {
-        let known = try KnownHosts(files: [userKnownHosts, systemKnownHosts, termhostKnownHosts])
+        var known = try KnownHosts(files: [userKnownHosts, systemKnownHosts, termhostKnownHosts])
+        if let store = interaction.host.store {
+            do throws(PluginError) {
+                let (records, warnings) = try SyncedHostKeys.load(store)
+                known.add(synced: records, warnings: warnings)
+            } catch {
+                throw SSHError("""
+                ssh: cannot read the synced known hosts: \(error.message).
+                Host key verification failed: termhost does not connect while the host keys it checks cannot be read.
+                """, kind: .refused)
+            }
+        }
         for warning in known.warnings { interaction.host.log(.warning, warning) }
         return known
     }
@@ -37,7 +50,7 @@ enum HostKeyTrust {
         let fingerprint = KnownHosts.fingerprint(key)
         let label = displayName(keyType)
         switch known.check(host: c.destination.address, port: c.destination.port, keyType: keyType, key: key) {
-        case .known:
+        case .known, .knownSynced:
             return
         case .revoked(let file, let line):
             throw SSHError("""
@@ -62,6 +75,23 @@ enum HostKeyTrust {
             Please contact your system administrator.
             Add correct host key in \(VisibleText.of(file)) to get rid of this message.
             Offending \(label) key in \(VisibleText.of(file)):\(line)
+            Host key for \(c.hostLabel) has changed and termhost refuses to connect: \
+            it never offers to accept a changed key.
+            Host key verification failed.
+            """, kind: .refused, cause: .changedHostKey)
+        case .changedSynced(let synced):
+            throw SSHError("""
+            @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
+            @    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @
+            @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
+            IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!
+            Someone could be eavesdropping on you right now (man-in-the-middle attack)!
+            It is also possible that a host key has just been changed.
+            The fingerprint for the \(label) key sent by the remote host is
+            \(fingerprint).
+            Please contact your system administrator.
+            Offending \(label) key in the synced known hosts (accepted in termhost on a device of the vault): \
+            \(KnownHosts.fingerprint(synced))
             Host key for \(c.hostLabel) has changed and termhost refuses to connect: \
             it never offers to accept a changed key.
             Host key verification failed.
@@ -91,6 +121,14 @@ enum HostKeyTrust {
                     interaction.notify("Warning: Permanently added '\(c.hostLabel)' (\(label)) to the list of known hosts.")
                 } catch {
                     interaction.notify("Failed to add the host to the list of known hosts (\(VisibleText.of(userKnownHosts))): \(error.message)")
+                }
+                // Also for the other devices of the vault; the same rule: a failure warns.
+                if let store = interaction.host.store {
+                    do throws(PluginError) {
+                        try SyncedHostKeys.save(store, host: c.destination.address, port: c.destination.port, key: key)
+                    } catch {
+                        interaction.notify("Failed to add the host key to the synced known hosts: \(error.message)")
+                    }
                 }
             default:
                 throw SSHError("Host key verification failed: rejected by the user.", kind: .refused)

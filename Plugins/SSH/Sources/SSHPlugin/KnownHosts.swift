@@ -33,6 +33,8 @@ struct KnownHosts {
 
     private(set) var entries: [Entry] = []
     private(set) var warnings: [String] = []
+    /// Keys accepted in Termhost on the devices of the vault, by host ID (SyncedHostKeys).
+    private(set) var synced: [String: [SyncedHostKeyRecord]] = [:]
 
     init() {}
 
@@ -60,6 +62,17 @@ struct KnownHosts {
     static let maximumWarnings = 20
 
     mutating func parse(_ text: String, file: String) { parse(Array(text.utf8), file: file) }
+
+    /// Adds the synced records (read after the files; they count as one more file).
+    mutating func add(synced records: [SyncedHostKeyRecord], warnings recordWarnings: [String]) {
+        for r in records { synced[r.hostID, default: []].append(r) }
+        warnings += recordWarnings
+    }
+
+    /// The synced records for this host; no host ID is derived when nothing is synced.
+    private func syncedKeys(host: String, port: Int) -> [SyncedHostKeyRecord] {
+        synced.isEmpty ? [] : synced[SyncedHostKeys.hostID(host: host, port: port)] ?? []
+    }
 
     /// The whole file, nil when it does not exist. Opened without blocking (a FIFO planted in its
     /// place must not hang the connection) and checked to be a regular file of at most
@@ -130,26 +143,40 @@ struct KnownHosts {
         case changed(file: String, line: Int)
         /// The key is marked @revoked (file:line).
         case revoked(file: String, line: Int)
+        /// The key matches one accepted in Termhost and synced (on this device or another).
+        case knownSynced
+        /// A key of this type accepted in Termhost and synced for this host is another key.
+        case changedSynced(synced: [UInt8])
     }
 
     /// One pass per question, cheapest test first: the key (or key type) is compared before the
     /// host, so a hashed line costs an HMAC only when its key could matter.
+    ///
+    /// As OpenSSH with several files: a `@revoked` line wins over everything, synced records
+    /// included; a key listed for the host anywhere (a file or a synced record) is known; only
+    /// then does another key of the same type make it a changed key.
     func check(host: String, port: Int, keyType: String, key: [UInt8]) -> Verdict {
         if let r = entries.first(where: { $0.marker == .revoked && $0.key == key }) { return .revoked(file: r.file, line: r.line) }
         let forHost = hostMatcher(host: host, port: port)
         if let k = entries.first(where: { $0.marker == .none && $0.key == key && forHost($0) }) { return .known(file: k.file, line: k.line) }
+        let syncedForHost = syncedKeys(host: host, port: port)
+        if syncedForHost.contains(where: { $0.key == key }) { return .knownSynced }
         if let c = entries.first(where: { $0.marker == .none && $0.keyType == keyType && forHost($0) }) {
             return .changed(file: c.file, line: c.line)
         }
-        return .unknown(otherTypes: keyTypes(matching: forHost))
+        if let s = syncedForHost.first(where: { $0.keyType == keyType }) { return .changedSynced(synced: s.key) }
+        return .unknown(otherTypes: keyTypes(matching: forHost, synced: syncedForHost))
     }
 
-    /// The key types of the plain (unmarked) entries for this host, sorted: what OpenSSH's
-    /// client puts first in its host key algorithms, so that the server shows a key it can check.
-    func keyTypes(host: String, port: Int) -> [String] { keyTypes(matching: hostMatcher(host: host, port: port)) }
+    /// The key types of the plain (unmarked) entries and synced records for this host, sorted:
+    /// what OpenSSH's client puts first in its host key algorithms, so that the server shows a
+    /// key it can check.
+    func keyTypes(host: String, port: Int) -> [String] {
+        keyTypes(matching: hostMatcher(host: host, port: port), synced: syncedKeys(host: host, port: port))
+    }
 
-    private func keyTypes(matching forHost: (Entry) -> Bool) -> [String] {
-        var types = Set<String>()
+    private func keyTypes(matching forHost: (Entry) -> Bool, synced: [SyncedHostKeyRecord]) -> [String] {
+        var types = Set(synced.map(\.keyType))
         for e in entries where e.marker == .none && !types.contains(e.keyType) && forHost(e) { types.insert(e.keyType) }
         return types.sorted()
     }
