@@ -10,8 +10,8 @@
 #                               which both clients and both libssh2 versions have, so both use
 #                               the same cipher and MAC;
 #                        =default the server offers OpenSSH's defaults and each client proposes
-#                               its own (OpenSSH: chacha20-poly1305; termhost: what its libssh2
-#                               proposes first).
+#                               its own (OpenSSH: chacha20-poly1305; termhost on libssh2 1.11:
+#                               aes128-gcm@openssh.com, on 1.10: what libssh2 proposes first).
 #   TERMHOST_BENCH_POLICY=FILE  an operator policy for termhost (Docs/Operators.md), e.g. to
 #                               measure under a feature setting; default: none.
 # Optional, set before sourcing: bench_debug=1 (stage a debug build), sshd_extra (more

@@ -10,21 +10,30 @@
 # trixie (a sources file, lists and cache under a temporary directory), so the system never sees
 # trixie binaries and nothing is upgraded.
 #
-# Idempotent: nothing is fetched or built when the prefix already holds 1.11.1.
-# Needs: apt-get, dpkg-source (dpkg-dev), cmake, cc, libssl-dev, zlib1g-dev (Scripts/setup.sh).
+# Termhost's own patches (Scripts/libssh2-patches/*.patch, in name order) are applied on top of
+# Debian's: whole-cipher-runs.patch hands the cipher whole runs of blocks instead of one 16-byte
+# block per call (Docs/SSH.md, "Bulk data and the cipher").
+#
+# Idempotent: nothing is fetched or built when the prefix already holds 1.11.1 built with the
+# same patches (their SHA-256, recorded in PREFIX/PATCHES).
+# Needs: apt-get, dpkg-source (dpkg-dev), patch, cmake, cc, libssl-dev, zlib1g-dev (Scripts/setup.sh).
 # Usage: Scripts/libssh2.sh [PREFIX]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=1.11.1
 prefix=${1:-.build/libssh2-$version}
 
+patches=(Scripts/libssh2-patches/*.patch)
+patches_id=$(cat "${patches[@]}" | sha256sum | cut -d' ' -f1)
+
 installed_version() {
   sed -n 's/^#define LIBSSH2_VERSION *"\(.*\)"$/\1/p' "$prefix/include/libssh2.h" 2>/dev/null || true
 }
-if [ "$(installed_version)" = "$version" ] && [ -f "$prefix/lib/libssh2.so.1" ]; then
+if [ "$(installed_version)" = "$version" ] && [ -f "$prefix/lib/libssh2.so.1" ] \
+   && [ "$(cat "$prefix/PATCHES" 2>/dev/null)" = "$patches_id" ]; then
   exit 0
 fi
-for tool in apt-get dpkg-source cmake cc; do
+for tool in apt-get dpkg-source patch cmake cc; do
   command -v "$tool" >/dev/null || { echo "libssh2.sh: $tool is missing; run Scripts/setup.sh" >&2; exit 1; }
 done
 
@@ -54,7 +63,11 @@ case "$dsc" in
   *) echo "libssh2.sh: trixie offers $dsc, not libssh2 $version; update this script" >&2; exit 1 ;;
 esac
 
-echo "libssh2.sh: building ${dsc%.dsc} (OpenSSL, zlib) into $prefix"
+for p in "${patches[@]}"; do
+  patch -s -p1 -d "$work/src/libssh2-$version" <"$p" || { echo "libssh2.sh: $p does not apply" >&2; exit 1; }
+done
+
+echo "libssh2.sh: building ${dsc%.dsc} with ${#patches[@]} Termhost patch(es) (OpenSSL, zlib) into $prefix"
 cmake -S "$work/src/libssh2-$version" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$work/install" -DCMAKE_INSTALL_LIBDIR=lib \
   -DBUILD_SHARED_LIBS=ON -DBUILD_STATIC_LIBS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_TESTING=OFF \
@@ -69,6 +82,7 @@ mkdir -p "$prefix.new"
 cp -a "$work/install/include" "$work/install/lib" "$prefix.new/"
 echo "${dsc%.dsc} from Debian trixie, sha256 of the .dsc: $(sha256sum "$work/src/$dsc" | cut -d' ' -f1)" \
   >"$prefix.new/SOURCE"
+echo "$patches_id" >"$prefix.new/PATCHES"
 rm -rf "$prefix"
 mv "$prefix.new" "$prefix"
 echo "libssh2.sh: libssh2 $(installed_version) in $prefix ($(( $(date +%s) - started )) s)"

@@ -1,9 +1,15 @@
 import BatchedCTR
+import CLibSSH2
 import TermhostSDK
 
-/// The bulk AES-CTR keystream (BatchedCTR) for libssh2's sessions, unless the operator's
-/// setting `org.termhost.ssh` `bulkCipher` is `false`. Off, or refused by OpenSSL, libssh2
-/// uses OpenSSL's own AES-CTR: slower, never less correct, and the log says why.
+/// The bulk AES-CTR keystream (BatchedCTR) for libssh2's sessions: on by default with libssh2
+/// 1.10, off by default with 1.11; the operator's setting `org.termhost.ssh` `bulkCipher`
+/// (`true` or `false`) decides either way. Off, or refused by OpenSSL, libssh2 uses OpenSSL's
+/// own AES-CTR: never less correct, and the log says why.
+///
+/// Why not on 1.11: Termhost's libssh2 1.11.1 hands the cipher whole runs of blocks, where
+/// OpenSSL's own AES-CTR costs fewer instructions per MiB than the keystream's copy and XOR
+/// (Docs/SSH.md), and Termhost prefers AES-GCM there, which the keystream does not cover.
 ///
 /// It lives in an OpenSSL library context of its own, which a thread uses only inside
 /// `during`: the handshake and the connection's executor run libssh2 there, so the cipher
@@ -14,6 +20,10 @@ enum BulkCipher {
         let setting = (try? host.setting(feature: "org.termhost.ssh", key: "bulkCipher")) ?? nil
         if let setting, setting == "false" || setting == "0" {
             host.log(.info, "bulk AES-CTR keystream off (setting bulkCipher)")
+            return
+        }
+        if setting == nil, libssh2_version(0x010B00) != nil {
+            host.log(.info, "bulk AES-CTR keystream off by default on libssh2 \(SSHConnection.libssh2Version) (setting bulkCipher true turns it on)")
             return
         }
         var why = [UInt8](repeating: 0, count: 256)

@@ -62,6 +62,7 @@ final class SSHConnection {
         do throws(SSHError) {
             let known = try HostKeyTrust.knownHosts(interaction: interaction)
             let hostKeys = HostKeyPreference.apply(to: session, knownKeyTypes: known.keyTypes(host: destination.address, port: destination.port))
+            CipherPreference.apply(to: session)
             sessionContext.serverOpening = []
             // In the SSH sessions' OpenSSL context: the ciphers it sets up are the bulk AES-CTR.
             guard BulkCipher.during({ libssh2_session_handshake(session, libssh2_socket_t(socket)) }) == 0 else {
