@@ -31,7 +31,7 @@ public struct SSHHostChange: Sendable, Equatable {
     public static let maximumTextBytes = 4096
 
     /// The payload, or nil when it is not the documented object (non-empty `host`, at most
-    /// `maximumTextBytes` each).
+    /// `maximumTextBytes` each). Foundation and `JSONText` only, for the fuzz target.
     public init?(json: String) {
         struct Wire: Decodable { var host: String; var reason: String; var deleted: Bool }
         guard json.utf8.count <= 2 * Self.maximumTextBytes + 256,
@@ -39,20 +39,5 @@ public struct SSHHostChange: Sendable, Equatable {
               !wire.host.isEmpty, wire.host.utf8.count <= Self.maximumTextBytes, wire.reason.utf8.count <= Self.maximumTextBytes
         else { return nil }
         self.init(host: wire.host, reason: wire.reason, deleted: wire.deleted)
-    }
-}
-
-extension Events {
-    /// Subscribes to `SSHHostChange.topic`; `handler` runs on the publisher's thread (the SSH
-    /// plugin's sync watch) and must not block. A payload that does not decode is ignored with
-    /// a log line on `host`.
-    public func onSSHHostChange(log host: PluginHost, _ handler: @escaping @Sendable (SSHHostChange) -> Void) throws(PluginError) -> Subscription {
-        try subscribe(SSHHostChange.topic) { _, json in
-            guard let change = SSHHostChange(json: json) else {
-                host.log(.warning, "ignored a \(SSHHostChange.topic) event whose payload is not the documented object: \(VisibleText.of(String(json.prefix(200))))")
-                return
-            }
-            handler(change)
-        }
     }
 }
