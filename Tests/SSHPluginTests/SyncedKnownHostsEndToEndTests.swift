@@ -91,6 +91,8 @@ import TestSupport
         #expect(r.stdout == "trusted\n" && r.stderr.isEmpty, "\(r.output)")
         #expect(r.status == 0)
         #expect(a.knownHostsFile == nil, "OpenSSH's file is not written by a synced key")
+        let listed = try a.run("known-hosts", "list", "[127.0.0.1]:\(server.port)")
+        #expect(listed.stdout.hasSuffix("  ssh-ed25519  \(oldFingerprint)\n"), "\(listed.output)")
 
         try changeHostKey()
         let changed = try a.run("exec", target, "--", "true")
@@ -100,6 +102,12 @@ import TestSupport
         #expect(changed.stderr.contains("Offending ED25519 key in the synced known hosts (accepted in termhost on a device of the vault): \(oldFingerprint)"))
         #expect(changed.stderr.hasSuffix("Host key verification failed.\n"))
         #expect(!changed.stderr.contains("Choose"), "a changed key is never offered for acceptance")
+
+        // Once the new key is known to be genuine: the synced key is removed, and the host is unknown again.
+        let removed = try a.run("known-hosts", "rm", "[127.0.0.1]:\(server.port)")
+        #expect(removed.stdout == "Removed 1 synced host key(s) of '[127.0.0.1]:\(server.port)'.\n", "\(removed.output)")
+        let unknown = try a.run("exec", target, "--", "true")
+        #expect(unknown.stderr.hasPrefix("The authenticity of host '[127.0.0.1]:\(server.port)' can't be established."), "\(unknown.output)")
     }
 
     @Test func twoDevicesAcceptingDifferentKeysForOneHostAreAConflictNotASilentPick() throws {

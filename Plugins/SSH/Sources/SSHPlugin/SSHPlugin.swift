@@ -40,6 +40,7 @@ final class SSHFeature: Feature {
                     """),
             Command("hosts", summary: "Saved hosts: add, edit, list, show, rm, import, history, commands", usage: HostsCommand.usage),
             Command("identities", summary: "Saved log-in identities: add, list, show, rm", usage: IdentitiesCommand.usage),
+            Command("known-hosts", summary: "Host keys accepted in termhost and synced: list, rm", usage: KnownHostsCommand.usage),
             Command("sandbox", summary: "A local sshd to try Termhost with: start, stop, status",
                     usage: """
                     usage: termhost sandbox start|stop|status
@@ -73,6 +74,7 @@ final class SSHFeature: Feature {
         switch command.command {
         case "hosts": return HostsCommand.run(command, vault: vault)
         case "identities": return IdentitiesCommand.run(command, vault: vault, host: host)
+        case "known-hosts": return KnownHostsCommand.run(command, store: store)
         case "exec": return exec(command, vault: vault)
         case "ssh": return ssh(command, vault: vault)
         case "sandbox": return Sandbox(vault: vault, log: { self.host.log(.info, $0) }).run(command)
