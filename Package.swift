@@ -125,7 +125,7 @@ let package = Package(
 
         // Sync: the engine, the backend protocol and the folder backend, pure Swift (Foundation only).
         .target(name: "SyncCore", path: "Plugins/Sync/Sources/SyncCore", swiftSettings: strict),
-        .target(name: "SyncPlugin", dependencies: ["TermhostSDK", "CTermhost", "SyncCore"], path: "Plugins/Sync/Sources/SyncPlugin",
+        .target(name: "SyncPlugin", dependencies: ["TermhostSDK", "CTermhost", "SyncCore", "SyncPostgres"], path: "Plugins/Sync/Sources/SyncPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),
         // The PostgreSQL vault backend for teams, over libpq (Debian's libpq-dev).
         .systemLibrary(name: "CLibPQ", path: "Plugins/Sync/Sources/CLibPQ", providers: [.apt(["libpq-dev"])]),

@@ -6,29 +6,13 @@ import TestSupport
 /// two secrets files) and separate `termhost` processes sharing one vault folder, with the SSH
 /// and Forwarding plugins declaring what syncs.
 @Suite struct SyncEndToEndTests {
-    struct Device {
-        let dir = TemporaryDirectory()
-        let env: [String: String]
-
-        init(plugins: String, extra: [String: String] = [:]) {
-            var env = Fixtures.environment(dir, pluginPath: plugins, extra: extra)
-            env["HOME"] = dir.sub("home")
-            self.env = env
-        }
-
-        @discardableResult
-        func run(_ args: String...) throws -> Shell.Result { try Shell.run(Paths.termhost, args, environment: env) }
-    }
+    typealias Device = TermhostDevice
 
     let shared = TemporaryDirectory()
     var plugins: String { shared.sub("plugins") }
     var vault: String { shared.sub("vault") }
 
-    init() throws {
-        try Fixtures.sshPlugin(in: shared.sub("plugins"))
-        _ = try Fixtures.bundle("libForwardingPlugin.so", as: "org.termhost.forwarding", in: shared.sub("plugins"))
-        _ = try Fixtures.bundle("libSyncPlugin.so", as: "org.termhost.sync", in: shared.sub("plugins"))
-    }
+    init() throws { try TermhostDevice.syncPlugins(in: shared.sub("plugins")) }
 
     func device(_ extra: [String: String] = [:]) throws -> Device {
         let d = Device(plugins: plugins, extra: extra)

@@ -1,14 +1,23 @@
 import Foundation
 import SyncCore
+import SyncPostgres
 import TermhostSDK
 
 /// Which vault this device syncs with: the Sync plugin's store, collection "config", key
-/// "backend", JSON {"kind":"folder","path":...}. Default: a folder under the data directory,
+/// "backend", JSON {"kind":"folder","path":...} or {"kind":"postgres","postgres":{key: value},
+/// "passwordSecret":ID}. Default: a folder under the data directory,
 /// `$XDG_DATA_HOME/termhost/vault` (useful once something replicates it, or for one machine's
-/// several stores); `termhost sync backend set folder PATH` points it at a shared one.
+/// several stores); `termhost sync backend set folder PATH` points it at a shared one,
+/// `termhost sync backend set postgres KEY=VALUE...` at a team's PostgreSQL. The PostgreSQL
+/// password lives in the Sync plugin's own secrets; only its ID is saved here.
 struct BackendSettings: Codable, Equatable {
     var kind: String
     var path: String?
+    /// `PostgresSettings.options`, defaults filled in; never a password.
+    var postgres: [String: String]?
+    /// The ID of the PostgreSQL password in the secrets service; nil: no password (peer or
+    /// trust authentication, as over a Unix socket).
+    var passwordSecret: String?
 
     static func defaultFolder(_ env: [String: String]) -> String {
         let data = env["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((env["HOME"] ?? "/") + "/.local/share")
@@ -29,14 +38,33 @@ struct BackendSettings: Codable, Equatable {
         try store.put("config", "backend", Array(try encoder.encode(self)))
     }
 
-    func open() throws -> SyncBackend {
+    func open(secrets: Secrets?) throws -> SyncBackend {
         switch kind {
         case "folder":
             guard let path, path.hasPrefix("/") else { throw PluginError("the vault folder must be an absolute path") }
             return FolderBackend(root: path)
+        case "postgres":
+            return PostgresBackend(settings: try postgresSettings(), password: try password(secrets))
         default:
             throw PluginError("backend kind '\(VisibleText.of(kind))' is not known to this Termhost; choose one with 'termhost sync backend set'")
         }
+    }
+
+    func postgresSettings() throws -> PostgresSettings {
+        do { return try PostgresSettings(options: postgres ?? [:]) } catch {
+            throw PluginError("the saved PostgreSQL backend is refused: \(error.message); set it again with 'termhost sync backend set postgres KEY=VALUE...'")
+        }
+    }
+
+    private func password(_ secrets: Secrets?) throws -> String? {
+        guard let passwordSecret else { return nil }
+        guard let secrets else {
+            throw PluginError("the PostgreSQL password is kept by the secrets service (termhost.secrets/1), which this host does not offer now")
+        }
+        guard let bytes = try secrets.get(passwordSecret) else {
+            throw PluginError("the PostgreSQL password is missing from the secrets store; save it again with 'termhost sync backend set postgres KEY=VALUE... --password-stdin'")
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -16,12 +16,20 @@ struct SyncCommand {
                                                 all (devices behind reconcile in full, never re-adding them)
            termhost sync backend show [--json]
            termhost sync backend set folder PATH
+           termhost sync backend set postgres host=H [port=N] dbname=D user=U vault=V
+                    [sslmode=M] [sslrootcert=FILE] [connect_timeout=S] [--password-stdin]
+                                                the password: one line on stdin, else asked on a
+                                                terminal (empty: none); kept in the secrets store
     """
-    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep"), .flag("--force")], maxArguments: 4)
+    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep"), .flag("--force"), .flag("--password-stdin")],
+                                       maxArguments: 12)
 
     let c: CommandInvocation
     let store: Store
     let syncStore: SyncStore
+    /// The Sync plugin's own secrets: the PostgreSQL password, nothing else.
+    let secrets: Secrets?
+    let interact: Interact?
     let environment: [String: String]
     let inBackground: () -> Bool
 
@@ -32,7 +40,7 @@ struct SyncCommand {
         let words = parsed.arguments
         do {
             switch words.first ?? "status" {
-            case "backend": return try backend(Array(words.dropFirst()), json: json)
+            case "backend": return try backend(Array(words.dropFirst()), json: json, passwordFromStdin: parsed.has("--password-stdin"))
             case "status": return try status(json: json)
             case "now": return try now(json: json)
             case "pause", "resume":
@@ -69,27 +77,8 @@ struct SyncCommand {
     }
 
     func engine() throws -> SyncEngine {
-        try SyncEngine(backend: try BackendSettings.load(store, environment).open(), local: HostRecords(syncStore),
+        try SyncEngine(backend: try BackendSettings.load(store, environment).open(secrets: secrets), local: HostRecords(syncStore),
                        store: PluginState(store), clock: try DisplayClock.make(environment))
-    }
-
-    private func backend(_ words: [String], json: Bool) throws -> Int32 {
-        switch (words.first, words.count) {
-        case ("show"?, 1), (nil, 0):
-            let s = try BackendSettings.load(store, environment)
-            c.print(json ? "{\"kind\":\(JSONText.quoted(s.kind)),\"path\":\(s.path.map(JSONText.quoted) ?? "null")}" : "\(s.kind) \(VisibleText.of(s.path ?? ""))")
-            return 0
-        case ("set"?, 3) where words[1] == "folder":
-            let path = (words[2] as NSString).standardizingPath
-            guard path.hasPrefix("/") else { c.printError("termhost sync backend set: the folder must be an absolute path"); return 2 }
-            try BackendSettings(kind: "folder", path: path).save(store)
-            try engine().reset()
-            c.print("vault: folder \(VisibleText.of(path)); the next sync reconciles this device's records with it")
-            return 0
-        default:
-            c.printError("termhost sync backend: use 'show' or 'set folder PATH'\n\(SyncCommand.usage)")
-            return 2
-        }
     }
 
     private func status(json: Bool) throws -> Int32 {

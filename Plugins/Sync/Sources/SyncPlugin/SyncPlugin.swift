@@ -12,7 +12,7 @@ final class SyncFeature: Feature {
         id: "org.termhost.sync", version: "0.1.0", displayName: "Sync",
         summary: "Your saved hosts, identities, known hosts and rules on every machine, through a vault folder or a team's PostgreSQL.",
         order: 900, scope: .process, after: ["org.termhost.ssh", "org.termhost.forwarding", "org.termhost.metrics"],
-        requiresServices: ["termhost.store/1", "termhost.sync-store/1"],
+        requiresServices: ["termhost.store/1", "termhost.sync-store/1", "termhost.secrets/1"],
         commands: [Command("sync", summary: "Sync the vault: status, now, pause, resume, conflicts, resolve, reset, backend", usage: SyncCommand.usage)])
 
     let host: PluginHost
@@ -26,7 +26,7 @@ final class SyncFeature: Feature {
             command.printError("termhost sync: the host store or its sync service (termhost.sync-store/1) is unavailable")
             return 1
         }
-        return SyncCommand(c: command, store: store, syncStore: syncStore,
+        return SyncCommand(c: command, store: store, syncStore: syncStore, secrets: host.secrets, interact: host.interact,
                            environment: ProcessInfo.processInfo.environment, inBackground: { [self] in inBackground.withLock { $0 } }).run()
     }
 

@@ -73,6 +73,19 @@ public struct PostgresSettings: Equatable, Sendable {
         try validate()
     }
 
+    /// The settings as `key=value` options, the inverse of `init(options:)` with the defaults
+    /// filled in: what the Sync plugin saves and `sync backend show` prints. TLS settings only
+    /// for a TCP host, as libpq ignores them over a Unix socket.
+    public var options: [(key: String, value: String)] {
+        var o = [("host", host), ("port", String(port)), ("dbname", database), ("user", user), ("vault", vault)]
+        if !host.hasPrefix("/") {
+            o.append(("sslmode", tls.rawValue))
+            if let tlsRootCertificate { o.append(("sslrootcert", tlsRootCertificate)) }
+        }
+        o.append(("connect_timeout", String(connectTimeout)))
+        return o.map { (key: $0.0, value: $0.1) }
+    }
+
     /// Refuses values libpq or the schema cannot take: a NUL byte (C strings end there) and
     /// vault names outside 1-64 printable characters.
     public func validate() throws(SyncBackendError) {

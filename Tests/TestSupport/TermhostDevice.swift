@@ -1,0 +1,27 @@
+import Foundation
+
+/// One device in a multi-process sync test: its own data directory (SQLite store, secrets file)
+/// and HOME, running separate `termhost` processes with the plugins in `plugins`.
+public struct TermhostDevice: Sendable {
+    public let dir = TemporaryDirectory()
+    public let env: [String: String]
+
+    public init(plugins: String, extra: [String: String] = [:]) {
+        var env = Fixtures.environment(dir, pluginPath: plugins, extra: extra)
+        env["HOME"] = dir.sub("home")
+        self.env = env
+    }
+
+    @discardableResult
+    public func run(_ args: String..., stdin: String? = nil) throws -> Shell.Result {
+        try Shell.run(Paths.termhost, args, environment: env, stdin: stdin)
+    }
+
+    /// The plugins a sync test needs in `parent`: SSH and Forwarding declare what syncs, Sync
+    /// syncs it.
+    public static func syncPlugins(in parent: String) throws {
+        _ = try Fixtures.sshPlugin(in: parent)
+        _ = try Fixtures.bundle("libForwardingPlugin.so", as: "org.termhost.forwarding", in: parent)
+        _ = try Fixtures.bundle("libSyncPlugin.so", as: "org.termhost.sync", in: parent)
+    }
+}
