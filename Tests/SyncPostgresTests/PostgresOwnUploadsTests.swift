@@ -38,3 +38,87 @@ import TestSupport
         #expect(try a.pullAll(after: after).records.map(\.id.key).first == "from-b-3")
     }
 }
+
+/// The engine on PostgreSQL: A's sync after uploading 100 records pulls none of them, while a
+/// change B committed between A's pull and A's push is pulled.
+@Suite struct PostgresEngineOwnUploadsTests {
+    @Test func theNextSyncPullsNoneOfItsOwnUploadButAChangeMadeMeanwhile() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let bRecords = RecordsInMemory()
+        let b = try SyncEngine(backend: team.backend(user: "bob", device: "workstation"), local: bRecords, store: StateInMemory(), clock: { 0 })
+        let hooked = HookBeforePush(team.backend(user: "alice", device: "laptop"))
+        let aRecords = RecordsInMemory()
+        let a = try SyncEngine(backend: hooked, local: aRecords, store: StateInMemory(), clock: { 0 })
+        #expect(a.sync() == .synced)
+        for i in 0..<100 { aRecords.edit(.host("h\(i)"), #"{"address":"h\#(i)"}"#) }
+        #expect(a.sync() == .synced)
+        #expect(a.sync() == .synced)
+        #expect(a.recordsPulled == 0)
+
+        hooked.hook = {
+            bRecords.edit(.host("from-b"), #"{"address":"b"}"#)
+            _ = b.sync()
+        }
+        for i in 0..<100 { aRecords.edit(.host("h\(i)"), #"{"address":"h\#(i)","port":2200}"#) }
+        #expect(a.sync() == .synced)
+        hooked.hook = nil
+        #expect(a.sync() == .synced)
+        #expect(a.recordsPulled == 101)   // B's change left a gap: the cursor stayed before it
+        #expect(aRecords.values[.host("from-b")] != nil)
+        #expect(a.sync() == .synced)
+        #expect(a.recordsPulled == 0)
+    }
+}
+
+/// A PostgreSQL backend with `hook` run before each push: another device writes at the worst moment.
+final class HookBeforePush: SyncBackend {
+    let inner: PostgresBackend
+    var hook: (() -> Void)?
+    init(_ inner: PostgresBackend) { self.inner = inner }
+    var summary: String { inner.summary }
+    func open(device: String) throws(SyncBackendError) -> SyncVaultInfo { try inner.open(device: device) }
+    func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage { try inner.pull(after: cursor, limit: limit) }
+    func push(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] {
+        hook?()
+        return try inner.push(changes, device: device)
+    }
+    func cursor(_ cursor: SyncCursor, skippingOwn versions: [SyncVersion], device: String) -> SyncCursor {
+        inner.cursor(cursor, skippingOwn: versions, device: device)
+    }
+    func lastChangeID(device: String) throws(SyncBackendError) -> String? { try inner.lastChangeID(device: device) }
+    func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) { try inner.acknowledge(device: device, cursor: cursor) }
+    func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int { try inner.purgeTombstones(force: force) }
+    func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool { false }
+    func close() { inner.close() }
+}
+
+/// One device's SSH host records in memory, journaled as the store journals them.
+final class RecordsInMemory: SyncLocalRecords {
+    private(set) var values: [SyncRecordID: [UInt8]] = [:]
+    private var journal: [(sequence: Int64, id: SyncRecordID)] = []
+
+    func edit(_ id: SyncRecordID, _ json: String) { apply(id, payload: Array(json.utf8)) }
+
+    func collections() -> [SyncCollection] { [SyncCollection(namespace: "org.termhost.ssh", collection: "hosts", merge: .fields)] }
+    func changes(after: Int64) -> (ids: [SyncRecordID], last: Int64) {
+        let rows = journal.filter { $0.sequence > after }
+        return (rows.map(\.id), rows.last?.sequence ?? after)
+    }
+    func all() -> [SyncRecordID] { Array(values.keys) }
+    func read(_ id: SyncRecordID) -> [UInt8]? { values[id] }
+    func apply(_ id: SyncRecordID, payload: [UInt8]?) {
+        values[id] = payload
+        journal.append((Int64(journal.count + 1), id))
+    }
+}
+
+/// The engine's own state in memory (no rollback: these tests never fail inside a transaction).
+final class StateInMemory: SyncStateStore {
+    private var tables: [String: [String: [UInt8]]] = [:]
+    func get(_ collection: String, _ key: String) -> [UInt8]? { tables[collection]?[key] }
+    func put(_ collection: String, _ key: String, _ value: [UInt8]) { tables[collection, default: [:]][key] = value }
+    func remove(_ collection: String, _ key: String) { tables[collection]?[key] = nil }
+    func list(_ collection: String) -> [(key: String, value: [UInt8])] { (tables[collection] ?? [:]).map { ($0.key, $0.value) } }
+    func transaction(_ body: () throws -> Void) throws { try body() }
+}
