@@ -18,7 +18,7 @@ import TestSupport
                                                     vault: { folder }, openBackend: { FolderBackend(root: folder) }),
                             interval: interval, firstDelay: firstDelay, gate: gate)
         let reports = Reports()
-        _ = loop.addObserver { reports.add($0) }
+        loop.addObserver { reports.add($0) }
         return (loop, reports)
     }
 

@@ -59,8 +59,7 @@ public final class SyncLoop: @unchecked Sendable {
     private var foreground = true
     private var stopping = false
     private var running = false
-    private var observers: [UInt64: (Report) -> Void] = [:]
-    private var nextObserver: UInt64 = 1
+    private var observers: [(Report) -> Void] = []
 
     /// `firstDelay`: seconds before the first sync, so a short command never pays for one.
     public init(device: Device, interval: Double, firstDelay: Double, gate: NSLock) {
@@ -97,19 +96,10 @@ public final class SyncLoop: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Calls `report` after every sync, on the loop's thread, until `removeObserver`.
-    public func addObserver(_ report: @escaping (Report) -> Void) -> UInt64 {
+    /// Calls `report` after every sync, on the loop's thread.
+    public func addObserver(_ report: @escaping (Report) -> Void) {
         condition.lock()
-        defer { condition.unlock() }
-        let token = nextObserver
-        nextObserver += 1
-        observers[token] = report
-        return token
-    }
-
-    public func removeObserver(_ token: UInt64) {
-        condition.lock()
-        observers[token] = nil
+        observers.append(report)
         condition.unlock()
     }
 
@@ -205,7 +195,7 @@ public final class SyncLoop: @unchecked Sendable {
                             backend: vault ?? "")
         }
         condition.lock()
-        let listeners = Array(observers.values)
+        let listeners = observers
         condition.unlock()
         for listener in listeners { listener(report) }
     }

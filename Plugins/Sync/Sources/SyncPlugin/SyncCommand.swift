@@ -7,6 +7,8 @@ struct SyncCommand {
     static let usage = """
     usage: termhost sync status [--json]        backend, last success, pending changes, last error
            termhost sync now [--json]           sync at once
+           termhost sync watch [--json]         sync every interval and on the vault's signal,
+                                                one line per sync, until Ctrl-C or SIGTERM
            termhost sync pause | resume         stop or restart syncing on this device
            termhost sync conflicts [--json]     records both sides changed, with their IDs
            termhost sync resolve ID --keep local|remote
@@ -32,6 +34,8 @@ struct SyncCommand {
     let interact: Interact?
     let environment: [String: String]
     let inBackground: () -> Bool
+    /// `termhost sync watch`, run by the feature's background sync.
+    let watch: (_ json: Bool) -> Int32
 
     func run() -> Int32 {
         let parsed: ParsedArguments
@@ -43,6 +47,9 @@ struct SyncCommand {
             case "backend": return try backend(Array(words.dropFirst()), json: json, passwordFromStdin: parsed.has("--password-stdin"))
             case "status": return try status(json: json)
             case "now": return try now(json: json)
+            case "watch":
+                guard words.count == 1 else { c.printError("termhost sync watch: takes no arguments\n\(SyncCommand.usage)"); return 2 }
+                return watch(json)
             case "pause", "resume":
                 try engine().setPaused(words[0] == "pause")
                 c.print(words[0] == "pause" ? "sync paused on this device ('termhost sync resume' restarts it)" : "sync resumed")

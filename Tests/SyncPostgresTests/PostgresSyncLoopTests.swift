@@ -1,0 +1,153 @@
+import Foundation
+import SyncCore
+import SyncPostgres
+import Testing
+import TestSupport
+
+/// The sync loop against a real PostgreSQL server: another device's change arrives through
+/// NOTIFY long before the interval, and a server frozen with SIGSTOP in the middle of a sync
+/// never holds `stop` past its bound; the change stays pending and reaches the vault once.
+@Suite struct PostgresSyncLoopTests {
+    func loop(_ team: PostgresTeam, _ user: String, _ d: MemoryDevice, interval: Double, firstDelay: Double,
+              observed: ObservedCalls? = nil) -> SyncLoop {
+        SyncLoop(device: SyncLoop.Device(local: d, state: d, clock: { Date().timeIntervalSince1970 }, vault: { "team" },
+                                         openBackend: { ObservedBackend(team.backend(user: user, device: d.name), observed ?? ObservedCalls()) }),
+                 interval: interval, firstDelay: firstDelay, gate: NSLock())
+    }
+
+    @Test func anotherDevicesChangeWakesTheLoopThroughNotify() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let a = MemoryDevice("laptop"), b = MemoryDevice("workstation")
+        let calls = ObservedCalls()
+        // An interval of an hour: only the notification explains a prompt sync.
+        let loop = loop(team, "alice", a, interval: 3600, firstDelay: 0, observed: calls)
+        loop.start()
+        defer { loop.stop(waitingAtMost: 30) }
+        #expect(Wait.until { calls.started >= 1 })
+        let engineB = try SyncEngine(backend: team.backend(user: "bob", device: b.name), local: b, store: b, clock: { Date().timeIntervalSince1970 })
+        b.putHost("web", #"{"address":"web.example.com"}"#)
+        #expect(engineB.sync() == .synced)
+        #expect(Wait.until(timeout: 30) { a.host("web") != nil })
+    }
+
+    @Test func aFrozenServerNeverHoldsStopPastItsBoundAndTheChangeIsSentOnce() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let a = MemoryDevice("laptop")
+        let calls = ObservedCalls()
+        let loop = loop(team, "alice", a, interval: 3600, firstDelay: 0, observed: calls)
+        let reports = UnsafeSendableBox<[SyncOutcome]>([])
+        loop.addObserver { reports.append($0.outcome) }
+        loop.start()
+        #expect(Wait.until { reports.value == [.synced] })
+        let before = calls.started
+        a.putHost("web", #"{"address":"web.example.com"}"#)
+        let frozen = [team.server.pid] + Self.children(of: team.server.pid)
+        for pid in frozen { kill(pid, SIGSTOP) }
+        var thawed = false
+        defer { if !thawed { for pid in frozen { kill(pid, SIGCONT) } } }
+        loop.syncSoon()
+        #expect(Wait.until { calls.started > before }, "the second sync never reached the server")
+        let started = Date()
+        #expect(!loop.stop(waitingAtMost: 1.5))
+        #expect(Date().timeIntervalSince(started) < 2)
+        #expect(try a.list("outbox").count == 1)
+        for pid in frozen { kill(pid, SIGCONT) }
+        thawed = true
+        // The abandoned sync goes on once the server does; then one more sync from this device.
+        #expect(loop.stop(waitingAtMost: 60))
+        let engine = try SyncEngine(backend: team.backend(user: "alice", device: a.name), local: a, store: a, clock: { Date().timeIntervalSince1970 })
+        #expect(engine.sync() == .synced)
+        #expect(try a.list("outbox").isEmpty)
+        #expect(try team.server.psql("SELECT count(*) FROM termhost_sync.changes", database: PostgresTeam.database) == "1\n")
+    }
+
+    /// The server's processes: the postmaster's children serve the connections.
+    static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { pid_t($0) }.filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == parent
+        }
+    }
+}
+
+/// How many statements a backend began: a sync in flight is one that began one and never reported.
+final class ObservedCalls: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func begin() { lock.lock(); count += 1; lock.unlock() }
+    var started: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
+
+/// The real PostgreSQL backend, counting the statements it begins (those a sync sends first).
+final class ObservedBackend: SyncBackend {
+    let inner: PostgresBackend
+    let calls: ObservedCalls
+    init(_ inner: PostgresBackend, _ calls: ObservedCalls) {
+        self.inner = inner
+        self.calls = calls
+    }
+    var summary: String { inner.summary }
+    func open(device: String) throws(SyncBackendError) -> SyncVaultInfo { try inner.open(device: device) }
+    func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage {
+        calls.begin()
+        return try inner.pull(after: cursor, limit: limit)
+    }
+    func push(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] { try inner.push(changes, device: device) }
+    func lastChangeID(device: String) throws(SyncBackendError) -> String? {
+        calls.begin()
+        return try inner.lastChangeID(device: device)
+    }
+    func cursor(_ cursor: SyncCursor, skippingOwn versions: [SyncVersion], device: String) -> SyncCursor {
+        inner.cursor(cursor, skippingOwn: versions, device: device)
+    }
+    func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) { try inner.acknowledge(device: device, cursor: cursor) }
+    func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int { try inner.purgeTombstones(force: force) }
+    func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool { inner.waitForChanges(after: cursor, seconds: seconds) }
+    func close() { inner.close() }
+}
+
+/// A device's records and the engine's state in memory, safe to use from the loop's thread and
+/// the test's (a transaction holds the lock; nothing is rolled back, which these tests never need).
+final class MemoryDevice: SyncLocalRecords, SyncStateStore, @unchecked Sendable {
+    let name: String
+    private let lock = NSRecursiveLock()
+    private var records: [SyncRecordID: [UInt8]] = [:]
+    private var journal: [SyncRecordID] = []
+    private var state: [String: [String: [UInt8]]] = [:]
+
+    init(_ name: String) { self.name = name }
+
+    func putHost(_ key: String, _ json: String) { try? apply(.host(key), payload: Array(json.utf8)) }
+    func host(_ key: String) -> String? { locked { records[.host(key)].map { String(decoding: $0, as: UTF8.self) } } }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    func collections() throws -> [SyncCollection] { [SyncCollection(namespace: "org.termhost.ssh", collection: "hosts", merge: .fields)] }
+    func changes(after: Int64) throws -> (ids: [SyncRecordID], last: Int64) {
+        locked { (Array(journal.dropFirst(Int(after))), Int64(journal.count)) }
+    }
+    func all() throws -> [SyncRecordID] { locked { records.keys.sorted() } }
+    func read(_ id: SyncRecordID) throws -> [UInt8]? { locked { records[id] } }
+    func apply(_ id: SyncRecordID, payload: [UInt8]?) throws {
+        locked {
+            records[id] = payload
+            journal.append(id)
+        }
+    }
+
+    func get(_ collection: String, _ key: String) throws -> [UInt8]? { locked { state[collection]?[key] } }
+    func put(_ collection: String, _ key: String, _ value: [UInt8]) throws { locked { state[collection, default: [:]][key] = value } }
+    func remove(_ collection: String, _ key: String) throws { locked { _ = state[collection]?.removeValue(forKey: key) } }
+    func list(_ collection: String) throws -> [(key: String, value: [UInt8])] {
+        locked { (state[collection] ?? [:]).sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) } }
+    }
+    func transaction(_ body: () throws -> Void) throws { try locked(body) }
+}

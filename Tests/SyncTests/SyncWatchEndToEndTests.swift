@@ -1,0 +1,171 @@
+import Foundation
+import TermhostServices
+import Testing
+import TestSupport
+
+/// The sync loop on the real binary: `termhost sync watch`, and the loop inside a long-running
+/// command that is not a sync command. Two devices are two data directories and separate
+/// `termhost` processes sharing one vault folder.
+@Suite struct SyncWatchEndToEndTests {
+    struct Device {
+        let dir = TemporaryDirectory()
+        let env: [String: String]
+
+        /// `interval`: the org.termhost.sync setting, in the operator policy (JSON text).
+        init(plugins: String, interval: String? = nil) {
+            var env = Fixtures.environment(dir, pluginPath: plugins)
+            env["HOME"] = dir.sub("home")
+            self.env = env
+            if let interval { _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sync": { "interval": "# + interval + " } } }") }
+        }
+
+        @discardableResult
+        func run(_ args: String...) throws -> Shell.Result { try Shell.run(Paths.termhost, args, environment: env) }
+
+        func pending() throws -> Int? {
+            try run("sync", "status", "--json").stdout.firstMatch(of: /"pending":([0-9]+)/).flatMap { Int($0.1) }
+        }
+    }
+
+    let shared = TemporaryDirectory()
+    var plugins: String { shared.sub("plugins") }
+    var vault: String { shared.sub("vault") }
+
+    init() throws {
+        try Fixtures.sshPlugin(in: shared.sub("plugins"))
+        _ = try Fixtures.bundle("libSyncPlugin.so", as: "org.termhost.sync", in: shared.sub("plugins"))
+    }
+
+    func device(interval: String? = nil) throws -> Device {
+        let d = Device(plugins: plugins, interval: interval)
+        let set = try d.run("sync", "backend", "set", "folder", vault)
+        #expect(set.status == 0, "\(set.output)")
+        return d
+    }
+
+    @Test func watchShowsAnotherDevicesChangeAndEndsOnSIGTERMWithinTheBound() throws {
+        let a = try device(interval: "1"), b = try device()
+        let watch = try Background(Paths.termhost, ["sync", "watch", "--json"], environment: a.env)
+        let out = Collected(watch.stdout)
+        #expect(Wait.until { out.text.contains(#""outcome":"synced""#) }, "\(out.text)")
+        try b.run("hosts", "add", "web", "web.example.com")
+        #expect(try b.run("sync", "now").status == 0)
+        #expect(Wait.until { out.text.contains(#""applied":1"#) }, "\(out.text)")
+        #expect(try a.run("hosts", "show", "web").status == 0)
+        let started = Date()
+        kill(watch.process.processIdentifier, SIGTERM)
+        watch.process.waitUntilExit()
+        #expect(Date().timeIntervalSince(started) < 3)   // the host's shutdown bound
+        #expect(watch.process.terminationStatus == 128 + SIGTERM)
+        #expect(out.text.split(separator: "\n").allSatisfy { $0.hasPrefix(#"{"time":"#) })
+    }
+
+    @Test func SIGTERMDuringASyncThatCannotFinishExitsWithinTheBoundAndTheChangeIsSentOnce() throws {
+        let a = try device(), b = try device()
+        try a.run("hosts", "add", "web", "web.example.com")
+        let deviceID = try #require(try a.run("sync", "status", "--json").stdout.firstMatch(of: /"device":"([0-9a-f]+)"/)?.1)
+        // Hold the device's journal lock: the watch's first sync reads the vault, then waits to upload.
+        let deviceDir = "\(vault)/devices/\(deviceID)"
+        try FileManager.default.createDirectory(atPath: deviceDir, withIntermediateDirectories: true)
+        let lock = open(deviceDir, O_RDONLY | O_DIRECTORY)
+        #expect(flock(lock, LOCK_EX) == 0)
+        let watch = try Background(Paths.termhost, ["sync", "watch"], environment: a.env)
+        let pid = watch.process.processIdentifier
+        let waiting = Wait.until(timeout: 30) {
+            ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").split(separator: "\n")
+                .contains { $0.contains("-> FLOCK") && $0.split(separator: " ").contains("\(pid)") }
+        }
+        #expect(waiting, "the watch's sync never waited for the journal lock")
+        let started = Date()
+        kill(pid, SIGTERM)
+        watch.process.waitUntilExit()
+        #expect(Date().timeIntervalSince(started) < 3)   // the host's shutdown bound
+        #expect(watch.process.terminationStatus == 128 + SIGTERM)
+        close(lock)
+        #expect(try a.pending() == 1)
+        #expect(try a.run("sync", "now").status == 0)
+        #expect(try a.pending() == 0)
+        #expect(try b.run("sync", "now").status == 0)
+        #expect(try b.run("hosts", "list").stdout.components(separatedBy: "web.example.com").count == 2)
+        #expect(try b.run("sync", "conflicts").stdout == "no conflicts\n")
+    }
+
+    @Test func aShortCommandDoesNotSync() throws {
+        let a = try device()
+        try a.run("hosts", "add", "web", "web.example.com")
+        #expect(try a.run("hosts", "list").status == 0)
+        #expect(try a.run("sync", "status", "--json").stdout.contains(#""last_success":null"#))
+        #expect(!FileManager.default.fileExists(atPath: "\(vault)/vault.json"))
+    }
+
+    @Test func foregroundAfterSIGTSTPSyncsAtOnce() throws {
+        let a = try device(interval: "86400"), b = try device()
+        let watch = try Background(Paths.termhost, ["sync", "watch", "--json"], environment: a.env)
+        let out = Collected(watch.stdout)
+        defer { kill(watch.process.processIdentifier, SIGKILL); watch.process.waitUntilExit() }
+        #expect(Wait.until { out.text.contains(#""outcome":"synced""#) }, "\(out.text)")
+        let pid = watch.process.processIdentifier
+        kill(pid, SIGTSTP)   // background, then the process stops itself
+        #expect(Wait.until { Self.state(pid) == "T" })
+        try b.run("hosts", "add", "web", "web.example.com")
+        #expect(try b.run("sync", "now").status == 0)
+        kill(pid, SIGCONT)
+        // The interval is a day: only the return to foreground explains a sync now.
+        #expect(Wait.until { out.text.contains(#""applied":1"#) }, "\(out.text)")
+    }
+
+    @Test func aBadIntervalIsRefusedByNameAndOtherCommandsStillRun() throws {
+        for (value, shown) in [("-5", "-5"), ("86401", "86401"), (#""soon""#, #""soon""#), ("1.5", "1.5")] {
+            let a = Device(plugins: plugins, interval: value)
+            let problem = "interval (setting of org.termhost.sync) must be a whole number of seconds from 0 to 86400, or \"off\", not '\(shown)'"
+            // Every process says so at start, and goes on without a background sync.
+            let atStart = "termhost: org.termhost.sync: error: \(problem); no sync in background until it is fixed\n"
+            let watch = try a.run("sync", "watch")
+            #expect(watch.status == 1)
+            #expect(watch.stderr == atStart + "termhost sync watch: \(problem)\n")
+            let list = try a.run("hosts", "list")
+            #expect(list.status == 0 && list.stderr == atStart, "\(list.output)")
+        }
+    }
+
+    @Test func aLongRunningCommandThatIsNotASyncCommandSyncsInBackground() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        _ = try Fixtures.bundle("libSyncPlugin.so", as: "org.termhost.sync", in: h.plugins)
+        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sync": { "interval": 1 } } }"#)
+        #expect(try h.termhost(["sync", "backend", "set", "folder", vault]).status == 0)
+        let b = try device()
+        let session = try Background(Paths.termhost, ["exec", h.target, "--", "sleep", "120"], environment: h.environment)
+        defer { kill(session.process.processIdentifier, SIGKILL); session.process.waitUntilExit() }
+        try b.run("hosts", "add", "web", "web.example.com")
+        #expect(try b.run("sync", "now").status == 0)
+        // Read A's store file directly: a termhost process started to look could sync by itself.
+        let store = try SQLiteStore(path: dir.sub("data") + "/termhost/termhost.db")
+        #expect(Wait.until { (try? store.get(namespace: "org.termhost.ssh", collection: "hosts", key: "web")) != nil })
+        #expect(session.process.isRunning, "the change arrived through the session's process, not after it")
+    }
+
+    /// A process's state letter from /proc (T: stopped).
+    static func state(_ pid: pid_t) -> String? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(after: close)...].split(separator: " ").first.map(String.init)
+    }
+}
+
+/// What a background program writes to a pipe, collected as it arrives.
+final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    init(_ pipe: Pipe) {
+        pipe.fileHandleForReading.readabilityHandler = { [self] handle in
+            let chunk = handle.availableData
+            lock.lock(); data.append(chunk); lock.unlock()
+        }
+    }
+
+    var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
+}
