@@ -35,6 +35,20 @@ struct KnownHosts {
     private(set) var warnings: [String] = []
     /// Keys accepted in Termhost on the devices of the vault, by host ID (SyncedHostKeys).
     private(set) var synced: [String: [SyncedHostKeyRecord]] = [:]
+    /// A host ID costs milliseconds (PBKDF2), and a connection asks twice for its host (the key
+    /// types to offer, then the check): derived once.
+    private let hostIDs = HostIDs()
+
+    private final class HostIDs {
+        private var ids: [String: String] = [:]
+        func id(host: String, port: Int) -> String {
+            let name = KnownHosts.lookupName(host: host, port: port)
+            if let id = ids[name] { return id }
+            let id = SyncedHostKeys.hostID(host: host, port: port)
+            ids[name] = id
+            return id
+        }
+    }
 
     init() {}
 
@@ -71,7 +85,7 @@ struct KnownHosts {
 
     /// The synced records for this host; no host ID is derived when nothing is synced.
     private func syncedKeys(host: String, port: Int) -> [SyncedHostKeyRecord] {
-        synced.isEmpty ? [] : synced[SyncedHostKeys.hostID(host: host, port: port)] ?? []
+        synced.isEmpty ? [] : synced[hostIDs.id(host: host, port: port)] ?? []
     }
 
     /// The whole file, nil when it does not exist. Opened without blocking (a FIFO planted in its
