@@ -16,6 +16,9 @@ import TermhostSDK
 /// `|1|salt|hash` entries, and the `@revoked` marker (a revoked key is refused for every host).
 /// `@cert-authority` lines are read and kept, but host certificates are not verified
 /// (libssh2 1.10 cannot present them), so they never make a plain key trusted.
+///
+/// The keys accepted in Termhost and synced between devices (SyncedHostKeys) are added after
+/// the files and follow the same rules as one more file.
 struct KnownHosts {
     struct Entry: Equatable {
         let entry: KnownHostsEntry
