@@ -92,14 +92,17 @@ struct Upload {
     /// grew shows up as more bytes) through a sliding window: each write call is given every
     /// unacknowledged byte plus fresh ones up to the window, so the pipeline never drains
     /// between chunks. libssh2 returns once the first request is acknowledged; the
-    /// unacknowledged rest is passed again unchanged (its contract), moved to the buffer's front
-    /// only when past the middle. Returns the bytes acknowledged.
+    /// unacknowledged rest is passed again unchanged (its contract), from an UploadRing, or
+    /// where the kernel refuses one, from a plain buffer that moves it to its front when past
+    /// the middle. Returns the bytes acknowledged.
     func send(_ range: Range<UInt64>, isLast: Bool, fd: Int32, fs: RemoteFS, handle: OpaquePointer,
               segments: Segments) throws(SFTPError) -> UInt64 {
-        let capacity = 2 * TransferBuffer.writeWindow
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
-        defer { buffer.deallocate() }
-        var head = 0, tail = 0          // unacknowledged bytes are buffer[head..<tail]
+        let ring = UploadRing(minimumSize: TransferBuffer.writeWindow)
+        let capacity = ring == nil ? 2 * TransferBuffer.writeWindow : Int.max
+        let plain = ring == nil ? UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16) : nil
+        defer { plain?.deallocate() }
+        func at(_ i: Int) -> UnsafeMutableRawPointer { ring?.at(UInt64(i)) ?? plain! + i }
+        var head = 0, tail = 0          // unacknowledged bytes are [head..<tail] of the stream (ring) or buffer
         var readOffset = range.lowerBound, acknowledged: UInt64 = 0
         let limit = isLast ? UInt64.max : range.upperBound
         var eof = false
@@ -109,7 +112,7 @@ struct Upload {
             let room = min(TransferBuffer.writeWindow - (tail - head), capacity - tail, Int(clamping: limit - readOffset))
             if !eof && room == 0 && readOffset >= limit { eof = true }
             if !eof, room > 0 {
-                let n = pread(fd, buffer + tail, room, off_t(readOffset))
+                let n = pread(fd, at(tail), room, off_t(readOffset))
                 if n < 0, errno == EINTR { continue }
                 guard n >= 0 else { throw SFTPError.local(job.localPath, "cannot read") }
                 if n == 0 { eof = true }
@@ -120,7 +123,7 @@ struct Upload {
                 if eof { return acknowledged }
                 continue
             }
-            let n = libssh2_sftp_write(handle, (buffer + head).assumingMemoryBound(to: CChar.self), tail - head)
+            let n = libssh2_sftp_write(handle, at(head).assumingMemoryBound(to: CChar.self), tail - head)
             if n == 0 {
                 // The server's channel window is full (WriteStall): the same bytes go again.
                 try stall.wait(fs, job.partialPath, what: "cannot write")
@@ -131,8 +134,8 @@ struct Upload {
             head += n
             acknowledged += UInt64(n)
             segments.moved(n, from: range.lowerBound, observer: observer, display: job.display)
-            if head >= capacity / 2 {
-                buffer.copyMemory(from: buffer + head, byteCount: tail - head)
+            if let plain, head >= capacity / 2 {
+                plain.copyMemory(from: plain + head, byteCount: tail - head)
                 tail -= head
                 head = 0
             }
