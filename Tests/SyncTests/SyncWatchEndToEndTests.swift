@@ -7,46 +7,36 @@ import TestSupport
 /// command that is not a sync command. Two devices are two data directories and separate
 /// `termhost` processes sharing one vault folder.
 @Suite struct SyncWatchEndToEndTests {
-    struct Device {
-        let dir = TemporaryDirectory()
-        let env: [String: String]
-
-        /// `interval`: the org.termhost.sync setting, in the operator policy (JSON text).
-        init(plugins: String, interval: String? = nil) {
-            var env = Fixtures.environment(dir, pluginPath: plugins)
-            env["HOME"] = dir.sub("home")
-            self.env = env
-            if let interval { _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sync": { "interval": "# + interval + " } } }") }
-        }
-
-        @discardableResult
-        func run(_ args: String...) throws -> Shell.Result { try Shell.run(Paths.termhost, args, environment: env) }
-
-        func pending() throws -> Int? {
-            try run("sync", "status", "--json").stdout.firstMatch(of: /"pending":([0-9]+)/).flatMap { Int($0.1) }
-        }
-    }
-
     let shared = TemporaryDirectory()
     var plugins: String { shared.sub("plugins") }
     var vault: String { shared.sub("vault") }
 
     init() throws {
-        try Fixtures.sshPlugin(in: shared.sub("plugins"))
-        _ = try Fixtures.bundle("libSyncPlugin.so", as: "org.termhost.sync", in: shared.sub("plugins"))
+        try TermhostDevice.syncPlugins(in: shared.sub("plugins"))
     }
 
-    func device(interval: String? = nil) throws -> Device {
-        let d = Device(plugins: plugins, interval: interval)
+    /// `interval`: the org.termhost.sync setting in the device's operator policy (JSON text).
+    func deviceWithoutVault(interval: String? = nil) -> TermhostDevice {
+        let d = TermhostDevice(plugins: plugins)
+        if let interval { _ = d.dir.write("policy.json", #"{ "settings": { "org.termhost.sync": { "interval": "# + interval + " } } }") }
+        return d
+    }
+
+    func device(interval: String? = nil) throws -> TermhostDevice {
+        let d = deviceWithoutVault(interval: interval)
         let set = try d.run("sync", "backend", "set", "folder", vault)
         #expect(set.status == 0, "\(set.output)")
         return d
     }
 
+    func pending(_ d: TermhostDevice) throws -> Int? {
+        try d.run("sync", "status", "--json").stdout.firstMatch(of: /"pending":([0-9]+)/).flatMap { Int($0.1) }
+    }
+
     @Test func watchShowsAnotherDevicesChangeAndEndsOnSIGTERMWithinTheBound() throws {
         let a = try device(interval: "1"), b = try device()
         let watch = try Background(Paths.termhost, ["sync", "watch", "--json"], environment: a.env)
-        let out = Collected(watch.stdout)
+        let out = CollectedOutput(watch.stdout)
         #expect(Wait.until { out.text.contains(#""outcome":"synced""#) }, "\(out.text)")
         try b.run("hosts", "add", "web", "web.example.com")
         #expect(try b.run("sync", "now").status == 0)
@@ -82,9 +72,9 @@ import TestSupport
         #expect(Date().timeIntervalSince(started) < 3)   // the host's shutdown bound
         #expect(watch.process.terminationStatus == 128 + SIGTERM)
         close(lock)
-        #expect(try a.pending() == 1)
+        #expect(try pending(a) == 1)
         #expect(try a.run("sync", "now").status == 0)
-        #expect(try a.pending() == 0)
+        #expect(try pending(a) == 0)
         #expect(try b.run("sync", "now").status == 0)
         #expect(try b.run("hosts", "list").stdout.components(separatedBy: "web.example.com").count == 2)
         #expect(try b.run("sync", "conflicts").stdout == "no conflicts\n")
@@ -101,12 +91,12 @@ import TestSupport
     @Test func foregroundAfterSIGTSTPSyncsAtOnce() throws {
         let a = try device(interval: "86400"), b = try device()
         let watch = try Background(Paths.termhost, ["sync", "watch", "--json"], environment: a.env)
-        let out = Collected(watch.stdout)
+        let out = CollectedOutput(watch.stdout)
         defer { kill(watch.process.processIdentifier, SIGKILL); watch.process.waitUntilExit() }
         #expect(Wait.until { out.text.contains(#""outcome":"synced""#) }, "\(out.text)")
         let pid = watch.process.processIdentifier
         kill(pid, SIGTSTP)   // background, then the process stops itself
-        #expect(Wait.until { Self.state(pid) == "T" })
+        #expect(Wait.until { CollectedOutput.processState(pid) == "T" })
         try b.run("hosts", "add", "web", "web.example.com")
         #expect(try b.run("sync", "now").status == 0)
         kill(pid, SIGCONT)
@@ -116,7 +106,7 @@ import TestSupport
 
     @Test func aBadIntervalIsRefusedByNameAndOtherCommandsStillRun() throws {
         for (value, shown) in [("-5", "-5"), ("86401", "86401"), (#""soon""#, #""soon""#), ("1.5", "1.5")] {
-            let a = Device(plugins: plugins, interval: value)
+            let a = deviceWithoutVault(interval: value)
             let problem = "interval (setting of org.termhost.sync) must be a whole number of seconds from 0 to 86400, or \"off\", not '\(shown)'"
             // Every process says so at start, and goes on without a background sync.
             let atStart = "termhost: org.termhost.sync: error: \(problem); no sync in background until it is fixed\n"
@@ -146,26 +136,4 @@ import TestSupport
         #expect(Wait.until { (try? store.get(namespace: "org.termhost.ssh", collection: "hosts", key: "web")) != nil })
         #expect(session.process.isRunning, "the change arrived through the session's process, not after it")
     }
-
-    /// A process's state letter from /proc (T: stopped).
-    static func state(_ pid: pid_t) -> String? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        return stat[stat.index(after: close)...].split(separator: " ").first.map(String.init)
-    }
-}
-
-/// What a background program writes to a pipe, collected as it arrives.
-final class Collected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-
-    init(_ pipe: Pipe) {
-        pipe.fileHandleForReading.readabilityHandler = { [self] handle in
-            let chunk = handle.availableData
-            lock.lock(); data.append(chunk); lock.unlock()
-        }
-    }
-
-    var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
 }
