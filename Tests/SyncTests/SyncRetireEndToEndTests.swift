@@ -105,8 +105,8 @@ import TestSupport
         let source = dir.write("big", String(repeating: "0123456789abcdef", count: 256 * 1024))   // 4 MiB
         let target = dir.sub("downloads")
         try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
-        // 800 kbit/s: about 40 s for the file, so the change arrives while it runs.
-        let run = try Running(["sftp", "get", "-l", "800", "web:\(source)", target], environment: h.environment)
+        // 200 kbit/s: a minute or more for the file, so the change arrives while it runs.
+        let run = try Running(["sftp", "get", "-l", "200", "web:\(source)", target], environment: h.environment)
         defer { stop(run) }
         #expect(Wait.until { ((try? FileManager.default.contentsOfDirectory(atPath: target)) ?? []).count == 1 }, "\(run.output)")
         try moveWebOnB()
