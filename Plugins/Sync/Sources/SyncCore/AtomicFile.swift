@@ -60,6 +60,6 @@ enum AtomicFile {
 
     /// A missing or unwritable folder is retryable: a network share or USB stick comes back.
     static func failure(_ what: String) -> SyncBackendError {
-        .unavailable("vault folder: \(what): \(String(cString: strerror(errno)))")
+        .unavailable("\(what): \(String(cString: strerror(errno)))")
     }
 }

@@ -35,17 +35,32 @@ enum FieldMerge {
     /// Three-way merge of JSON objects: a field changed on one side only takes that side's
     /// value; changed on both to different values is a conflict (nil, with the field names).
     static func merge(base: [UInt8]?, local: [UInt8], remote: [UInt8]) -> Result<[UInt8], MergeConflict> {
-        guard let l = object(local), let r = object(remote) else { return .failure(MergeConflict(fields: ["(not JSON objects)"])) }
+        guard let (merged, clashes) = fieldwise(base: base, local: local, remote: remote) else {
+            return .failure(MergeConflict(fields: ["(not JSON objects)"]))
+        }
+        return clashes.isEmpty ? .success(encode(merged)) : .failure(MergeConflict(fields: clashes))
+    }
+
+    /// The same merge, but a field changed on both sides takes the local value: what keeping the
+    /// local side of a conflict means (the remote side's other changes survive). Nil when either
+    /// side is not a JSON object.
+    static func mergeKeepingLocal(base: [UInt8]?, local: [UInt8], remote: [UInt8]) -> [UInt8]? {
+        fieldwise(base: base, local: local, remote: remote).map { encode($0.merged) }
+    }
+
+    /// The merged object, clashing fields holding the local value, and the names of those fields.
+    private static func fieldwise(base: [UInt8]?, local: [UInt8], remote: [UInt8]) -> (merged: [String: Any], clashes: [String])? {
+        guard let l = object(local), let r = object(remote) else { return nil }
         let b = base.flatMap(object) ?? [:]
         var merged: [String: Any] = [:]
         var clashes: [String] = []
         for key in Set(l.keys).union(r.keys).union(b.keys).sorted() {
             let (bv, lv, rv) = (canonical(b[key]), canonical(l[key]), canonical(r[key]))
             let pick: Any?
-            if lv == bv { pick = r[key] } else if rv == bv || rv == lv { pick = l[key] } else { clashes.append(key); continue }
+            if lv == bv { pick = r[key] } else if rv == bv || rv == lv { pick = l[key] } else { clashes.append(key); pick = l[key] }
             if let pick { merged[key] = pick }
         }
-        return clashes.isEmpty ? .success(encode(merged)) : .failure(MergeConflict(fields: clashes))
+        return (merged, clashes)
     }
 
     struct MergeConflict: Error { let fields: [String] }

@@ -188,7 +188,7 @@ public final class FolderBackend: SyncBackend {
             vault.damaged.append((device: "", index: Int64.max, damage: SyncDamage(location: path, reason: "not a vault snapshot", raw: bytes)))
         }
         guard let devices = try? FileManager.default.contentsOfDirectory(atPath: "\(root)/devices") else {
-            throw .unavailable("vault folder \(root)/devices cannot be read: \(String(cString: strerror(errno)))")
+            throw .unavailable("\(root)/devices cannot be read: \(String(cString: strerror(errno)))")
         }
         var segments: [FolderSegment] = []
         for device in devices where FolderVersion.isDeviceID(device) {

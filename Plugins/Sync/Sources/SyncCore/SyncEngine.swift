@@ -84,11 +84,13 @@ public final class SyncEngine {
 
     func run() throws {
         rules = Dictionary(try local.collections().map { ("\($0.namespace)\u{0}\($0.collection)", $0) }, uniquingKeysWith: { a, _ in a })
+        // Before the vault is reached: when it cannot be, the outbox still holds (and status
+        // counts) every local change waiting for it.
+        try capture()
         let info = try backend.open(device: state.device)
         if state.vault != info.vaultID {
             try joinVault(info.vaultID)
         }
-        try capture()
         let lastOwn = try backend.lastChangeID(device: state.device)
         let pendingIDs = Set(try outbox().flatMap { $0.1.all })
         let restored = lastOwn != nil && lastOwn != state.lastOwnChange && !pendingIDs.contains(lastOwn!)
@@ -180,7 +182,7 @@ public final class SyncEngine {
                 }
                 // The vault had it and has forgotten even its tombstone: it was deleted and purged.
                 if try pendingChange(id) != nil || restored {
-                    try conflict(id, local: try strippedLocal(id), remote: .purged(id),
+                    try conflict(id, base: known.base.map { [UInt8]($0) }, local: try strippedLocal(id), remote: .purged(id),
                                  reason: "deleted on another device (and purged) while changed or restored here")
                 } else {
                     try local.apply(id, payload: nil)
@@ -218,14 +220,19 @@ public final class SyncEngine {
             try mergeOrConflict(record.id, base: known.ancestor.map { [UInt8]($0) }, local: mine.payload, remote: record, rule: rule)
             return
         }
-        let inConflict = try store.get("conflicts", StateKey.conflictID(record.id)) != nil
-        if pending != nil || inConflict {
+        if let open = try openConflict(record.id) {
+            // Merged from the copy the conflict was found against, so a newer remote version
+            // that no longer clashes ends the conflict and one that does replaces its remote side.
+            try mergeOrConflict(record.id, base: open.base.map { [UInt8]($0) }, local: try strippedLocal(record.id), remote: record, rule: rule)
+            return
+        }
+        if pending != nil {
             try mergeOrConflict(record.id, base: known.base.map { [UInt8]($0) }, local: try strippedLocal(record.id), remote: record, rule: rule)
             return
         }
         if record.payload == nil {
             if restored, try local.read(record.id) != nil {
-                try conflict(record.id, local: try strippedLocal(record.id), remote: record,
+                try conflict(record.id, base: known.base.map { [UInt8]($0) }, local: try strippedLocal(record.id), remote: record,
                              reason: "deleted on another device after the backup this store was restored from")
                 return
             }
@@ -259,6 +266,7 @@ public final class SyncEngine {
             pending.earlier = Array(pending.all.prefix(8))
             pending.changeID = newChangeID()
             try store.put("outbox", StateKey.of(id), try encode(pending))
+            try store.remove("conflicts", StateKey.conflictID(id))
             return
         }
         let reason: String
@@ -273,12 +281,12 @@ public final class SyncEngine {
                 reason = "changed on both devices"
             }
         }
-        try conflict(id, local: localValue, remote: remote, reason: reason)
+        try conflict(id, base: base, local: localValue, remote: remote, reason: reason)
     }
 
-    private func conflict(_ id: SyncRecordID, local: [UInt8]?, remote: SyncServerRecord, reason: String) throws {
+    private func conflict(_ id: SyncRecordID, base: [UInt8]?, local: [UInt8]?, remote: SyncServerRecord, reason: String) throws {
         let c = SyncConflict(conflictID: StateKey.conflictID(id), id: id, reason: reason, local: local.map { Data($0) },
-                             remote: remote.payload.map { Data($0) }, remoteVersion: remote.version.token)
+                             remote: remote.payload.map { Data($0) }, remoteVersion: remote.version.token, base: base.map { Data($0) })
         try store.put("conflicts", c.conflictID, try encode(c))
         try store.remove("outbox", StateKey.of(id))
     }
@@ -365,8 +373,11 @@ public final class SyncEngine {
 
     public enum Side: String, Sendable { case local, remote }
 
-    /// Resolves a conflict: `local` sends this device's value over the other's at the next sync;
-    /// `remote` takes the other's value here. Throws when there is no such conflict.
+    /// Resolves a conflict: `local` keeps this device's value of what both sides changed (in a
+    /// collection merged field by field, the other side's changes to other fields are kept too;
+    /// otherwise the whole local record) and sends it at the next sync, which pulls first: a
+    /// version newer than the conflict's is merged again, and only a new clash is a conflict
+    /// again. `remote` takes the other's value here. Throws when there is no such conflict.
     public func resolve(_ conflictID: String, keep side: Side) throws {
         guard let bytes = try store.get("conflicts", conflictID),
               let c = try? JSONDecoder().decode(SyncConflict.self, from: Data(bytes)) else {
@@ -379,6 +390,10 @@ public final class SyncEngine {
             known.base = c.remote
             switch side {
             case .local:
+                if let rule = rule(c.id), rule.merge == .fields, let mine = try strippedLocal(c.id), let theirs = c.remote,
+                   let merged = FieldMerge.mergeKeepingLocal(base: c.base.map { [UInt8]($0) }, local: mine, remote: [UInt8](theirs)) {
+                    try local.apply(c.id, payload: FieldMerge.keepLocal(merged, from: try local.read(c.id), rule.localFields))
+                }
                 try store.put("records", StateKey.of(c.id), try encode(known))
                 try store.put("outbox", StateKey.of(c.id), try encode(PendingChange(changeID: newChangeID())))
             case .remote:
@@ -394,8 +409,13 @@ public final class SyncEngine {
     /// Purges the vault's tombstones that every device has passed; with `force`, all of them
     /// (devices behind then reconcile in full). Returns how many went.
     public func purge(force: Bool) throws -> Int {
-        _ = try backend.open(device: state.device)
-        return try backend.purgeTombstones(force: force)
+        do throws(SyncBackendError) {
+            _ = try backend.open(device: state.device)
+            return try backend.purgeTombstones(force: force)
+        } catch {
+            // Named once, here, as a failed sync names it.
+            throw SyncEngineError("\(backend.summary): \(error.message); \(SyncEngine.remedy(error))")
+        }
     }
 
     public func setPaused(_ paused: Bool) throws {
@@ -420,6 +440,10 @@ public final class SyncEngine {
 
     private func recordState(_ id: SyncRecordID) throws -> RecordState? {
         try store.get("records", StateKey.of(id)).flatMap { try? JSONDecoder().decode(RecordState.self, from: Data($0)) }
+    }
+
+    private func openConflict(_ id: SyncRecordID) throws -> SyncConflict? {
+        try store.get("conflicts", StateKey.conflictID(id)).flatMap { try? JSONDecoder().decode(SyncConflict.self, from: Data($0)) }
     }
 
     private func pendingChange(_ id: SyncRecordID) throws -> PendingChange? {

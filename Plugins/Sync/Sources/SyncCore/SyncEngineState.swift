@@ -40,6 +40,9 @@ public struct SyncConflict: Codable, Equatable, Sendable {
     public let local: Data?
     public let remote: Data?
     public let remoteVersion: String
+    /// The copy both sides last agreed on (device-local fields stripped), from which the local
+    /// side's changes are told apart when it is kept; nil when there was none.
+    public let base: Data?
 }
 
 /// Backend bytes that did not decode: kept, never applied, never re-uploaded.

@@ -188,7 +188,7 @@ public final class PostgresBackend: SyncBackend {
             try fresh.query("LISTEN " + PostgresSchema.channel)
             vaultID = id
         } catch let error as PGError {
-            throw translate(error)
+            throw PostgresBackend.translate(error)
         } catch let error as SyncBackendError {
             throw error
         } catch {
@@ -218,42 +218,38 @@ public final class PostgresBackend: SyncBackend {
                     retried = true
                     continue
                 }
-                throw translate(error)
+                throw PostgresBackend.translate(error)
             }
         }
     }
 
+    /// Messages name no backend: the engine puts its summary in front of every one.
     private func connectFailure(_ error: PGError) -> SyncBackendError {
         let m = error.message
-        let place = "PostgreSQL at \(settings.summary)"
         if m.contains("password authentication failed") || m.contains("no password supplied") {
-            return .denied("\(place): \(m); save the role's password again with 'termhost sync backend set'")
+            return .denied("\(m); save the role's password again with 'termhost sync backend set'")
         }
         if m.contains("does not exist") || m.contains("no pg_hba.conf entry") {
-            return .denied("\(place): \(m); ask the database's administrator for a role and access")
+            return .denied("\(m); ask the database's administrator for a role and access")
         }
         if m.contains("certificate") || m.contains("SSL") {
-            return .invalid("\(place): \(m); set sslrootcert to the server's CA certificate, or sslmode if the server has no TLS")
+            return .invalid("\(m); set sslrootcert to the server's CA certificate, or sslmode if the server has no TLS")
         }
-        return .unavailable("\(place): \(m)")
-    }
-
-    func translate(_ error: PGError) -> SyncBackendError {
-        PostgresBackend.translate(error, place: "PostgreSQL at \(settings.summary)")
+        return .unavailable(m)
     }
 
     /// Maps a server error to the protocol's: connection trouble and transient server states are
     /// retryable; a refused membership says who to ask.
-    static func translate(_ error: PGError, place: String = "PostgreSQL") -> SyncBackendError {
+    static func translate(_ error: PGError) -> SyncBackendError {
         let state = error.sqlState ?? ""
-        if error.connectionLost { return .unavailable("\(place): \(error.message)") }
+        if error.connectionLost { return .unavailable(error.message) }
         if state == "TH001" { return .cursorExpired }
         if state == "42501" || state.hasPrefix("28") {
-            return .denied("\(place): \(error.message); ask one of the vault's owners to add this role back, or choose another vault with 'termhost sync backend set'")
+            return .denied("\(error.message); ask one of the vault's owners to add this role back, or choose another vault with 'termhost sync backend set'")
         }
         // Insufficient resources, transaction rollback (deadlock, serialization), lock not
         // available, operator intervention, system error: try again later.
-        if ["53", "40", "55", "57", "58"].contains(String(state.prefix(2))) { return .unavailable("\(place): \(error.message)") }
-        return .invalid("\(place): \(error.message) (SQLSTATE \(state))")
+        if ["53", "40", "55", "57", "58"].contains(String(state.prefix(2))) { return .unavailable(error.message) }
+        return .invalid("\(error.message) (SQLSTATE \(state))")
     }
 }

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A device whose PostgreSQL server is down when it syncs, on the real binary: the error names
+/// the vault once, and the changes waiting for the server are counted although it was never
+/// reached.
+final class PostgresServerDownTests {
+    let team: PostgresTeam
+    let shared = TemporaryDirectory()
+    var socket: String { team.server.socketDirectory }
+
+    init() throws {
+        team = try PostgresTeam()
+        try TermhostDevice.syncPlugins(in: shared.sub("plugins"))
+    }
+
+    deinit {
+        team.remove()
+        shared.remove()
+    }
+
+    func device(_ user: String) throws -> TermhostDevice {
+        let d = TermhostDevice(plugins: shared.sub("plugins"))
+        let set = try Shell.run(Paths.termhost, ["sync", "backend", "set", "postgres", "host=\(socket)", "dbname=\(PostgresTeam.database)",
+                                                 "user=\(user)", "vault=team", "--password-stdin"],
+                                environment: d.env, stdin: PostgresTeam.members[user]! + "\n")
+        #expect(set.status == 0, "\(set.output)")
+        return d
+    }
+
+    @Test func aServerDownIsNamedOnceAndTheChangesWaitingForItAreCounted() throws {
+        let a = try device("alice"), b = try device("bob")
+        #expect(try a.run("sync", "now").status == 0)
+        try a.run("hosts", "add", "web", "web.example.com")
+        try a.run("hosts", "add", "db", "db.example.com")
+        team.server.stop()
+        let failed = try a.run("sync", "now")
+        #expect(failed.status == 1)
+        let vault = "postgresql alice@[\(socket)]:5432/termhost vault 'team' (Unix socket)"
+        #expect(failed.stderr.hasPrefix("termhost sync: \(vault): connection to server"), "\(failed.stderr)")
+        #expect(failed.stderr.components(separatedBy: vault).count == 2, "\(failed.stderr)")
+        #expect(!failed.stderr.contains("PostgreSQL"), "\(failed.stderr)")
+        let status = try a.run("sync", "status").stdout
+        #expect(status.contains("pending changes: 2\n"), "\(status)")
+        #expect(status.contains("last error: \(vault): connection to server"), "\(status)")
+        #expect(status.components(separatedBy: vault).count == 3, "\(status)")   // the backend line and the error
+
+        try team.server.restart()
+        #expect(try a.run("sync", "now").status == 0)
+        #expect(try a.run("sync", "status").stdout.contains("pending changes: 0\n"))
+        #expect(try b.run("sync", "now").status == 0)
+        for host in ["web", "db"] { #expect(try b.run("hosts", "show", host).status == 0) }
+    }
+}
