@@ -100,6 +100,20 @@ import TestSupport
         #expect(run.output == "termhost: host 'web' was changed on another device (sync); the connection was closed\n")
     }
 
+    @Test func aSessionLoggedInAsAnIdentityChangedElsewhereIsClosed() throws {
+        #expect(try h.termhost(["identities", "add", "deploy", "--user", NSUserName(), "--key", h.key.privatePath]).status == 0)
+        #expect(try h.termhost(["hosts", "edit", "web", "--use-identity", "deploy"]).status == 0)
+        #expect(try h.termhost(["sync", "now"]).status == 0)
+        #expect(try b.run("sync", "now").status == 0)
+        let run = try Running(["exec", "web", "--", "sleep", "120"], environment: h.environment)
+        defer { stop(run) }
+        #expect(Wait.until { h.server.log.contains("Accepted publickey") }, "\(h.server.log)")
+        #expect(try b.run("identities", "edit", "deploy", "--key", b.dir.write("id_other", "not a key\n")).status == 0)
+        #expect(try b.run("sync", "now").status == 0)
+        #expect(Wait.until(timeout: 30) { !run.process.isRunning }, "\(run.output)")
+        #expect(run.output == "termhost: host 'web' logs in as identity 'deploy', which was changed on another device (sync); the connection was closed\n")
+    }
+
     @Test func aTransferToAHostWhoseRouteChangedPausesResumably() throws {
         _ = try Fixtures.sftpPlugin(in: h.plugins)
         let source = dir.write("big", String(repeating: "0123456789abcdef", count: 256 * 1024))   // 4 MiB

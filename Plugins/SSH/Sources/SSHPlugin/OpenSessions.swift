@@ -50,7 +50,9 @@ enum OpenSessions {
             let matching = state.sessions.filter { $0.value.host == host && !state.retired.contains($0.key) }
             for (token, s) in matching {
                 state.retired.insert(token)
-                writeAll(s.stderr, "termhost: \(VisibleText.of(reason)); the connection was closed\n")
+                // A terminal may be in raw mode (an interactive `ssh`): CR LF, as ssh's own messages.
+                let end = isatty(s.stderr) == 1 ? "\r\n" : "\n"
+                writeAll(s.stderr, "termhost: \(VisibleText.of(reason)); the connection was closed" + end)
                 _ = Glibc.shutdown(s.socket, Int32(SHUT_RDWR))
             }
             return matching.count
