@@ -116,24 +116,40 @@ import TestSupport
             let list = try a.run("hosts", "list")
             #expect(list.status == 0 && list.stderr == atStart, "\(list.output)")
         }
+        for value in ["0", #""off""#, "1", "86400"] {
+            let list = try deviceWithoutVault(interval: value).run("hosts", "list")
+            #expect(list.status == 0 && list.stderr.isEmpty, "\(value): \(list.output)")
+        }
     }
 
-    @Test func aLongRunningCommandThatIsNotASyncCommandSyncsInBackground() throws {
+    /// Device A runs `termhost exec HOST -- sleep 120` against a real sshd with `interval` in its
+    /// policy; device B adds a host and syncs. Returns whether A's store (read directly: a
+    /// termhost process started to look could sync by itself) has it within `within` seconds.
+    func sessionReceivesAChange(interval: String, within: Double) throws -> Bool {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let h = try SSHHarness(dir: dir)
         defer { h.server.stop() }
         _ = try Fixtures.bundle("libSyncPlugin.so", as: "org.termhost.sync", in: h.plugins)
-        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sync": { "interval": 1 } } }"#)
+        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sync": { "interval": "# + interval + " } } }")
         #expect(try h.termhost(["sync", "backend", "set", "folder", vault]).status == 0)
         let b = try device()
         let session = try Background(Paths.termhost, ["exec", h.target, "--", "sleep", "120"], environment: h.environment)
         defer { kill(session.process.processIdentifier, SIGKILL); session.process.waitUntilExit() }
         try b.run("hosts", "add", "web", "web.example.com")
         #expect(try b.run("sync", "now").status == 0)
-        // Read A's store file directly: a termhost process started to look could sync by itself.
         let store = try SQLiteStore(path: dir.sub("data") + "/termhost/termhost.db")
-        #expect(Wait.until { (try? store.get(namespace: "org.termhost.ssh", collection: "hosts", key: "web")) != nil })
-        #expect(session.process.isRunning, "the change arrived through the session's process, not after it")
+        let arrived = Wait.until(timeout: within) { (try? store.get(namespace: "org.termhost.ssh", collection: "hosts", key: "web")) != nil }
+        #expect(session.process.isRunning, "the session ended before the window did")
+        return arrived
+    }
+
+    @Test func aLongRunningCommandThatIsNotASyncCommandSyncsInBackground() throws {
+        #expect(try sessionReceivesAChange(interval: "1", within: 60))
+    }
+
+    @Test func intervalOffMeansNoBackgroundSync() throws {
+        // The window: past the 5 s first delay the loop would have used, and a few syncs more.
+        #expect(try !sessionReceivesAChange(interval: #""off""#, within: 8))
     }
 }
