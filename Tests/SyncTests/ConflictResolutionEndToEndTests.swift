@@ -4,8 +4,8 @@ import TestSupport
 
 /// What resolving a conflict does when the vault moved on after the conflict was found, on the
 /// real binary: three devices are three data directories and separate `termhost` processes
-/// sharing one vault folder. A and B edit a host's port at once (a conflict on B); C edits
-/// another field of the same host.
+/// sharing one vault folder. A and B edit the same field at once (a conflict on B); C then edits
+/// another field of the record, or the same one again.
 @Suite struct ConflictResolutionEndToEndTests {
     let shared = TemporaryDirectory()
     var plugins: String { shared.sub("plugins") }
@@ -77,6 +77,34 @@ import TestSupport
         #expect(try b.run("sync", "now").stdout == "synced with folder \(vault)\n")
         for d in [a, c] { #expect(try d.run("sync", "now").status == 0) }
         try expectHost(on: [a, b, c], port: "2201", address: "db2.internal")
+    }
+
+    @Test func keepLocalAgainstAVersionThatChangedTheSameFieldAgainIsAConflictAgain() throws {
+        let a = try device(), b = try device(), c = try device()
+        #expect(try a.run("hosts", "add", "web", "web.example.com").status == 0)
+        #expect(try a.run("forward", "add", "--name", "fwd", "web", "-L", "8001:127.0.0.1:80").status == 0)
+        for d in [a, b, c] { #expect(try d.run("sync", "now").status == 0) }
+        try a.run("forward", "edit", "fwd", "-L", "8002:127.0.0.1:80")
+        try b.run("forward", "edit", "fwd", "-L", "8003:127.0.0.1:80")
+        #expect(try a.run("sync", "now").status == 0)
+        #expect(try b.run("sync", "now").status == 0)
+        let id = try conflictID(b)
+        #expect(try c.run("sync", "now").status == 0)
+        try c.run("forward", "edit", "fwd", "-L", "8004:127.0.0.1:80")
+        #expect(try c.run("sync", "now").status == 0)   // the vault moved on after B saw the conflict
+        // C changed the clashing field again: keeping B's value is a new conflict against C's
+        // version, never a silent overwrite of it.
+        #expect(try b.run("sync", "resolve", id, "--keep", "local").status == 0)
+        let again = try b.run("sync", "conflicts").stdout
+        #expect(again.contains("both devices changed bindPort") && again.contains("\"bindPort\":8004"), "\(again)")
+        #expect(try c.run("sync", "now").status == 0)
+        #expect(try c.run("forward", "show", "fwd").stdout.contains("8004:127.0.0.1:80"))
+        #expect(try b.run("sync", "resolve", try conflictID(b), "--keep", "local").status == 0)
+        for d in [a, b, c] {
+            #expect(try d.run("sync", "now").status == 0)
+            #expect(try d.run("forward", "show", "fwd").stdout.contains("8003:127.0.0.1:80"))
+            #expect(try d.run("sync", "conflicts").stdout == "no conflicts\n")
+        }
     }
 
     @Test func keepRemoteTakesTheVaultsNewestVersion() throws {
