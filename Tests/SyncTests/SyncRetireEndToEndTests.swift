@@ -114,6 +114,21 @@ import TestSupport
         #expect(run.output == "termhost: host 'web' logs in as identity 'deploy', which was changed on another device (sync); the connection was closed\n")
     }
 
+    @Test func aSessionThroughAJumpHostChangedElsewhereIsClosed() throws {
+        // web through other: the second sshd, then the first.
+        #expect(try h.termhost(["hosts", "edit", "other", "--port", String(second.port)]).status == 0)
+        #expect(try h.termhost(["hosts", "edit", "web", "--jump", "other"]).status == 0)
+        #expect(try h.termhost(["sync", "now"]).status == 0)
+        #expect(try b.run("sync", "now").status == 0)
+        let run = try Running(["exec", "web", "--", "sleep", "120"], environment: h.environment)
+        defer { stop(run) }
+        #expect(Wait.until { h.server.log.contains("Accepted publickey") }, "\(run.output)\n\(h.server.log)")
+        #expect(try b.run("hosts", "edit", "other", "--port", String(h.server.port)).status == 0)
+        #expect(try b.run("sync", "now").status == 0)
+        #expect(Wait.until(timeout: 30) { !run.process.isRunning }, "\(run.output)")
+        #expect(run.output == "termhost: host 'web' goes through jump host 'other', which was changed on another device (sync); the connection was closed\n")
+    }
+
     @Test func aTransferToAHostWhoseRouteChangedPausesResumably() throws {
         _ = try Fixtures.sftpPlugin(in: h.plugins)
         let source = dir.write("big", String(repeating: "0123456789abcdef", count: 256 * 1024))   // 4 MiB
