@@ -1,8 +1,14 @@
 import Foundation
 
 /// A real PostgreSQL 15 server (Debian's `postgresql` package) in a private temporary data
-/// directory, listening only on a Unix socket in that directory: no TCP port, so nothing to pick
-/// or to race for. Started by the tests, stopped by `stop()`; `restart()` keeps the data.
+/// directory, listening on a Unix socket in that directory and, without `tls`, on no TCP port,
+/// so nothing to pick or to race for. Started by the tests, stopped by `stop()`; `restart()`
+/// keeps the data.
+///
+/// With `tls`, it also listens on 127.0.0.1 with TLS only: pg_hba.conf has a `hostssl` line
+/// (SCRAM) and no `host` line, so a client that drops TLS cannot log in, and log_connections
+/// records whether each session used SSL. The server binds its TCP port itself: a random
+/// candidate, and another one when the server reports it in use.
 ///
 /// PostgreSQL refuses to run as root, and the tests run as root here: then the data directory
 /// belongs to `nobody` and the server runs as `nobody` through `setpriv`, which execs (the pid is
@@ -11,6 +17,7 @@ import Foundation
 /// One `initdb` per test process: later servers copy that cluster, which takes a fraction of it.
 public final class PostgresServer {
     public static let bin = "/usr/lib/postgresql/15/bin"
+    /// The port number of the Unix socket when the server has no TCP listener.
     public static let port = 5432
     public static let adminUser = "admin"
     public static let adminPassword = "Admin-Pw-1"
@@ -19,20 +26,63 @@ public final class PostgresServer {
     /// The directory holding the server's socket: what libpq takes as `host`.
     public let socketDirectory: String
     public private(set) var pid: pid_t = 0
+    /// The TCP port on 127.0.0.1 (nil without `tls`); the Unix socket carries the same number.
+    public private(set) var tcpPort: Int?
+    private let tls: TLSFiles?
+
+    /// The server's certificate and key (PEM files), copied into the server's directory with
+    /// the key at 0600 and owned by the server's user, as PostgreSQL requires.
+    public struct TLSFiles: Sendable {
+        public let certificate: String
+        public let key: String
+        public init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+
+    /// The port libpq and psql use, TCP or Unix socket.
+    public var listenPort: Int { tcpPort ?? PostgresServer.port }
 
     private var dataDirectory: String { directory + "/data" }
 
-    public init(in dir: TemporaryDirectory) throws {
+    public init(in dir: TemporaryDirectory, tls: TLSFiles? = nil) throws {
         directory = dir.sub("postgres-\(Int.random(in: 0..<1_000_000))")
         socketDirectory = directory + "/socket"
+        self.tls = tls.map { [directory] _ in TLSFiles(certificate: directory + "/server.crt", key: directory + "/server.key") }
         try PostgresServer.runAsOwner("/bin/chmod", ["0755", dir.path])   // nobody must reach its files
         try PostgresServer.makeOwned(directory)
         try PostgresServer.makeOwned(socketDirectory)
         let template = try PostgresServer.template()
         let copy = try Shell.run("/bin/cp", ["-a", template, dataDirectory])
         guard copy.status == 0 else { throw Shell.Failure(description: "cannot copy the cluster: \(copy.output)") }
-        try spawn()
+        guard let tls, let copied = self.tls else {
+            try spawn()
+            return
+        }
+        try PostgresServer.copyOwned(tls.certificate, to: copied.certificate, mode: "0644")
+        try PostgresServer.copyOwned(tls.key, to: copied.key, mode: "0600")
+        let hba = directory + "/pg_hba.conf"
+        _ = FileManager.default.createFile(atPath: hba, contents: Data("""
+            local   all all              scram-sha-256
+            hostssl all all 127.0.0.1/32 scram-sha-256
+
+            """.utf8))
+        try PostgresServer.copyOwned(hba, to: hba, mode: "0600")
+        var attempt = 1
+        while true {
+            tcpPort = Int.random(in: 10_000..<32_768)   // below Linux's ephemeral range
+            do {
+                try spawn()
+                return
+            } catch is PortTaken where attempt < 8 {
+                attempt += 1
+            }
+        }
     }
+
+    /// The server could not bind its TCP port: another program holds it.
+    struct PortTaken: Error {}
 
     deinit { stop() }
 
@@ -57,7 +107,7 @@ public final class PostgresServer {
     @discardableResult
     public func psql(_ sql: String, database: String = "postgres") throws -> String {
         let r = try Shell.run(PostgresServer.bin + "/psql",
-                              ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", socketDirectory, "-p", String(PostgresServer.port),
+                              ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", socketDirectory, "-p", String(listenPort),
                                "-U", PostgresServer.adminUser, "-d", database, "-c", sql],
                               environment: ["PGPASSWORD": PostgresServer.adminPassword, "PATH": "/usr/bin:/bin"])
         guard r.status == 0 else { throw Shell.Failure(description: "psql failed: \(r.stderr)") }
@@ -77,8 +127,14 @@ public final class PostgresServer {
     private func spawn() throws {
         let logPath = directory + "/postgres.log"
         if !FileManager.default.fileExists(atPath: logPath) { try PostgresServer.makeOwnedFile(logPath) }
-        let args = ["-D", dataDirectory, "-k", socketDirectory, "-p", String(PostgresServer.port),
-                    "-c", "listen_addresses=", "-c", "logging_collector=off"]
+        let logStart = (try? FileManager.default.attributesOfItem(atPath: logPath)[.size] as? Int) ?? 0
+        var args = ["-D", dataDirectory, "-k", socketDirectory, "-p", String(listenPort), "-c", "logging_collector=off"]
+        if let tls {
+            args += ["-c", "listen_addresses=127.0.0.1", "-c", "ssl=on", "-c", "ssl_cert_file=" + tls.certificate,
+                     "-c", "ssl_key_file=" + tls.key, "-c", "hba_file=\(directory)/pg_hba.conf", "-c", "log_connections=on"]
+        } else {
+            args += ["-c", "listen_addresses="]
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -96,11 +152,12 @@ public final class PostgresServer {
             var status: Int32 = 0
             exited = waitpid(pid, &status, WNOHANG) == pid
             if exited { return true }
-            let r = try? Shell.run(PostgresServer.bin + "/pg_isready", ["-q", "-h", socketDirectory, "-p", String(PostgresServer.port)])
+            let r = try? Shell.run(PostgresServer.bin + "/pg_isready", ["-q", "-h", socketDirectory, "-p", String(listenPort)])
             return r?.status == 0
         }
         guard ready && !exited else {
             if exited { pid = 0 } else { stop() }
+            if exited && String(log.utf8.dropFirst(logStart))?.contains("Address already in use") == true { throw PortTaken() }
             throw Shell.Failure(description: "postgres did not start: \(log)")
         }
     }
@@ -150,6 +207,13 @@ public final class PostgresServer {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         if runsAsRoot { try runAsOwner("/bin/chown", ["nobody:nogroup", path]) }
         try runAsOwner("/bin/chmod", ["0700", path])
+    }
+
+    /// A copy of `source` at `path` (which may be `source`) owned by the server's user.
+    private static func copyOwned(_ source: String, to path: String, mode: String) throws {
+        if source != path { try runAsOwner("/bin/cp", [source, path]) }
+        if runsAsRoot { try runAsOwner("/bin/chown", ["nobody:nogroup", path]) }
+        try runAsOwner("/bin/chmod", [mode, path])
     }
 
     private static func makeOwnedFile(_ path: String) throws {

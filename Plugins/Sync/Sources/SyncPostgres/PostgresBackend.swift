@@ -177,7 +177,7 @@ public final class PostgresBackend: SyncBackend {
             roundTrips += 1
             fresh = try PGConnection(parameters: settings.connectionParameters(password: password))
         } catch {
-            throw connectFailure(error)
+            throw PostgresConnectFailure.explain(error, settings: settings)
         }
         do {
             try PostgresSchema.migrate(fresh)
@@ -221,21 +221,6 @@ public final class PostgresBackend: SyncBackend {
                 throw PostgresBackend.translate(error)
             }
         }
-    }
-
-    /// Messages name no backend: the engine puts its summary in front of every one.
-    private func connectFailure(_ error: PGError) -> SyncBackendError {
-        let m = error.message
-        if m.contains("password authentication failed") || m.contains("no password supplied") {
-            return .denied("\(m); save the role's password again with 'termhost sync backend set'")
-        }
-        if m.contains("does not exist") || m.contains("no pg_hba.conf entry") {
-            return .denied("\(m); ask the database's administrator for a role and access")
-        }
-        if m.contains("certificate") || m.contains("SSL") {
-            return .invalid("\(m); set sslrootcert to the server's CA certificate, or sslmode if the server has no TLS")
-        }
-        return .unavailable(m)
     }
 
     /// Maps a server error to the protocol's: connection trouble and transient server states are
