@@ -177,7 +177,7 @@ public final class PostgresBackend: SyncBackend {
             roundTrips += 1
             fresh = try PGConnection(parameters: settings.connectionParameters(password: password))
         } catch {
-            throw PostgresConnectFailure.explain(error, settings: settings)
+            throw PostgresConnectFailure.explain(error.message, settings: settings)
         }
         do {
             try PostgresSchema.migrate(fresh)

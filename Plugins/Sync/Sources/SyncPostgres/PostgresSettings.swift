@@ -1,4 +1,7 @@
+// The fuzz target of PostgresConnectFailure compiles this file with SyncBackend.swift in one module.
+#if canImport(SyncCore)
 import SyncCore
+#endif
 
 /// Where a PostgreSQL vault lives and how to reach it: everything but the password, which the
 /// Sync plugin reads from the secrets service and hands to `PostgresBackend` separately, so no
