@@ -70,6 +70,19 @@ import TestSupport
         #expect(try s.cli.run("other", "apply", "org.test.syncstore", "x").output.contains("apply: 4 apply: only the sync provider"))
     }
 
+    /// A full pull after `sync reset` applies every record again: the unchanged ones must not be
+    /// written (no journal row) nor announced (each announcement costs a retiring plugin a wait).
+    @Test func applyingTheStoredValueAgainWritesNothing() throws {
+        let s = try Setup(provider: "org.test.syncstore")
+        try s.cli.run("syncstore", "seed")
+        for _ in 0..<2 {
+            #expect(try s.cli.run("syncstore", "apply", "org.test.syncstore", #"{"text":"from afar"}"#).output.contains("apply: ok"))
+        }
+        let read = try s.cli.run("syncstore", "read", "org.test.syncstore").output
+        // The seed's put and the first apply's.
+        #expect(read.components(separatedBy: "journal org.test.syncstore/notes/n1 put").count - 1 == 2, "\(read)")
+    }
+
     @Test func storeJournalSinceListsOnlyTheCallersOwnNamespace() throws {
         let s = try Setup(provider: nil)
         try s.cli.run("syncstore", "seed")

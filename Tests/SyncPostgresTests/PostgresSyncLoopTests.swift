@@ -9,10 +9,39 @@ import TestSupport
 /// never holds `stop` past its bound; the change stays pending and reaches the vault once.
 @Suite struct PostgresSyncLoopTests {
     func loop(_ team: PostgresTeam, _ user: String, _ d: MemoryDevice, interval: Double, firstDelay: Double,
-              observed: ObservedCalls? = nil) -> SyncLoop {
+              observed: ObservedCalls? = nil, gate: NSLock = NSLock()) -> SyncLoop {
         SyncLoop(device: SyncLoop.Device(local: d, state: d, clock: { Date().timeIntervalSince1970 }, vault: { "team" },
                                          openBackend: { ObservedBackend(team.backend(user: user, device: d.name), observed ?? ObservedCalls()) }),
-                 interval: interval, firstDelay: firstDelay, gate: NSLock())
+                 interval: interval, firstDelay: firstDelay, gate: gate)
+    }
+
+    /// A reconnect's "pull now" hint is given once: a paused loop (or one whose sync fails before
+    /// it pulls) waits for its interval again instead of syncing at once, forever.
+    @Test func aPausedLoopAgainstARestartedServerWaitsForItsInterval() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let a = MemoryDevice("laptop")
+        let gate = NSLock()
+        let loop = loop(team, "alice", a, interval: 2, firstDelay: 0, gate: gate)
+        let reports = UnsafeSendableBox<[(at: Date, outcome: SyncOutcome)]>([])
+        loop.addObserver { reports.append((at: Date(), outcome: $0.outcome)) }
+        loop.start()
+        defer { loop.stop(waitingAtMost: 30) }
+        #expect(Wait.until { reports.value.contains { $0.outcome == .synced } })
+        // Paused as `termhost sync pause` does it, holding the gate so no sync of the loop's overlaps.
+        gate.lock()
+        try SyncEngine(backend: team.backend(user: "alice", device: a.name), local: a, store: a, clock: { Date().timeIntervalSince1970 }).setPaused(true)
+        gate.unlock()
+        team.server.stop()
+        try team.server.restart()
+        // Until a paused sync comes 3 s after the first: the 2 s interval allows two more (one of
+        // them woken by the lost connection), not a sync at once, forever.
+        #expect(Wait.until {
+            let paused = reports.value.filter { $0.outcome == .paused }.map(\.at)
+            return paused.count >= 2 && paused.last!.timeIntervalSince(paused[0]) >= 3
+        })
+        let paused = reports.value.filter { $0.outcome == .paused }.map(\.at)
+        #expect(paused.filter { $0.timeIntervalSince(paused[0]) < 3 }.count <= 3, "\(paused.count) paused syncs")
     }
 
     @Test func anotherDevicesChangeWakesTheLoopThroughNotify() throws {

@@ -57,8 +57,14 @@ import TestSupport
         defer { loop.stop(waitingAtMost: 30) }
         #expect(Wait.until { !reports.all.isEmpty })
         loop.setForeground(false)
-        // A sync in flight when background began holds the gate: once it is free, none runs.
-        gate.lock(); gate.unlock()
+        // A sync the thread began before it saw background still reports: wait until no report
+        // has come for longer than an interval tick (1 s) and none is in flight (it holds the gate).
+        let background = Date()
+        #expect(Wait.until {
+            guard Date().timeIntervalSince(max(background, reports.last)) > 1.5, gate.try() else { return false }
+            gate.unlock()
+            return true
+        })
         let before = reports.all.count
         try b.putHost("web", #"{"address":"web"}"#)
         #expect(b.engine.sync() == .synced)
@@ -103,6 +109,9 @@ import TestSupport
 final class Reports: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: [SyncLoop.Report] = []
-    func add(_ r: SyncLoop.Report) { lock.lock(); stored.append(r); lock.unlock() }
+    private var lastAt = Date.distantPast
+    func add(_ r: SyncLoop.Report) { lock.lock(); stored.append(r); lastAt = Date(); lock.unlock() }
     var all: [SyncLoop.Report] { lock.lock(); defer { lock.unlock() }; return stored }
+    /// When the latest report came.
+    var last: Date { lock.lock(); defer { lock.unlock() }; return lastAt }
 }

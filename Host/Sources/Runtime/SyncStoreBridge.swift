@@ -122,6 +122,13 @@ enum SyncStoreBridge {
                     bytes = value == nil ? nil : try BoundaryArguments.bytes(value, size, "value", call: "apply")
                 } catch { return HostBridge.refuse(err, error) }
                 if case .failure(let d) = syncable(ctx, nsText, collectionText, "apply", err) { return d.status }
+                do {
+                    // A value already stored is no change: neither written (no journal row) nor
+                    // announced, so no plugin retires anything for it or waits on it.
+                    if try ctx.services.store!.get(namespace: nsText, collection: collectionText, key: keyText) == bytes {
+                        return termhost_status(TERMHOST_OK)
+                    }
+                } catch { return HostBridge.storeFailure(err, error) }
                 let payload = "{\"namespace\":\(JSONText.quoted(nsText)),\"collection\":\(JSONText.quoted(collectionText)),\"key\":\(JSONText.quoted(keyText)),\"deleted\":\(bytes == nil)}"
                 ctx.services.events.publish(TERMHOST_EVENT_SYNC_APPLYING, payload)
                 do {

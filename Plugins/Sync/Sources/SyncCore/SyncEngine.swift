@@ -83,7 +83,7 @@ public final class SyncEngine {
     }
 
     func run() throws {
-        rules = Dictionary(try local.collections().map { ("\($0.namespace)\u{0}\($0.collection)", $0) }, uniquingKeysWith: { a, _ in a })
+        try loadRules()
         // Before the vault is reached: when it cannot be, the outbox still holds (and status
         // counts) every local change waiting for it.
         try capture()
@@ -383,7 +383,7 @@ public final class SyncEngine {
               let c = try? JSONDecoder().decode(SyncConflict.self, from: Data(bytes)) else {
             throw SyncEngineError("no conflict \(conflictID.debugDescription); 'termhost sync conflicts' lists them")
         }
-        rules = Dictionary(try local.collections().map { ("\($0.namespace)\u{0}\($0.collection)", $0) }, uniquingKeysWith: { a, _ in a })
+        try loadRules()
         try store.transaction {
             var known = try recordState(c.id) ?? RecordState()
             known.version = c.remoteVersion
@@ -432,7 +432,14 @@ public final class SyncEngine {
 
     // MARK: - State plumbing
 
-    func rule(_ id: SyncRecordID) -> SyncCollection? { rules["\(id.namespace)\u{0}\(id.collection)"] }
+    func rule(_ id: SyncRecordID) -> SyncCollection? { rules[SyncEngine.ruleKey(id.namespace, id.collection)] }
+
+    /// The declared collections, read again for every sync or resolve (a plugin may declare more).
+    private func loadRules() throws {
+        rules = Dictionary(try local.collections().map { (SyncEngine.ruleKey($0.namespace, $0.collection), $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    private static func ruleKey(_ namespace: String, _ collection: String) -> String { "\(namespace)\u{0}\(collection)" }
 
     private func strippedLocal(_ id: SyncRecordID) throws -> [UInt8]? {
         FieldMerge.strip(try local.read(id), rule(id)?.localFields ?? [])

@@ -21,14 +21,18 @@ public final class SyncLoop: @unchecked Sendable {
         /// The configured vault as text that changes when another one is chosen ("folder /x").
         public var vault: () throws -> String
         public var openBackend: () throws -> SyncBackend
+        /// Held by every sync of this device's store in any process; nil: this loop is its only syncer.
+        public var lock: DeviceSyncLock?
 
         public init(local: SyncLocalRecords, state: SyncStateStore, clock: @escaping () -> Double,
-                    vault: @escaping () throws -> String, openBackend: @escaping () throws -> SyncBackend) {
+                    vault: @escaping () throws -> String, openBackend: @escaping () throws -> SyncBackend,
+                    lock: DeviceSyncLock? = nil) {
             self.local = local
             self.state = state
             self.clock = clock
             self.vault = vault
             self.openBackend = openBackend
+            self.lock = lock
         }
     }
 
@@ -173,6 +177,17 @@ public final class SyncLoop: @unchecked Sendable {
         // A sync command of this process is running one: that one is as good as ours.
         guard gate.try() else { return }
         defer { gate.unlock() }
+        guard let lock = device.lock else { return syncHolding(&backend, &vault, &cursor, &hints) }
+        do {
+            // Another process of this device is syncing: that sync is as good as ours. The
+            // engine, made after the lock is taken, reads the state that process saved.
+            _ = try lock.ifFree { syncHolding(&backend, &vault, &cursor, &hints) }
+        } catch {
+            deliver(Report(outcome: .failed("\(error)"), sent: 0, applied: 0, pending: nil, conflicts: 0, backend: vault ?? ""))
+        }
+    }
+
+    private func syncHolding(_ backend: inout SyncBackend?, _ vault: inout String?, _ cursor: inout SyncCursor, _ hints: inout Bool) {
         let tally = SyncTally()
         let report: Report
         do {
@@ -194,6 +209,10 @@ public final class SyncLoop: @unchecked Sendable {
             report = Report(outcome: .failed("\(error)"), sent: tally.sent, applied: tally.applied, pending: nil, conflicts: 0,
                             backend: vault ?? "")
         }
+        deliver(report)
+    }
+
+    private func deliver(_ report: Report) {
         condition.lock()
         let listeners = observers
         condition.unlock()

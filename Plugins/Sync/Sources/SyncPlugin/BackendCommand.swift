@@ -74,23 +74,23 @@ extension SyncCommand {
         defer { if let count = password?.count { password = [UInt8](repeating: 0, count: count) } }
         var chosen = BackendSettings(kind: "postgres", postgres: Dictionary(uniqueKeysWithValues: settings.options.map { ($0.key, $0.value) }))
         if let password {
-            guard let secrets else { throw PluginError("the secrets service (termhost.secrets/1) is unavailable, so the password cannot be kept; nothing changed") }
             chosen.passwordSecret = try secrets.put(password)
         }
-        do { try replace(with: chosen) } catch {
-            if let id = chosen.passwordSecret { try? secrets?.remove(id) }
-            throw error
-        }
+        try replace(with: chosen)
         c.print("vault: \(VisibleText.of(settings.summary)), password: \(password == nil ? "none" : "stored"); the next sync reconciles this device's records with it")
         return 0
     }
 
-    /// Saves the new backend, then forgets the password of the one it replaces.
+    /// Saves the new backend, then forgets the password of the one it replaces. Only a failed
+    /// save takes the new password back: once saved, the settings point to it.
     private func replace(with chosen: BackendSettings) throws {
         let previous = try? BackendSettings.load(store, environment)
-        try chosen.save(store)
+        do { try chosen.save(store) } catch {
+            if let id = chosen.passwordSecret { try? secrets.remove(id) }
+            throw error
+        }
         if let old = previous?.passwordSecret, old != chosen.passwordSecret {
-            do { try secrets?.remove(old) } catch {
+            do { try secrets.remove(old) } catch {
                 c.printError("warning: the previous PostgreSQL password could not be removed from the secrets store: \(error)")
             }
         }

@@ -19,9 +19,12 @@ struct BackendSettings: Codable, Equatable {
     /// trust authentication, as over a Unix socket).
     var passwordSecret: String?
 
-    static func defaultFolder(_ env: [String: String]) -> String {
+    static func defaultFolder(_ env: [String: String]) -> String { dataDirectory(env) + "/vault" }
+
+    /// Termhost's data directory, where the host keeps its store: `$XDG_DATA_HOME/termhost`.
+    static func dataDirectory(_ env: [String: String]) -> String {
         let data = env["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((env["HOME"] ?? "/") + "/.local/share")
-        return data + "/termhost/vault"
+        return data + "/termhost"
     }
 
     static func load(_ store: Store, _ env: [String: String]) throws -> BackendSettings {
@@ -38,7 +41,7 @@ struct BackendSettings: Codable, Equatable {
         try store.put("config", "backend", Array(try encoder.encode(self)))
     }
 
-    func open(secrets: Secrets?) throws -> SyncBackend {
+    func open(secrets: Secrets) throws -> SyncBackend {
         switch kind {
         case "folder":
             guard let path, path.hasPrefix("/") else { throw PluginError("the vault folder must be an absolute path") }
@@ -56,11 +59,8 @@ struct BackendSettings: Codable, Equatable {
         }
     }
 
-    private func password(_ secrets: Secrets?) throws -> String? {
+    private func password(_ secrets: Secrets) throws -> String? {
         guard let passwordSecret else { return nil }
-        guard let secrets else {
-            throw PluginError("the PostgreSQL password is kept by the secrets service (termhost.secrets/1), which this host does not offer now")
-        }
         guard let bytes = try secrets.get(passwordSecret) else {
             throw PluginError("the PostgreSQL password is missing from the secrets store; save it again with 'termhost sync backend set postgres KEY=VALUE... --password-stdin'")
         }

@@ -13,9 +13,16 @@ final class BackgroundSync: @unchecked Sendable {
     /// section 8, shared by every feature), so that the features shut down after this one
     /// (sessions, transfers, forwards) keep the other half. A sync abandoned then loses nothing.
     static let shutdownWait = 1.5
+    /// How long a sync command waits for another process's sync of this device to finish.
+    static let commandLockWait = 30.0
 
     let host: PluginHost
     let gate = NSLock()
+    /// Every process's syncs of this device's store, one at a time (`DeviceSyncLock`).
+    let deviceLock = DeviceSyncLock(path: BackendSettings.dataDirectory(ProcessInfo.processInfo.environment) + "/sync.lock")
+    /// Held while a sync's report is printed and by `endWatch`, so that a `sync watch` never
+    /// writes to its command's descriptors after it has ended.
+    private let printing = NSLock()
     /// Seconds between syncs (nil: off), or why the setting was refused.
     let interval: Result<Int?, PluginError>
 
@@ -96,12 +103,23 @@ final class BackgroundSync: @unchecked Sendable {
         }
     }
 
-    /// Runs a sync command. Every one but `watch` (which drives the loop itself) holds `gate`.
+    /// Runs a sync command. Every one but `watch` (which drives the loop itself) holds `gate`;
+    /// every one that may write the engine's state also holds the device's lock, waiting at most
+    /// `commandLockWait` for another process's sync (`status` and `conflicts` only read).
     func running(_ command: CommandInvocation, _ body: () -> Int32) -> Int32 {
-        if (try? SyncCommand.spec.parse(command.arguments))?.arguments.first == "watch" { return body() }
+        let subcommand = (try? SyncCommand.spec.parse(command.arguments))?.arguments.first ?? "status"
+        if subcommand == "watch" { return body() }
         gate.lock()
         defer { gate.unlock() }
-        return body()
+        if subcommand == "status" || subcommand == "conflicts" { return body() }
+        do {
+            return try deviceLock.holding(waitingAtMost: BackgroundSync.commandLockWait, waiting: {
+                command.printError("termhost sync: waiting for another termhost process's sync on this device to finish")
+            }, body)
+        } catch {
+            command.printError("termhost sync: \(error)")
+            return 1
+        }
     }
 
     /// Starts watching for `sync watch`: `print` hears every sync until `endWatch`, and `done`
@@ -121,14 +139,19 @@ final class BackgroundSync: @unchecked Sendable {
     }
 
     func endWatch(_ token: UInt64) {
-        state.withLock { _ = $0.printers.removeValue(forKey: token) }
+        printing.withLock {
+            state.withLock { _ = $0.printers.removeValue(forKey: token) }
+        }
     }
 
     private func start(_ s: inout State, seconds: Int, firstDelay: Int) throws {
         let loop = SyncLoop(device: try device(), interval: Double(seconds), firstDelay: Double(firstDelay), gate: gate)
         if !s.foreground { loop.setForeground(false) }
         loop.addObserver { [weak self] report in
-            for print in self?.state.withLock({ Array($0.printers.values) }) ?? [] { print(report) }
+            guard let self else { return }
+            printing.withLock {
+                for print in state.withLock({ Array($0.printers.values) }) { print(report) }
+            }
         }
         loop.start()
         s.loop = loop
@@ -136,16 +159,15 @@ final class BackgroundSync: @unchecked Sendable {
     }
 
     private func device() throws -> SyncLoop.Device {
-        guard let store = host.store, let syncStore = host.syncStore else {
-            throw PluginError("the host store or its sync service (termhost.sync-store/1) is unavailable")
+        guard let store = host.store, let syncStore = host.syncStore, let secrets = host.secrets else {
+            throw PluginError("the host store, its sync service (termhost.sync-store/1) or the secrets service is unavailable")
         }
         let environment = ProcessInfo.processInfo.environment
-        let secrets = host.secrets
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return SyncLoop.Device(
             local: HostRecords(syncStore), state: PluginState(store), clock: try DisplayClock.make(environment),
             vault: { String(decoding: try encoder.encode(try BackendSettings.load(store, environment)), as: UTF8.self) },
-            openBackend: { try BackendSettings.load(store, environment).open(secrets: secrets) })
+            openBackend: { try BackendSettings.load(store, environment).open(secrets: secrets) }, lock: deviceLock)
     }
 }

@@ -30,7 +30,7 @@ struct SyncCommand {
     let store: Store
     let syncStore: SyncStore
     /// The Sync plugin's own secrets: the PostgreSQL password, nothing else.
-    let secrets: Secrets?
+    let secrets: Secrets
     let interact: Interact?
     let environment: [String: String]
     let inBackground: () -> Bool

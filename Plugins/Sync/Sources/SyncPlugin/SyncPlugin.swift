@@ -30,12 +30,13 @@ final class SyncFeature: Feature {
     func activate() throws { sync.activate() }
 
     func run(_ command: CommandInvocation) -> Int32 {
-        guard let store = host.store, let syncStore = host.syncStore else {
-            command.printError("termhost sync: the host store or its sync service (termhost.sync-store/1) is unavailable")
+        // Required services: the host activates this feature only with all three.
+        guard let store = host.store, let syncStore = host.syncStore, let secrets = host.secrets else {
+            command.printError("termhost sync: the host store, its sync service (termhost.sync-store/1) or the secrets service is unavailable")
             return 1
         }
         return sync.running(command) {
-            SyncCommand(c: command, store: store, syncStore: syncStore, secrets: host.secrets, interact: host.interact,
+            SyncCommand(c: command, store: store, syncStore: syncStore, secrets: secrets, interact: host.interact,
                         environment: ProcessInfo.processInfo.environment, inBackground: { [self] in inBackground.withLock { $0 } },
                         watch: { [sync] json in sync.watch(command, json: json) }).run()
         }

@@ -114,12 +114,18 @@ public final class PostgresBackend: SyncBackend {
 
     public func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(max(0, seconds))
-        guard let db = try? connection() else {
-            // Unreachable: wait out the interval here so a caller that loops does not spin.
+        guard let db, db.isOpen else {
+            // The feed is dead: the next sync connects again (a connect here could block up to
+            // connect_timeout, past a stop). Wait out the slice so a caller that loops does not spin.
             Thread.sleep(until: deadline)
             return false
         }
-        if needsPull { return true }
+        if needsPull {
+            // Reported once: a sync that is paused, or fails before its pull, must not be woken
+            // again and again (the interval retries it).
+            needsPull = false
+            return true
+        }
         let after = (try? PostgresFeed.sequence(cursor)) ?? 0
         while true {
             let (ok, notes) = db.notifications()
