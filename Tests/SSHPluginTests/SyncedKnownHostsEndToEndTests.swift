@@ -149,6 +149,25 @@ import TestSupport
         #expect(r.stderr.contains("is marked as revoked in \(a.home)/.ssh/known_hosts:1"))
     }
 
+    /// The user's own known_hosts wins: a synced record (written by anyone able to write the
+    /// vault) never outvotes a different key of its type that a file lists for the host.
+    @Test func aDifferentKeyInTheUsersKnownHostsIsAChangedKeyThoughASyncedRecordHoldsTheServersKey() throws {
+        defer { server.stop() }
+        let a = try device(), b = try device()
+        try b.acceptAndSave(target)
+        #expect(try b.run("sync", "now").status == 0)
+        #expect(try a.run("sync", "now").status == 0)
+        let otherKey = a.dir.sub("other") + "/host_key"
+        try Shell.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", otherKey])
+        let other = try String(contentsOfFile: otherKey + ".pub", encoding: .utf8).split(separator: " ").prefix(2).joined(separator: " ")
+        _ = a.dir.write("home/.ssh/known_hosts", "[127.0.0.1]:\(server.port) \(other)\n")
+        let r = try a.run("exec", target, "--", "true")
+        #expect(r.status == 255)
+        #expect(r.stderr.contains("WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!"), "\(r.output)")
+        #expect(r.stderr.contains("Offending ED25519 key in \(a.home)/.ssh/known_hosts:1"), "\(r.output)")
+        #expect(r.stderr.hasSuffix("Host key verification failed.\n"))
+    }
+
     @Test func aSyncedRecordThatCannotBeDecodedIsIgnoredWithAWarningAndNeverTrusted() throws {
         defer { server.stop() }
         let b = try device()

@@ -22,8 +22,10 @@ final class ForwardingManager: @unchecked Sendable {
     private var runtimes: [RuleRuntime] = []
     private(set) var shuttingDown = false
     private(set) var expired = false
-    /// While start() goes through its rules: an early failure must not look like "all ended".
-    private var starting = false
+    /// How many start() and restart() calls are between stopping or starting their rules: an
+    /// early failure, or one restart ending while another is in flight, must not look like "all
+    /// ended". A count, not a flag: overlapping restarts each hold it.
+    private var starting = 0
     /// The scene of the `forward run` command: new connections may prompt on its terminal.
     private var runScene: UInt64 = 0
     private var control: ControlSocket?
@@ -48,8 +50,8 @@ final class ForwardingManager: @unchecked Sendable {
     /// then brings up each host's shared connection.
     func start(_ rules: [ForwardRule], scene: UInt64) {
         queue.async { [self] in
-            starting = true
-            defer { starting = false; checkIdle() }
+            starting += 1
+            defer { starting -= 1; checkIdle() }
             runScene = scene
             openControl()
             for rule in rules {
@@ -103,11 +105,11 @@ final class ForwardingManager: @unchecked Sendable {
             guard !shuttingDown else { return }
             let hit = runtimes.filter { $0.state.hasIntent && matching($0.rule) }
             guard !hit.isEmpty else { return }
-            starting = true
+            starting += 1
             for r in hit { stop(r, reason: nil, because: reason) }
             reactor.post { [self] in
                 queue.async { [self] in
-                    defer { starting = false; checkIdle() }
+                    defer { starting -= 1; checkIdle() }
                     guard !shuttingDown else { return }
                     for r in hit {
                         guard let rule = replacement(r.rule), let index = runtimes.firstIndex(where: { $0 === r }) else { continue }
@@ -327,7 +329,7 @@ final class ForwardingManager: @unchecked Sendable {
     private func checkIdle() {
         // Not during shutdown: the host exits with the signal's status, and a command returning
         // first would race it with 0.
-        if !starting && !shuttingDown && !runtimes.contains(where: { $0.state.hasIntent }) { onIdle() }
+        if starting == 0 && !shuttingDown && !runtimes.contains(where: { $0.state.hasIntent }) { onIdle() }
     }
 
     private func say(_ r: RuleRuntime, _ text: String) {

@@ -6,8 +6,8 @@ import Glibc
 /// one span; a plain buffer had to move them to its front once per window, a copy of every
 /// byte sent (about 1 M instructions per MiB, a seventh of an AES-GCM upload's client cost).
 ///
-/// When the system refuses the memory (`shm_open`, `mmap`), `init` returns nil and the caller
-/// keeps a plain buffer.
+/// When the system refuses the memory (`shm_open`, `posix_fallocate`, `mmap`), `init` returns
+/// nil and the caller keeps a plain buffer.
 final class UploadRing {
     let size: Int
     private let base: UnsafeMutableRawPointer
@@ -22,7 +22,9 @@ final class UploadRing {
         guard fd >= 0 else { return nil }
         shm_unlink(name)
         defer { close(fd) }
-        guard ftruncate(fd, off_t(size)) == 0 else { return nil }
+        // Allocated now, not just sized (ftruncate): a write to a page that a full /dev/shm
+        // (Docker's is 64 MB) cannot back raises SIGBUS, which ends the process.
+        guard posix_fallocate(fd, 0, off_t(size)) == 0 else { return nil }
         // Reserve both halves at once, then map the same file over each.
         let failed = UnsafeMutableRawPointer(bitPattern: -1)
         guard let reserved = mmap(nil, 2 * size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) as UnsafeMutableRawPointer?,

@@ -9,7 +9,9 @@ import TermhostSDK
 ///
 /// Why not on 1.11: Termhost's libssh2 1.11.1 hands the cipher whole runs of blocks, where
 /// OpenSSL's own AES-CTR costs fewer instructions per MiB than the keystream's copy and XOR
-/// (Docs/SSH.md), and Termhost prefers AES-GCM there, which the keystream does not cover.
+/// (Docs/SSH.md), and Termhost prefers AES-GCM there, which the keystream does not cover. An
+/// unpatched system 1.11 reports the same version and gets the same default (Docs/SSH.md says
+/// what that costs).
 ///
 /// It lives in an OpenSSL library context of its own, which a thread uses only inside
 /// `during`: the handshake and the connection's executor run libssh2 there, so the cipher

@@ -170,17 +170,19 @@ struct KnownHosts {
     /// host, so a hashed line costs an HMAC only when its key could matter.
     ///
     /// As OpenSSH with several files: a `@revoked` line wins over everything, synced records
-    /// included; a key listed for the host anywhere (a file or a synced record) is known; only
-    /// then does another key of the same type make it a changed key.
+    /// included; a key listed for the host in a file is known, and another key of its type in a
+    /// file is a changed key. The files are the user's own decision and win over the synced
+    /// records, which anyone able to write the vault can add to: a synced record answers only
+    /// for a host and key type the files do not list.
     func check(host: String, port: Int, keyType: String, key: [UInt8]) -> Verdict {
         if let r = entries.first(where: { $0.marker == .revoked && $0.key == key }) { return .revoked(file: r.file, line: r.line) }
         let forHost = hostMatcher(host: host, port: port)
         if let k = entries.first(where: { $0.marker == .none && $0.key == key && forHost($0) }) { return .known(file: k.file, line: k.line) }
-        let syncedForHost = syncedKeys(host: host, port: port)
-        if syncedForHost.contains(where: { $0.key == key }) { return .knownSynced }
         if let c = entries.first(where: { $0.marker == .none && $0.keyType == keyType && forHost($0) }) {
             return .changed(file: c.file, line: c.line)
         }
+        let syncedForHost = syncedKeys(host: host, port: port)
+        if syncedForHost.contains(where: { $0.key == key }) { return .knownSynced }
         if let s = syncedForHost.first(where: { $0.keyType == keyType }) { return .changedSynced(synced: s.key) }
         return .unknown(otherTypes: keyTypes(matching: forHost, synced: syncedForHost))
     }

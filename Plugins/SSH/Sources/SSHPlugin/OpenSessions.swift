@@ -40,23 +40,30 @@ enum OpenSessions {
         return retired
     }
 
-    /// Ends every session to saved host `host`: says `reason` on its stderr and shuts its
-    /// socket down, so the session's own thread sees the connection end and returns (255).
-    /// Under the lock, so the socket cannot be closed, and its number reused, meanwhile.
+    /// Ends every session to saved host `host`: shuts its socket down, so the session's own
+    /// thread sees the connection end and returns (255), and says `reason` on its stderr.
+    /// The sockets are shut down under the lock, so none can be closed, and its number reused,
+    /// meanwhile; the stderr descriptors are duplicated there for the same reason. The messages
+    /// are written after the lock is released: a full pipe or a stopped pager blocks that write,
+    /// and `end`/`endAll` (shutdown's bound) must not wait for it.
     /// Returns how many sessions it ended. [any-thread]
     @discardableResult
     static func retire(host: String, reason: String) -> Int {
-        open.withLock { state in
+        let stderrs: [Int32] = open.withLock { state in
             let matching = state.sessions.filter { $0.value.host == host && !state.retired.contains($0.key) }
             for (token, s) in matching {
                 state.retired.insert(token)
-                // A terminal may be in raw mode (an interactive `ssh`): CR LF, as ssh's own messages.
-                let end = isatty(s.stderr) == 1 ? "\r\n" : "\n"
-                writeAll(s.stderr, "termhost: \(VisibleText.of(reason)); the connection was closed" + end)
                 _ = Glibc.shutdown(s.socket, Int32(SHUT_RDWR))
             }
-            return matching.count
+            return matching.map { fcntl($0.value.stderr, F_DUPFD_CLOEXEC, 0) }
         }
+        for fd in stderrs where fd >= 0 {
+            // A terminal may be in raw mode (an interactive `ssh`): CR LF, as ssh's own messages.
+            let end = isatty(fd) == 1 ? "\r\n" : "\n"
+            writeAll(fd, "termhost: \(VisibleText.of(reason)); the connection was closed" + end)
+            close(fd)
+        }
+        return stderrs.count
     }
 
     static func endAll(status: Int32) {
