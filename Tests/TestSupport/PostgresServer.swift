@@ -46,7 +46,8 @@ public final class PostgresServer {
 
     private var dataDirectory: String { directory + "/data" }
 
-    public init(in dir: TemporaryDirectory, tls: TLSFiles? = nil) throws {
+    /// `firstPorts`: TCP ports tried before random ones (a test of the retry holds one of them).
+    public init(in dir: TemporaryDirectory, tls: TLSFiles? = nil, firstPorts: [Int] = []) throws {
         directory = dir.sub("postgres-\(Int.random(in: 0..<1_000_000))")
         socketDirectory = directory + "/socket"
         self.tls = tls.map { [directory] _ in TLSFiles(certificate: directory + "/server.crt", key: directory + "/server.key") }
@@ -69,9 +70,10 @@ public final class PostgresServer {
 
             """.utf8))
         try PostgresServer.copyOwned(hba, to: hba, mode: "0600")
-        var attempt = 1
+        var attempt = 1, candidates = firstPorts
         while true {
-            tcpPort = Int.random(in: 10_000..<32_768)   // below Linux's ephemeral range
+            // Random ones below Linux's ephemeral range, where kernel-chosen ports are not.
+            tcpPort = candidates.isEmpty ? Int.random(in: 10_000..<32_768) : candidates.removeFirst()
             do {
                 try spawn()
                 return
