@@ -45,7 +45,9 @@ enum OpenSessions {
     /// The sockets are shut down under the lock, so none can be closed, and its number reused,
     /// meanwhile; the stderr descriptors are duplicated there for the same reason. The messages
     /// are written after the lock is released: a full pipe or a stopped pager blocks that write,
-    /// and `end`/`endAll` (shutdown's bound) must not wait for it.
+    /// and `end`/`endAll` (shutdown's bound) must not wait for it. Each waits at most 0.1 s for
+    /// room, since shutdown also waits for this call (HostSyncWatch runs it, and is cancelled
+    /// first); a line this short goes into a pipe with room in one write, without blocking.
     /// Returns how many sessions it ended. [any-thread]
     @discardableResult
     static func retire(host: String, reason: String) -> Int {
@@ -58,10 +60,12 @@ enum OpenSessions {
             return matching.map { fcntl($0.value.stderr, F_DUPFD_CLOEXEC, 0) }
         }
         for fd in stderrs where fd >= 0 {
+            defer { close(fd) }
+            var room = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&room, 1, 100) == 1, room.revents & Int16(POLLOUT) != 0 else { continue }
             // A terminal may be in raw mode (an interactive `ssh`): CR LF, as ssh's own messages.
             let end = isatty(fd) == 1 ? "\r\n" : "\n"
             writeAll(fd, "termhost: \(VisibleText.of(reason)); the connection was closed" + end)
-            close(fd)
         }
         return stderrs.count
     }
