@@ -12,10 +12,11 @@ import TestSupport
 
     func device(_ name: String) throws -> SyncDevice { try SyncDevice(dir: "\(root)/\(name)", folder: folder) }
 
-    func loop(_ d: SyncDevice, interval: Double, firstDelay: Double, gate: NSLock = NSLock()) -> (SyncLoop, Reports) {
+    func loop(_ d: SyncDevice, interval: Double, firstDelay: Double, gate: NSLock = NSLock(),
+              lock: DeviceSyncLock? = nil) -> (SyncLoop, Reports) {
         let folder = self.folder
         let loop = SyncLoop(device: SyncLoop.Device(local: d, state: d, clock: { Date().timeIntervalSince1970 },
-                                                    vault: { folder }, openBackend: { FolderBackend(root: folder) }),
+                                                    vault: { folder }, openBackend: { FolderBackend(root: folder) }, lock: lock),
                             interval: interval, firstDelay: firstDelay, gate: gate)
         let reports = Reports()
         loop.addObserver { reports.add($0) }
@@ -73,6 +74,26 @@ import TestSupport
         #expect(try a.host("web") == nil)
         loop.setForeground(true)
         #expect(Wait.until { (try? a.host("web")) != nil })
+    }
+
+    @Test func whileAnotherProcessHoldsTheDevicesSyncLockTheLoopSkipsItsSyncs() throws {
+        let a = try device("a")
+        try a.putHost("web", #"{"address":"web"}"#)
+        let path = "\(root)/a/sync.lock"
+        // Another process's sync: an flock on its own open file, as a second process takes it.
+        let other = open(path, O_RDWR | O_CREAT, 0o600)
+        #expect(flock(other, LOCK_EX) == 0)
+        var held = true
+        defer { if held { close(other) } }
+        let (loop, reports) = loop(a, interval: 1, firstDelay: 0, lock: DeviceSyncLock(path: path))
+        loop.start()
+        defer { loop.stop(waitingAtMost: 30) }
+        Wait.observe(for: 2.5)   // the first sync at once and two of the loop's 1 s intervals
+        #expect(reports.all.isEmpty)
+        #expect(try a.engine.status().pending == 0)   // not even captured: no engine ran
+        close(other)
+        held = false
+        #expect(Wait.until { reports.all.contains { $0.outcome == .synced && $0.sent == 1 } })
     }
 
     @Test func stopIsBoundedInsideASyncThatCannotFinishAndTheChangeIsSentOnce() throws {

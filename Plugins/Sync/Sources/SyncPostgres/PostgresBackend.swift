@@ -11,7 +11,8 @@ import SyncCore
 /// Connection loss (a restart, the network) is `.unavailable`: the connection is dropped and the
 /// next call connects again. NOTIFY is only a wake-up hint, since a notification sent while this
 /// client was disconnected is never delivered: after every (re)connect `waitForChanges` answers
-/// true at once, so the engine pulls from its cursor before it waits again.
+/// true once, so the engine pulls from its cursor before it waits again. `waitForChanges` itself
+/// never connects (a connect may block up to connect_timeout): a lost feed waits for a sync.
 ///
 /// The password comes from the secrets service through the plugin; it is passed to libpq as a
 /// keyword of its own and appears in no summary, message or log.
