@@ -184,7 +184,8 @@ public struct SyncVaultInfo: Equatable, Sendable {
 public enum SyncBackendError: Error, Equatable, Sendable {
     /// Network down, server restarting, folder not mounted, lock busy.
     case unavailable(String)
-    /// The backend refused this user or device (removed from a team vault, wrong password).
+    /// The backend refused this user or device (removed from a team vault, wrong password);
+    /// the message ends with what to do, which only the backend knows.
     case denied(String)
     /// The cursor is older than the tombstone fence: pull again from `.start`.
     case cursorExpired

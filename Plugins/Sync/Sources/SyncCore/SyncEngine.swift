@@ -67,16 +67,18 @@ public final class SyncEngine {
         }
     }
 
-    private func fail(_ message: String, remedy: String) -> SyncOutcome {
-        state.lastError = "\(message); \(remedy)"
+    private func fail(_ message: String, remedy: String?) -> SyncOutcome {
+        state.lastError = remedy.map { "\(message); \($0)" } ?? message
         try? saveState()
         return .failed(state.lastError!)
     }
 
-    static func remedy(_ error: SyncBackendError) -> String {
+    /// What to do, for errors whose message does not already say it. A refusal's message does
+    /// (only the backend knows whether the password, the role or the membership is at fault).
+    static func remedy(_ error: SyncBackendError) -> String? {
         switch error {
         case .unavailable: return "nothing is lost: changes stay pending and the next sync retries; check that the vault is reachable"
-        case .denied: return "ask the vault's owner for access, or choose another vault with 'termhost sync backend set'"
+        case .denied: return nil
         case .invalid: return "fix the vault or its settings ('termhost sync backend show')"
         case .cursorExpired: return "the next sync reconciles in full"
         }
@@ -414,7 +416,7 @@ public final class SyncEngine {
             return try backend.purgeTombstones(force: force)
         } catch {
             // Named once, here, as a failed sync names it.
-            throw SyncEngineError("\(backend.summary): \(error.message); \(SyncEngine.remedy(error))")
+            throw SyncEngineError("\(backend.summary): \(error.message)" + (SyncEngine.remedy(error).map { "; \($0)" } ?? ""))
         }
     }
 
