@@ -152,15 +152,19 @@ public struct UserConfig: Sendable, Equatable, Codable {
     }
 }
 
-/// The policy and the user's config combined: what each feature's state is and why, and the
-/// effective settings. Problems (unknown IDs, refused user choices) are collected, not thrown.
+/// The policy, the user's config and the user's synced settings combined: what each feature's
+/// state is and why, and the effective settings. Problems (unknown IDs, refused user choices)
+/// are collected, not thrown.
 public struct EffectivePolicy: Sendable {
     public let policy: DeploymentPolicy
     public let user: UserConfig
+    public let synced: SyncedSettings
 
-    public init(policy: DeploymentPolicy = DeploymentPolicy(), user: UserConfig = UserConfig()) {
+    public init(policy: DeploymentPolicy = DeploymentPolicy(), user: UserConfig = UserConfig(),
+                synced: SyncedSettings = SyncedSettings()) {
         self.policy = policy
         self.user = user
+        self.synced = synced
     }
 
     /// nil when the feature may run, else the reason it is disabled.
@@ -174,19 +178,33 @@ public struct EffectivePolicy: Sendable {
         return nil
     }
 
-    /// The effective value of a setting: the user's where overridable, else the operator's.
+    /// Where the effective value of a setting comes from. For a key the policy lets users
+    /// override: the user config file, else the synced settings, else the operator's value (the
+    /// deployment's default); for any other key only the operator's value.
+    public enum Layer: String, Sendable { case policy, userConfig, synced }
+
+    /// The effective value of a setting and its layer; nil when unset (the feature's default).
+    public func resolved(_ id: FeatureID, _ key: String) -> (value: JSONValue, layer: Layer)? {
+        if overridable(id, key) {
+            if let value = user.settings[id.rawValue]?[key] { return (value, .userConfig) }
+            if let value = synced.settings[id.rawValue]?[key] { return (value, .synced) }
+        }
+        return policy.settings[id.rawValue]?[key].map { ($0, .policy) }
+    }
+
     public func setting(_ id: FeatureID, _ key: String) -> JSONValue? {
-        if overridable(id, key), let value = user.settings[id.rawValue]?[key] { return value }
-        return policy.settings[id.rawValue]?[key]
+        resolved(id, key)?.value
     }
 
     public func settings(for id: FeatureID) -> [String: JSONValue] {
         var merged = policy.settings[id.rawValue] ?? [:]
+        for (key, value) in synced.settings[id.rawValue] ?? [:] where overridable(id, key) { merged[key] = value }
         for (key, value) in user.settings[id.rawValue] ?? [:] where overridable(id, key) { merged[key] = value }
         return merged
     }
 
-    func overridable(_ id: FeatureID, _ key: String) -> Bool {
+    /// Whether the policy lets users set `key` of `id` (in their config file or synced).
+    public func overridable(_ id: FeatureID, _ key: String) -> Bool {
         let keys = policy.userOverridable[id.rawValue] ?? []
         return keys.contains(key) || keys.contains("*")
     }
@@ -207,12 +225,14 @@ public struct EffectivePolicy: Sendable {
                 out.append(.userCannotEnable(id, source: user.source))
             }
         }
-        for (raw, values) in user.settings {
-            guard let id = try? FeatureID(raw), known.contains(id) else { continue }
-            for key in values.keys.sorted() where !overridable(id, key) {
-                out.append(.settingNotOverridable(id, key: key, source: user.source))
+        for (settings, source) in [(user.settings, user.source), (synced.settings, SyncedSettings.source)] {
+            for raw in settings.keys.sorted() {
+                guard let id = try? FeatureID(raw), known.contains(id) else { continue }
+                for key in settings[raw]!.keys.sorted() where !overridable(id, key) {
+                    out.append(.settingNotOverridable(id, key: key, source: source))
+                }
             }
         }
-        return out
+        return out + synced.rejected
     }
 }

@@ -9,6 +9,7 @@ enum HelpText {
         ("tools", "tools the features offer to the assistant and MCP clients; 'tools call' runs one"),
         ("actions", "typed actions the features declare (exported C functions)"),
         ("call", "call one typed action: termhost call FEATURE/ACTION ARG..."),
+        ("settings", "your settings that sync to your other devices: list, set, unset"),
         ("version", "print the version"),
         ("help", "this help; 'termhost help <command>' for one command"),
     ]

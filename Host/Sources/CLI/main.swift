@@ -51,6 +51,9 @@ func runCLI() -> Int32 {
     case "actions":
         if wantsHelp { Output.out(ActionsCommand.usage); return ExitCode.success }
         return ActionsCommand.list(rest, global)
+    case "settings":
+        if wantsHelp { Output.out(SettingsCommand.usage); return ExitCode.success }
+        return SettingsCommand.run(rest, global)
     case "call":
         if wantsHelp { Output.out(ActionsCommand.callUsage); return ExitCode.success }
         return ActionsCommand.call(rest, global)

@@ -91,6 +91,7 @@ public final class HostServices: @unchecked Sendable {
         secrets = SecretsFile(path: paths.secrets.isEmpty ? nil : paths.secrets)
         interaction = Interaction(nonInteractive: nonInteractive)
         self.policy = policy
+        SyncedSettingsStore.declare(syncables)
         if let problem { log.log(.error, "host", problem) }
     }
 

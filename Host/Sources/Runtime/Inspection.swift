@@ -65,7 +65,7 @@ public struct Inspection: Sendable {
         if present(options.paths.userConfig, &errors) {
             do { user = try UserConfig.load(from: options.paths.userConfig) } catch { errors.append(error) }
         }
-        let effective = EffectivePolicy(policy: policy, user: user)
+        let effective = EffectivePolicy(policy: policy, user: user, synced: SyncedSettingsStore.load(storePath: options.paths.store))
 
         var inspection = Inspection(catalog: catalog, descriptors: fds, policy: effective, policyErrors: errors,
                                     resolution: FeatureRegistry().resolve(effective, hostServices: []))
