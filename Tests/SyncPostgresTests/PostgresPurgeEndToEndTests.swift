@@ -19,14 +19,7 @@ final class PostgresPurgeEndToEndTests {
         shared.remove()
     }
 
-    func device(_ user: String) throws -> TermhostDevice {
-        let d = TermhostDevice(plugins: shared.path + "/plugins")
-        let set = try Shell.run(Paths.termhost, ["sync", "backend", "set", "postgres", "host=\(team.server.socketDirectory)",
-                                                 "dbname=\(PostgresTeam.database)", "user=\(user)", "vault=team", "--password-stdin"],
-                                environment: d.env, stdin: PostgresTeam.members[user]! + "\n")
-        #expect(set.status == 0, "\(set.output)")
-        return d
-    }
+    func device(_ user: String) throws -> TermhostDevice { try team.memberDevice(user, plugins: shared.path + "/plugins") }
 
     @Test func aDeviceOfflineWhileOthersPurgeDoesNotResurrectTheDelete() throws {
         let a = try device("alice"), b = try device("bob"), c = try device("carol")

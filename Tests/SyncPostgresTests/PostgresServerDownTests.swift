@@ -20,14 +20,7 @@ final class PostgresServerDownTests {
         shared.remove()
     }
 
-    func device(_ user: String) throws -> TermhostDevice {
-        let d = TermhostDevice(plugins: shared.sub("plugins"))
-        let set = try Shell.run(Paths.termhost, ["sync", "backend", "set", "postgres", "host=\(socket)", "dbname=\(PostgresTeam.database)",
-                                                 "user=\(user)", "vault=team", "--password-stdin"],
-                                environment: d.env, stdin: PostgresTeam.members[user]! + "\n")
-        #expect(set.status == 0, "\(set.output)")
-        return d
-    }
+    func device(_ user: String) throws -> TermhostDevice { try team.memberDevice(user, plugins: shared.sub("plugins")) }
 
     @Test func aServerDownIsNamedOnceAndTheChangesWaitingForItAreCounted() throws {
         let a = try device("alice"), b = try device("bob")

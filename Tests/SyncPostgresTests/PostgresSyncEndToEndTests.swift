@@ -26,11 +26,7 @@ final class PostgresSyncEndToEndTests {
     }
 
     func device(_ user: String, _ extra: [String: String] = [:]) throws -> TermhostDevice {
-        let d = TermhostDevice(plugins: plugins, extra: extra)
-        let set = try Shell.run(Paths.termhost, ["sync", "backend", "set", "postgres"] + settings(user) + ["--password-stdin"],
-                                environment: d.env, stdin: PostgresTeam.members[user]! + "\n")
-        #expect(set.status == 0, "\(set.output)")
-        return d
+        try team.memberDevice(user, plugins: plugins, extra: extra)
     }
 
     @Test func aDeviceChosenFromTheCommandLineShowsItsSettingsButNeverThePassword() throws {

@@ -23,13 +23,7 @@ final class PostgresSyncWatchTests {
 
     /// A device of `user` on the team vault whose loop syncs once a day unless woken.
     func device(_ user: String) throws -> TermhostDevice {
-        let d = TermhostDevice(plugins: plugins)
-        _ = d.dir.write("policy.json", #"{ "settings": { "org.termhost.sync": { "interval": 86400 } } }"#)
-        let set = try Shell.run(Paths.termhost, ["sync", "backend", "set", "postgres", "host=\(team.server.socketDirectory)",
-                                                 "dbname=\(PostgresTeam.database)", "user=\(user)", "vault=team", "--password-stdin"],
-                                environment: d.env, stdin: PostgresTeam.members[user]! + "\n")
-        #expect(set.status == 0, "\(set.output)")
-        return d
+        try team.memberDevice(user, plugins: plugins, policy: #"{ "settings": { "org.termhost.sync": { "interval": 86400 } } }"#)
     }
 
     func pending(_ d: TermhostDevice) throws -> Int? {

@@ -34,9 +34,7 @@ final class PostgresTLSEndToEndTests {
     /// A device whose backend is set with `settings` (key=value) and `password` on stdin.
     func device(_ settings: [String], password: String = PostgresTLSEndToEndTests.password) throws -> TermhostDevice {
         let d = TermhostDevice(plugins: plugins)
-        let set = try Shell.run(Paths.termhost, ["sync", "backend", "set", "postgres", "dbname=termhost", "user=alice", "vault=team"] + settings
-                                + ["--password-stdin"], environment: d.env, stdin: password + "\n")
-        #expect(set.status == 0, "\(set.output)")
+        try d.setPostgresBackend(["dbname=termhost", "user=alice", "vault=team"] + settings, password: password)
         return d
     }
 

@@ -40,6 +40,16 @@ final class PostgresTeam {
         return b
     }
 
+    /// A device of member `user` on the vault "team", set up through the command line; `policy`
+    /// is the device's operator policy file, if any.
+    func memberDevice(_ user: String, plugins: String, extra: [String: String] = [:], policy: String? = nil) throws -> TermhostDevice {
+        let d = TermhostDevice(plugins: plugins, extra: extra)
+        if let policy { _ = d.dir.write("policy.json", policy) }
+        try d.setPostgresBackend(["host=\(server.socketDirectory)", "dbname=\(PostgresTeam.database)", "user=\(user)", "vault=team"],
+                                 password: PostgresTeam.members[user]!)
+        return d
+    }
+
     func remove() {
         server.stop()
         dir.remove()

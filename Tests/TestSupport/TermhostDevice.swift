@@ -17,6 +17,15 @@ public struct TermhostDevice: Sendable {
         try Shell.run(Paths.termhost, args, environment: env, stdin: stdin)
     }
 
+    /// Points this device at a PostgreSQL vault as a user would: `termhost sync backend set
+    /// postgres KEY=VALUE... --password-stdin`, the password on stdin. Throws with the
+    /// command's output when it is refused.
+    public func setPostgresBackend(_ settings: [String], password: String) throws {
+        let set = try Shell.run(Paths.termhost, ["sync", "backend", "set", "postgres"] + settings + ["--password-stdin"],
+                                environment: env, stdin: password + "\n")
+        guard set.status == 0 else { throw Shell.Failure(description: "sync backend set postgres failed: \(set.output)") }
+    }
+
     /// The plugins a sync test needs in `parent`: SSH and Forwarding declare what syncs, Sync
     /// syncs it.
     public static func syncPlugins(in parent: String) throws {

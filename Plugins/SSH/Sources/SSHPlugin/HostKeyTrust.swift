@@ -39,6 +39,26 @@ enum HostKeyTrust {
         return known
     }
 
+    /// OpenSSH's changed-key warning, in its words; `offending` says where the key Termhost holds
+    /// for the host came from (a known_hosts line, or the synced records).
+    private static func changedKey(_ c: SSHConnection, label: String, fingerprint: String, offending: String) -> SSHError {
+        SSHError("""
+        @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
+        @    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @
+        @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
+        IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!
+        Someone could be eavesdropping on you right now (man-in-the-middle attack)!
+        It is also possible that a host key has just been changed.
+        The fingerprint for the \(label) key sent by the remote host is
+        \(fingerprint).
+        Please contact your system administrator.
+        \(offending)
+        Host key for \(c.hostLabel) has changed and termhost refuses to connect: \
+        it never offers to accept a changed key.
+        Host key verification failed.
+        """, kind: .refused, cause: .changedHostKey)
+    }
+
     static func verify(_ c: SSHConnection, against known: KnownHosts, interaction: ConnectionPrompts) throws(SSHError) {
         var length = 0
         var type: Int32 = 0
@@ -63,39 +83,15 @@ enum HostKeyTrust {
             Host key verification failed.
             """, kind: .refused, cause: .changedHostKey)
         case .changed(let file, let line):
-            throw SSHError("""
-            @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
-            @    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @
-            @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
-            IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!
-            Someone could be eavesdropping on you right now (man-in-the-middle attack)!
-            It is also possible that a host key has just been changed.
-            The fingerprint for the \(label) key sent by the remote host is
-            \(fingerprint).
-            Please contact your system administrator.
+            throw changedKey(c, label: label, fingerprint: fingerprint, offending: """
             Add correct host key in \(VisibleText.of(file)) to get rid of this message.
             Offending \(label) key in \(VisibleText.of(file)):\(line)
-            Host key for \(c.hostLabel) has changed and termhost refuses to connect: \
-            it never offers to accept a changed key.
-            Host key verification failed.
-            """, kind: .refused, cause: .changedHostKey)
+            """)
         case .changedSynced(let synced):
-            throw SSHError("""
-            @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
-            @    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @
-            @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
-            IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!
-            Someone could be eavesdropping on you right now (man-in-the-middle attack)!
-            It is also possible that a host key has just been changed.
-            The fingerprint for the \(label) key sent by the remote host is
-            \(fingerprint).
-            Please contact your system administrator.
+            throw changedKey(c, label: label, fingerprint: fingerprint, offending: """
             Offending \(label) key in the synced known hosts (accepted in termhost on a device of the vault): \
             \(KnownHosts.fingerprint(synced))
-            Host key for \(c.hostLabel) has changed and termhost refuses to connect: \
-            it never offers to accept a changed key.
-            Host key verification failed.
-            """, kind: .refused, cause: .changedHostKey)
+            """)
         case .unknown(let otherTypes):
             var text = "The authenticity of host '\(c.hostLabel)' can't be established.\n\(label) key fingerprint is \(fingerprint)."
             if !otherTypes.isEmpty {
