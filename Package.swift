@@ -158,8 +158,10 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "ForwardingPluginTests", dependencies: ["TestSupport", "ForwardingPlugin"], swiftSettings: strict),
         .testTarget(name: "AssistantTests", dependencies: ["AssistantCore", "AssistantProviders", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "SyncTests", dependencies: ["SyncCore", "TermhostServices", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SyncPostgresTests", dependencies: ["SyncCore", "SyncPostgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SyncTests", dependencies: ["SyncCore", "TermhostServices", "TestSupport", "SyncTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SyncPostgresTests", dependencies: ["SyncCore", "SyncPostgres", "TestSupport", "SyncTestSupport"], swiftSettings: strict),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        // Sync test doubles that wrap a real backend (shared by the folder and PostgreSQL tests).
+        .target(name: "SyncTestSupport", dependencies: ["SyncCore"], path: "Tests/SyncTestSupport", swiftSettings: strict),
     ]
 )

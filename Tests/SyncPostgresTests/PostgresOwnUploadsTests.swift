@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import SyncTestSupport
 import SyncPostgres
 import Testing
 import TestSupport
@@ -69,28 +70,6 @@ import TestSupport
         #expect(a.sync() == .synced)
         #expect(a.recordsPulled == 0)
     }
-}
-
-/// A PostgreSQL backend with `hook` run before each push: another device writes at the worst moment.
-final class HookBeforePush: SyncBackend {
-    let inner: PostgresBackend
-    var hook: (() -> Void)?
-    init(_ inner: PostgresBackend) { self.inner = inner }
-    var summary: String { inner.summary }
-    func open(device: String) throws(SyncBackendError) -> SyncVaultInfo { try inner.open(device: device) }
-    func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage { try inner.pull(after: cursor, limit: limit) }
-    func push(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] {
-        hook?()
-        return try inner.push(changes, device: device)
-    }
-    func cursor(_ cursor: SyncCursor, skippingOwn versions: [SyncVersion], device: String) -> SyncCursor {
-        inner.cursor(cursor, skippingOwn: versions, device: device)
-    }
-    func lastChangeID(device: String) throws(SyncBackendError) -> String? { try inner.lastChangeID(device: device) }
-    func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) { try inner.acknowledge(device: device, cursor: cursor) }
-    func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int { try inner.purgeTombstones(force: force) }
-    func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool { false }
-    func close() { inner.close() }
 }
 
 /// One device's SSH host records in memory, journaled as the store journals them.

@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import SyncTestSupport
 import SyncPostgres
 import Testing
 import TestSupport
@@ -112,31 +113,23 @@ final class ObservedCalls: @unchecked Sendable {
 }
 
 /// The real PostgreSQL backend, counting the statements it begins (those a sync sends first).
-final class ObservedBackend: SyncBackend {
-    let inner: PostgresBackend
+final class ObservedBackend: ForwardingBackend {
     let calls: ObservedCalls
+
     init(_ inner: PostgresBackend, _ calls: ObservedCalls) {
-        self.inner = inner
         self.calls = calls
+        super.init(inner)
     }
-    var summary: String { inner.summary }
-    func open(device: String) throws(SyncBackendError) -> SyncVaultInfo { try inner.open(device: device) }
-    func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage {
+
+    override func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage {
         calls.begin()
         return try inner.pull(after: cursor, limit: limit)
     }
-    func push(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] { try inner.push(changes, device: device) }
-    func lastChangeID(device: String) throws(SyncBackendError) -> String? {
+
+    override func lastChangeID(device: String) throws(SyncBackendError) -> String? {
         calls.begin()
         return try inner.lastChangeID(device: device)
     }
-    func cursor(_ cursor: SyncCursor, skippingOwn versions: [SyncVersion], device: String) -> SyncCursor {
-        inner.cursor(cursor, skippingOwn: versions, device: device)
-    }
-    func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) { try inner.acknowledge(device: device, cursor: cursor) }
-    func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int { try inner.purgeTombstones(force: force) }
-    func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool { inner.waitForChanges(after: cursor, seconds: seconds) }
-    func close() { inner.close() }
 }
 
 /// A device's records and the engine's state in memory, safe to use from the loop's thread and

@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import SyncTestSupport
 import TermhostServices
 import Testing
 
@@ -213,24 +214,12 @@ import Testing
 
 /// The real folder backend, but the answer to a push is lost after the push took effect (a
 /// crash or a dropped connection between the backend's commit and the engine's bookkeeping).
-final class LosesAcknowledgements: SyncBackend {
-    let inner: FolderBackend
+final class LosesAcknowledgements: ForwardingBackend {
     var losing = true
-    init(_ inner: FolderBackend) { self.inner = inner }
-    var summary: String { inner.summary }
-    func open(device: String) throws(SyncBackendError) -> SyncVaultInfo { try inner.open(device: device) }
-    func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage { try inner.pull(after: cursor, limit: limit) }
-    func push(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] {
+
+    override func push(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] {
         let results = try inner.push(changes, device: device)
         if losing { throw .unavailable("connection lost before the answer") }
         return results
     }
-    func cursor(_ cursor: SyncCursor, skippingOwn versions: [SyncVersion], device: String) -> SyncCursor {
-        inner.cursor(cursor, skippingOwn: versions, device: device)
-    }
-    func lastChangeID(device: String) throws(SyncBackendError) -> String? { try inner.lastChangeID(device: device) }
-    func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) { try inner.acknowledge(device: device, cursor: cursor) }
-    func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int { try inner.purgeTombstones(force: force) }
-    func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool { false }
-    func close() { inner.close() }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import SyncTestSupport
 import Testing
 
 /// A device does not read its own uploads back: after a sync pushed its changes, the next sync
@@ -26,7 +27,7 @@ import Testing
         let b = try SyncDevice(dir: "\(root)/b", folder: folder)
         try b.putHost("from-b", #"{"address":"b1"}"#)
         #expect(b.engine.sync() == .synced)
-        let between = BeforeEachPush(FolderBackend(root: folder))
+        let between = HookBeforePush(FolderBackend(root: folder))
         let a = try SyncDevice(dir: "\(root)/a", folder: folder, backend: between)
         #expect(a.engine.sync() == .synced)
         between.hook = {
@@ -40,26 +41,4 @@ import Testing
         #expect(a.engine.recordsPulled == 1)
         #expect(try a.host("from-b")?["address"] as? String == "b2")
     }
-}
-
-/// The real backend, with `hook` run before each push: another device writes at the worst moment.
-final class BeforeEachPush: SyncBackend {
-    let inner: SyncBackend
-    var hook: (() -> Void)?
-    init(_ inner: SyncBackend) { self.inner = inner }
-    var summary: String { inner.summary }
-    func open(device: String) throws(SyncBackendError) -> SyncVaultInfo { try inner.open(device: device) }
-    func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage { try inner.pull(after: cursor, limit: limit) }
-    func push(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] {
-        hook?()
-        return try inner.push(changes, device: device)
-    }
-    func cursor(_ cursor: SyncCursor, skippingOwn versions: [SyncVersion], device: String) -> SyncCursor {
-        inner.cursor(cursor, skippingOwn: versions, device: device)
-    }
-    func lastChangeID(device: String) throws(SyncBackendError) -> String? { try inner.lastChangeID(device: device) }
-    func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) { try inner.acknowledge(device: device, cursor: cursor) }
-    func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int { try inner.purgeTombstones(force: force) }
-    func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool { false }
-    func close() { inner.close() }
 }
