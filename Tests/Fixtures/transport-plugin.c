@@ -253,6 +253,9 @@ static int32_t run(const termhost_feature_t *f, const termhost_command_invocatio
                                  strcmp(inv->argv[0], "parallel") == 0 || strcmp(inv->argv[0], "reenter") == 0))
       return bounded(inv, ssh);
    if (!ssh || inv->argc != 1) return 2;
+   /* The caller is checked, never trusted: NULL is refused, not dereferenced. */
+   rc = ssh->open(NULL, inv->scene, inv->argv[0], &c, &err);
+   dprintf(out, "null caller: %d\n", (int)rc);
    rc = ssh->open(H, inv->scene, inv->argv[0], &c, &err);
    dprintf(out, "open: %d\n", (int)rc);
    if (rc != TERMHOST_OK) {

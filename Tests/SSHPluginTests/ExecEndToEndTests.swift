@@ -251,6 +251,7 @@ import TestSupport
         try TransportHandleEndToEndTests.buildTransportPlugin(h, dir)
         let r = try h.termhost(["tp", h.target])
         #expect(r.stdout == """
+        null caller: 1
         open: 0
         out: one
         exec: 0 status 0
@@ -260,7 +261,7 @@ import TestSupport
         // An untrusted host key is a refusal (TERMHOST_ERR_DENIED), not a network error.
         try FileManager.default.removeItem(atPath: h.home + "/.ssh/known_hosts")
         let denied = try h.termhost(["tp", h.target])
-        #expect(denied.stdout.hasPrefix("open: 4\n"))
+        #expect(denied.stdout.hasPrefix("null caller: 1\nopen: 4\n"))
     }
 }
 

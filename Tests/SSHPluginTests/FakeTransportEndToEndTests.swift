@@ -21,6 +21,7 @@ import TestSupport
         let h = try Self.harness(dir)
         let r = try h.termhost(["tp", h.target])
         #expect(r.stdout == """
+        null caller: 1
         open: 0
         out: one
         exec: 0 status 0
