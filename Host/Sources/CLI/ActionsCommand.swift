@@ -135,18 +135,6 @@ enum ActionOutput {
         }
     }
 
-    static func json(_ v: ActionValue?) -> String {
-        guard let v else { return "null" }
-        switch v {
-        case .bool(let b): return b ? "true" : "false"
-        case .int32(let n): return String(n)
-        case .int64(let n): return String(n)
-        case .uint32(let n): return String(n)
-        case .uint64(let n): return String(n)
-        case .double(let d): return d.isFinite ? "\(d)" : JSONText.quoted("\(d)")
-        case .string(let s): return ActionJSON.quote(s)
-        case .bytes(let b): return JSONText.quoted(Data(b).base64EncodedString())
-        case .json(let j): return String(decoding: j, as: UTF8.self)
-        }
-    }
+    /// A void action's result is null; any other value as the tool catalog writes it.
+    static func json(_ v: ActionValue?) -> String { v?.jsonText ?? "null" }
 }
