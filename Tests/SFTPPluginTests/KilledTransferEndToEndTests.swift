@@ -19,6 +19,16 @@ import TestSupport
         #expect(Files.size(partial) < Self.size, "the transfer finished before it was killed")
     }
 
+    /// `sftp VERB --resume ARGS` completes the killed transfer to the source's bytes, and
+    /// nothing is left paused or partial.
+    static func resume(_ h: SSHHarness, _ verb: String, _ args: [String], source: String, target: String) throws {
+        let resumed = try h.sftp(verb, ["--resume"] + args)
+        #expect(resumed.status == 0, "\(resumed.output)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(!Files.exists(Files.partial(of: target)))
+        #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
+    }
+
     @Test func anUploadKilledWithSIGKILLIsListedAndResumedToTheSameSHA256() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
@@ -32,11 +42,7 @@ import TestSupport
         let paused = try h.termhost(["sftp", "paused"])
         #expect(paused.stdout == "upload \(source) -> \(NSUserName())@127.0.0.1:\(h.server.port):\(target): 0 of \(Self.size) bytes\n",
                 "\(paused.output)")
-        let resumed = try h.sftp("put", ["--resume", source, h.remote(target)])
-        #expect(resumed.status == 0, "\(resumed.output)")
-        #expect(Files.sha256(target) == Files.sha256(source))
-        #expect(!Files.exists(Files.partial(of: target)))
-        #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
+        try Self.resume(h, "put", [source, h.remote(target)], source: source, target: target)
     }
 
     @Test func aDownloadKilledWithSIGKILLIsListedAndResumedToTheSameSHA256() throws {
@@ -52,11 +58,7 @@ import TestSupport
         let paused = try h.termhost(["sftp", "paused"])
         #expect(paused.stdout == "download \(NSUserName())@127.0.0.1:\(h.server.port):\(source) -> \(target): 0 of \(Self.size) bytes\n",
                 "\(paused.output)")
-        let resumed = try h.sftp("get", ["--resume", h.remote(source), target])
-        #expect(resumed.status == 0, "\(resumed.output)")
-        #expect(Files.sha256(target) == Files.sha256(source))
-        #expect(!Files.exists(Files.partial(of: target)))
-        #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
+        try Self.resume(h, "get", [h.remote(source), target], source: source, target: target)
     }
 
     @Test func aKilledUploadIsCancelledWithItsRemotePartial() throws {
