@@ -1,7 +1,8 @@
 // fuzz-sources: Plugins/SFTP/Sources/SFTPPlugin/RemoteName.swift Plugins/SFTP/Sources/SFTPPlugin/SFTPWire.swift Plugins/SFTP/Sources/SFTPPlugin/Pacing.swift SDK/Swift/TermhostSDK/VisibleText.swift
 // What an SFTP server sends, on any bytes: a listed name RemoteName accepts stays inside its
-// directory; SFTP v3 strings and extension pairs parse without reading past the packet; the
-// bandwidth limit's arithmetic never traps and never makes a later byte due earlier.
+// directory; SFTP v3 strings and extension pairs parse without reading past the packet; a
+// limits@openssh.com answer never sizes a write request past what it allows; the bandwidth
+// limit's arithmetic never traps and never makes a later byte due earlier.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -32,6 +33,17 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(found.count <= max(0, size - 5) / 8)
     var at = 0
     while bytes.string(at: &at) != nil { precondition(at <= size, "read past the packet: \(at) of \(size)") }
+
+    // limits@openssh.com's answer: read only as the packet it claims to be, and the write
+    // request made of it always fits the server's write and packet limits, in whole pages,
+    // between libssh2's default and the patched function's ceiling.
+    if let limits = SFTPWire.limits(ofReply: bytes, id: size >= 5 ? bytes.uint32(at: 1) : 0) {
+        precondition(size >= 37 && bytes[0] == 201)
+        if let request = SFTPWire.writeRequestSize(limits, standard: 30_000, ceiling: 256 * 1024) {
+            precondition(request > 30_000 && request <= 256 * 1024 && request % 4096 == 0)
+            precondition(UInt64(request) <= limits.write && UInt64(request) + 1024 <= limits.packet, "\(limits) -> \(request)")
+        }
+    }
 
     // The pacing of the first 24 bytes as three numbers: saturates, never traps, never goes back.
     if size >= 24 {

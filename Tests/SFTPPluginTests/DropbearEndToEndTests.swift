@@ -38,6 +38,22 @@ struct DropbearEndToEndTests {
         #expect(try h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
     }
 
+    /// Requests of 258,048 bytes (what the sftp-server behind Dropbear allows, with Termhost's
+    /// libssh2) through a window that takes a tenth of one: each goes out over many window
+    /// adjusts, and the upload arrives whole.
+    @Test func requestsLargerThanTheWindowArriveByteExact() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.harness(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("local") + "/data.bin", target = dir.sub("remote") + "/data.bin"
+        Files.random(source, bytes: 6 * Self.megabyte + 17)
+        let put = try h.termhost(["--log-level", "debug", "sftp", "put", source, Self.remote(target), "-P", String(h.server.port)])
+        #expect(put.status == 0, "\(put.output)\n\(h.server.log)")
+        #expect(put.stderr.contains(try WriteRequestsEndToEndTests.expectedLine(target)), "\(put.stderr)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+    }
+
     @Test func aMegabyteGetArrivesByteExact() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

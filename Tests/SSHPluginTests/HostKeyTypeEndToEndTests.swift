@@ -100,21 +100,3 @@ import TestSupport
                 "Their offer: sntrup761x25519-sha512@openssh.com,kex-strict-s-v00@openssh.com\n", "\(r.stderr)")
     }
 }
-
-/// The libssh2 a built library loads (as the dynamic linker resolves it for that file), asked
-/// for its version: the tests expect what that libssh2 can do.
-enum LoadedLibSSH2 {
-    static func version(of library: String) throws -> String {
-        let ldd = try Shell.run("/usr/bin/ldd", [library])
-        guard let line = ldd.stdout.split(separator: "\n").first(where: { $0.contains("libssh2.so") }),
-              let path = line.split(separator: " ").first(where: { $0.hasPrefix("/") }) else {
-            throw Shell.Failure(description: "ldd shows no libssh2 for \(library): \(ldd.output)")
-        }
-        guard let handle = dlopen(String(path), RTLD_NOW | RTLD_LOCAL), let symbol = dlsym(handle, "libssh2_version") else {
-            throw Shell.Failure(description: "cannot load \(path): \(String(cString: dlerror()))")
-        }
-        typealias Version = @convention(c) (Int32) -> UnsafePointer<CChar>?
-        guard let text = unsafeBitCast(symbol, to: Version.self)(0) else { throw Shell.Failure(description: "\(path) has no version") }
-        return String(cString: text)
-    }
-}

@@ -30,9 +30,11 @@ struct FileJob: Sendable {
     }
 }
 
-/// The upload window, from libssh2 1.10's SFTP internals (Docs/SFTP.md): requests carry at
-/// most 30,000 bytes, and an upload keeps in flight what one write call is given. Downloads
-/// size their reads per file, from its round trip (ReadAhead).
+/// The upload window: an upload keeps in flight what one write call is given (libssh2's SFTP
+/// internals, Docs/SFTP.md). 2.1 MB is 70 of libssh2's 30,000-byte requests, or 8 of the
+/// 258,048-byte ones a server with OpenSSH's limits takes (WriteRequests); OpenSSH's sshd
+/// opens a 2 MiB channel window, so more would only wait in the client. Downloads size their
+/// reads per file, from its round trip (ReadAhead).
 enum TransferBuffer {
     static let writeWindow = 70 * ReadAhead.request   // 2.1 MB in flight per upload
 }

@@ -1,14 +1,17 @@
 import CLibSSH2
 
-/// OpenSSH's posix-rename@openssh.com, which libssh2 1.10 does not offer: a rename that
+/// OpenSSH's extensions that libssh2 does not offer: posix-rename@openssh.com, a rename that
 /// replaces the target atomically (rename(2) on the server), where SFTP v3's rename refuses an
-/// existing target. It runs on a second "sftp" subsystem channel of the same session, opened
+/// existing target; and limits@openssh.com, the largest requests the server accepts
+/// (WriteRequests). They run on a second "sftp" subsystem channel of the same session, opened
 /// on first use, so libssh2's own SFTP channel and its request IDs are never touched.
 /// Runs on the session's executor (blocking mode), like RemoteFS.
 final class OpenSSHExtensions {
     private var channel: OpaquePointer?
     private(set) var extensions: [String: String] = [:]
     private var nextID: UInt32 = 1
+    /// limits@openssh.com's answer once asked (.some(nil): not offered, or not understood).
+    private var limitsAnswer: SFTPWire.Limits??
 
     /// Frees the channel; on the executor, before the session is closed.
     func release() {
@@ -39,6 +42,29 @@ final class OpenSSHExtensions {
         let code = reply.uint32(at: 5)
         guard code == 0 else {
             throw SFTPError(.remote, "sftp: cannot rename \(fs.host):\(from.shown) to \(to.shown): \(SFTPError.reason(UInt(code)))", status: UInt(code))
+        }
+    }
+
+    /// The server's limits@openssh.com, asked once; nil when the server does not offer it or
+    /// answers with anything else. A failed request drops the channel, so that a later request
+    /// starts over on a new one rather than reading the rest of a broken answer.
+    func limits(_ fs: RemoteFS) throws(SFTPError) -> SFTPWire.Limits? {
+        if let known = limitsAnswer { return known }
+        try start(fs)
+        guard extensions["limits@openssh.com"] != nil else { limitsAnswer = .some(nil); return nil }
+        let id = nextID
+        nextID &+= 1
+        var body: [UInt8] = [200]          // SSH_FXP_EXTENDED
+        body.appendUInt32(id)
+        body.appendString("limits@openssh.com")
+        do throws(SFTPError) {
+            try send(fs, body, about: "")
+            let answer = SFTPWire.limits(ofReply: try receive(fs, about: ""), id: id)
+            limitsAnswer = .some(answer)
+            return answer
+        } catch {
+            release()
+            throw error
         }
     }
 

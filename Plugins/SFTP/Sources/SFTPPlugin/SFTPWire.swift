@@ -13,6 +13,31 @@ enum SFTPWire {
         while let name = packet.string(at: &at), let data = packet.string(at: &at) { found[name] = data }
         return found
     }
+
+    /// What limits@openssh.com answers (OpenSSH's PROTOCOL file): the largest packet, read and
+    /// write the server accepts, and how many handles it keeps open (0: no limit).
+    struct Limits: Equatable {
+        let packet, read, write, handles: UInt64
+    }
+
+    /// SSH_FXP_EXTENDED_REPLY (type 201) to request `id`: four 64-bit numbers after type and id.
+    /// nil for any other packet, another id, or one too short.
+    static func limits(ofReply packet: [UInt8], id: UInt32) -> Limits? {
+        guard packet.count >= 37, packet[0] == 201, packet.uint32(at: 1) == id else { return nil }
+        func number(_ i: Int) -> UInt64 { packet[(5 + 8 * i)..<(13 + 8 * i)].reduce(0) { $0 << 8 | UInt64($1) } }
+        return Limits(packet: number(0), read: number(1), write: number(2), handles: number(3))
+    }
+
+    /// The data bytes of one write request to a server with these limits: its largest write,
+    /// within its largest packet less 1 KiB for the request's header and handle (a handle is at
+    /// most 256 bytes), in whole 4 KiB pages (the server's write(2) then covers whole pages),
+    /// at most `ceiling`. nil when that is no more than `standard`, which stays in use: a server
+    /// that gives 0 or less than a default request gains nothing from the change.
+    static func writeRequestSize(_ limits: Limits, standard: Int, ceiling: Int) -> Int? {
+        let room = min(limits.write, limits.packet > 1024 ? limits.packet - 1024 : 0, UInt64(ceiling))
+        let size = Int(room) / 4096 * 4096
+        return size > standard ? size : nil
+    }
 }
 
 extension [UInt8] {

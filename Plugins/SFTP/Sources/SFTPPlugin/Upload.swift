@@ -46,18 +46,19 @@ struct Upload {
         observer.fileStarted(job.display, size: size, offset: offset)
 
         let segments = Segments(from: offset, to: size, parts: 1 + helpers.count, control: control)
-        let helpers = self.helpers, primary = fs, upload = self
+        let helpers = self.helpers, primary = fs, primaryExtensions = extensions, upload = self
         let (moved, failure) = segments.run { (index, range, isLast) throws(SFTPError) -> UInt64 in
             // Segment 0 on this connection and its handle; the others open the partial on a
             // helper each and write their part at its place.
             guard index > 0 else {
-                return try upload.send(range, isLast: isLast, fd: fd, fs: primary, handle: handle, segments: segments)
+                return try upload.send(range, isLast: isLast, fd: fd, fs: primary, extensions: primaryExtensions,
+                                       handle: handle, segments: segments)
             }
-            return try helpers[index - 1].run { (fs, _) throws(SFTPError) -> UInt64 in
+            return try helpers[index - 1].run { (fs, extensions) throws(SFTPError) -> UInt64 in
                 let own = try fs.open(partial, flags: LIBSSH2_FXF_WRITE, what: "cannot open")
                 defer { libssh2_sftp_close_handle(own) }
                 libssh2_sftp_seek64(own, range.lowerBound)
-                return try upload.send(range, isLast: isLast, fd: fd, fs: fs, handle: own, segments: segments)
+                return try upload.send(range, isLast: isLast, fd: fd, fs: fs, extensions: extensions, handle: own, segments: segments)
             }
         }
         if let failure {
@@ -94,9 +95,11 @@ struct Upload {
     /// between chunks. libssh2 returns once the first request is acknowledged; the
     /// unacknowledged rest is passed again unchanged (its contract), from an UploadRing, or
     /// where the kernel refuses one, from a plain buffer that moves it to its front when past
-    /// the middle. Returns the bytes acknowledged.
-    func send(_ range: Range<UInt64>, isLast: Bool, fd: Int32, fs: RemoteFS, handle: OpaquePointer,
-              segments: Segments) throws(SFTPError) -> UInt64 {
+    /// the middle. Requests are as large as the server allows (WriteRequests). Returns the bytes
+    /// acknowledged.
+    func send(_ range: Range<UInt64>, isLast: Bool, fd: Int32, fs: RemoteFS, extensions: OpenSSHExtensions,
+              handle: OpaquePointer, segments: Segments) throws(SFTPError) -> UInt64 {
+        try WriteRequests.prepare(fs, extensions, bytes: range.upperBound - range.lowerBound, path: job.remotePath)
         let ring = UploadRing(minimumSize: TransferBuffer.writeWindow)
         let capacity = ring == nil ? 2 * TransferBuffer.writeWindow : Int.max
         let plain = ring == nil ? UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16) : nil
