@@ -107,12 +107,17 @@ struct ChannelPump {
                 }
             }
             if libssh2_channel_eof(channel) != 0 { break }
-            // Send what stdin gave us, one outstanding write at a time.
+            // Send what stdin gave us, one outstanding write at a time. A call sends at most one
+            // channel packet (32,700 bytes): keep calling while the window takes them, so that a
+            // full buffer goes out in one pass rather than one packet per pass (and per poll).
             if pendingStart < pendingEnd {
-                let n = libssh2_channel_write_ex(channel, 0, (pending + pendingStart).assumingMemoryBound(to: CChar.self), pendingEnd - pendingStart)
-                if n > 0 { pendingStart += n; progressed = true }
-                else if n != Int(LIBSSH2_ERROR_EAGAIN) {
-                    throw SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
+                while pendingStart < pendingEnd {
+                    let n = libssh2_channel_write_ex(channel, 0, (pending + pendingStart).assumingMemoryBound(to: CChar.self), pendingEnd - pendingStart)
+                    if n > 0 { pendingStart += n; progressed = true; continue }
+                    if n != Int(LIBSSH2_ERROR_EAGAIN) && n != 0 {
+                        throw SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
+                    }
+                    break
                 }
             } else if stdin < 0 && stdinOpen {
                 // Input from memory: the next chunk goes into the same pending buffer.
@@ -150,15 +155,15 @@ struct ChannelPump {
             if watchStdin, fds.count > 1, fds[1].revents != 0 {
                 let n = read(stdin, pending, capacity)
                 if n > 0 {
-                    var bytes = Array(UnsafeRawBufferPointer(start: pending, count: n))
-                    if let filterInput {
-                        let (send, disconnect) = filterInput(bytes)
-                        if disconnect { return 255 }
-                        bytes = send
-                    }
-                    bytes.withUnsafeBytes { if !$0.isEmpty { pending.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
                     pendingStart = 0
-                    pendingEnd = bytes.count
+                    pendingEnd = n
+                    // Only a terminal's input is looked at (and copied for it); exec's goes as read.
+                    if let filterInput {
+                        let (send, disconnect) = filterInput(Array(UnsafeRawBufferPointer(start: pending, count: n)))
+                        if disconnect { return 255 }
+                        send.withUnsafeBytes { if !$0.isEmpty { pending.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+                        pendingEnd = send.count
+                    }
                 } else if n == 0 || errno != EINTR {
                     stdinOpen = false
                 }
