@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SSH figures, side by side with OpenSSH, against a local sshd on loopback (release build).
 #  1. connect, authenticate (ed25519) and run `true`: termhost exec vs ssh
-#  2. stream N MiB through a remote `cat` (stdin -> cat -> stdout): termhost exec vs ssh
+#  2. stream N MiB through a remote `cat` (stdin -> cat -> stdout): termhost exec vs ssh, the
+#     median of `runs` alternating runs (single runs vary by ±10% here)
 #  3. keystroke echo round trip in an interactive terminal: termhost ssh vs ssh -tt
 # Which build, and the same cipher for both (aes128-ctr, hmac-sha2-256) or each side's default:
 # see sshd-env.sh.
@@ -23,10 +24,15 @@ echo "  ssh            $o ms"
 python3 -c "print('  ratio termhost/ssh: %.2fx' % ($t/$o))"
 
 echo
-echo "Stream $mib MiB through a remote cat (stdin -> cat -> stdout)"
+echo "Stream $mib MiB through a remote cat (stdin -> cat -> stdout; median of $runs alternating runs)"
 stream() { local s e; s=$(date +%s%N); head -c "${mib}M" /dev/zero | "$@" > /dev/null; e=$(date +%s%N); echo $((e - s)); }
-tn=$(stream "$termhost" exec "$user@127.0.0.1:$port" -- cat)
-on=$(stream ssh "${ssh_opts[@]}" "$user@127.0.0.1" cat)
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ts=(); os=()
+for _ in $(seq "$runs"); do
+  ts+=("$(stream "$termhost" exec "$user@127.0.0.1:$port" -- cat)")
+  os+=("$(stream ssh "${ssh_opts[@]}" "$user@127.0.0.1" cat)")
+done
+tn=$(median "${ts[@]}"); on=$(median "${os[@]}")
 echo "  ciphers: termhost $(negotiated libssh2); OpenSSH $(negotiated OpenSSH)"
 python3 - "$mib" "$tn" "$on" <<'PY'
 import sys
