@@ -31,12 +31,18 @@ struct FileJob: Sendable {
 }
 
 /// The upload window: an upload keeps in flight what one write call is given (libssh2's SFTP
-/// internals, Docs/SFTP.md). 2.1 MB is 70 of libssh2's 30,000-byte requests, or 8 of the
-/// 258,048-byte ones a server with OpenSSH's limits takes (WriteRequests); OpenSSH's sshd
-/// opens a 2 MiB channel window, so more would only wait in the client. Downloads size their
-/// reads per file, from its round trip (ReadAhead).
+/// internals, Docs/SFTP.md). Downloads size their reads per file, from its round trip
+/// (ReadAhead).
 enum TransferBuffer {
-    static let writeWindow = 70 * ReadAhead.request   // 2.1 MB in flight per upload
+    /// At most 2.1 MB in flight: 70 of libssh2's 30,000-byte requests, or 8 of the 258,048-byte
+    /// ones a server with OpenSSH's limits takes (WriteRequests); OpenSSH's sshd opens a 2 MiB
+    /// channel window, so more would only wait in the client.
+    static let writeWindowLimit = 70 * WriteRequests.standard
+
+    /// A whole number of requests (at least one): the window then grows by whole requests, so
+    /// every request is full but a file's last, and with page-sized requests each starts on a
+    /// page of the remote file.
+    static func writeWindow(request: Int) -> Int { max(1, writeWindowLimit / request) * request }
 }
 
 /// Local file helpers that report errno as SFTPError.

@@ -10,8 +10,12 @@ final class OpenSSHExtensions {
     private var channel: OpaquePointer?
     private(set) var extensions: [String: String] = [:]
     private var nextID: UInt32 = 1
-    /// limits@openssh.com's answer once asked (.some(nil): not offered, or not understood).
+    /// limits@openssh.com's answer once asked (.some(nil): not offered, not understood, or the
+    /// asking failed).
     private var limitsAnswer: SFTPWire.Limits??
+    /// The data bytes per write request this connection's SFTP session sends: libssh2's own
+    /// until WriteRequests sets more (the setting is the session's, so it stays for later files).
+    var writeRequestSize = WriteRequests.standard
 
     /// Frees the channel; on the executor, before the session is closed.
     func release() {
@@ -45,19 +49,22 @@ final class OpenSSHExtensions {
         }
     }
 
-    /// The server's limits@openssh.com, asked once; nil when the server does not offer it or
-    /// answers with anything else. A failed request drops the channel, so that a later request
-    /// starts over on a new one rather than reading the rest of a broken answer.
+    /// The server's limits@openssh.com, asked once per connection; nil when the server does not
+    /// offer it or answers with anything else. A failure (the server refused the second channel,
+    /// say) is remembered as nil too, so the next file does not ask again, and drops the
+    /// channel, so that posix-rename starts over on a new one rather than reading the rest of a
+    /// broken answer; the error is passed on for the caller's log.
     func limits(_ fs: RemoteFS) throws(SFTPError) -> SFTPWire.Limits? {
         if let known = limitsAnswer { return known }
-        try start(fs)
-        guard extensions["limits@openssh.com"] != nil else { limitsAnswer = .some(nil); return nil }
-        let id = nextID
-        nextID &+= 1
-        var body: [UInt8] = [200]          // SSH_FXP_EXTENDED
-        body.appendUInt32(id)
-        body.appendString("limits@openssh.com")
+        limitsAnswer = .some(nil)
         do throws(SFTPError) {
+            try start(fs)
+            guard extensions["limits@openssh.com"] != nil else { return nil }
+            let id = nextID
+            nextID &+= 1
+            var body: [UInt8] = [200]          // SSH_FXP_EXTENDED
+            body.appendUInt32(id)
+            body.appendString("limits@openssh.com")
             try send(fs, body, about: "")
             let answer = SFTPWire.limits(ofReply: try receive(fs, about: ""), id: id)
             limitsAnswer = .some(answer)

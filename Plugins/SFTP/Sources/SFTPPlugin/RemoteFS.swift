@@ -41,11 +41,15 @@ struct RemoteFS {
         return text.isEmpty ? "libssh2 error \(code), with no message" : text
     }
 
-    /// Waits until the session's socket has bytes to read, or `milliseconds` pass. What
-    /// unblocks a write that the server's channel window holds back is a window adjust or an
-    /// acknowledgement from the server, both inbound.
-    func waitForInput(milliseconds: Int32) {
+    /// Waits until the session's socket has bytes to read (or room to write, when libssh2
+    /// stopped on a full socket), or `milliseconds` pass. What unblocks a write that the
+    /// server's channel window holds back is a window adjust or an acknowledgement from the
+    /// server, both inbound.
+    func waitForSocket(milliseconds: Int32) {
         var p = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        // Writable too when libssh2 last stopped on a full socket (a packet half sent), not
+        // only on the channel window, which opens with a message from the server.
+        if libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { p.events |= Int16(POLLOUT) }
         _ = poll(&p, 1, milliseconds)
     }
 

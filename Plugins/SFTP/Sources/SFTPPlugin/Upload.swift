@@ -99,9 +99,10 @@ struct Upload {
     /// acknowledged.
     func send(_ range: Range<UInt64>, isLast: Bool, fd: Int32, fs: RemoteFS, extensions: OpenSSHExtensions,
               handle: OpaquePointer, segments: Segments) throws(SFTPError) -> UInt64 {
-        try WriteRequests.prepare(fs, extensions, bytes: range.upperBound - range.lowerBound, path: job.remotePath)
-        let ring = UploadRing(minimumSize: TransferBuffer.writeWindow)
-        let capacity = ring == nil ? 2 * TransferBuffer.writeWindow : Int.max
+        let request = WriteRequests.prepare(fs, extensions, bytes: range.upperBound - range.lowerBound, path: job.remotePath)
+        let window = TransferBuffer.writeWindow(request: request)
+        let ring = UploadRing(minimumSize: window)
+        let capacity = ring == nil ? 2 * window : Int.max
         let plain = ring == nil ? UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16) : nil
         defer { plain?.deallocate() }
         func at(_ i: Int) -> UnsafeMutableRawPointer { ring?.at(UInt64(i)) ?? plain! + i }
@@ -112,7 +113,7 @@ struct Upload {
         var stall = WriteStall()
         while true {
             try segments.check(job.display)
-            let room = min(TransferBuffer.writeWindow - (tail - head), capacity - tail, Int(clamping: limit - readOffset))
+            let room = min(window - (tail - head), capacity - tail, Int(clamping: limit - readOffset))
             if !eof && room == 0 && readOffset >= limit { eof = true }
             if !eof, room > 0 {
                 let n = pread(fd, at(tail), room, off_t(readOffset))

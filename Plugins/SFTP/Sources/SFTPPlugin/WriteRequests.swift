@@ -15,45 +15,53 @@ import Glibc
 enum WriteRequests {
     /// libssh2's own size (MAX_SFTP_OUTGOING_SIZE).
     static let standard = 30_000
-    /// The most the patched function takes (libssh2's largest incoming SFTP packet, 256 KiB).
+    /// The most asked for: OpenSSH's sftp-server takes no message over 256 KiB
+    /// (SFTP_MAX_MSG_LENGTH), and the patched function takes no more either.
     static let ceiling = 256 * 1024
-    /// Smaller uploads keep the standard size: asking costs a channel and a round trip, more
-    /// than fewer requests save on a few MiB.
+    /// Below this the server is not asked: asking costs a channel and a round trip, more than
+    /// fewer requests save on a few MiB. Once asked, the size stays for the connection's later
+    /// files, small ones too (it is the SFTP session's setting).
     static let worthAsking: UInt64 = 4 << 20
 
     /// Sets the session's request size for an upload of `bytes` from what the server allows,
-    /// and logs the size in use (debug). Keeps the standard size when the upload is small, the
-    /// server does not say (or cannot be asked), or this libssh2 cannot send more.
-    static func prepare(_ fs: RemoteFS, _ extensions: OpenSSHExtensions, bytes: UInt64, path: String) throws(SFTPError) {
-        guard bytes >= worthAsking else { return }
-        guard let function = lookUp() else {
+    /// logs the size chosen (debug), and returns the size the session writes. Keeps the
+    /// standard size when the server does not say (or cannot be asked) or this libssh2 cannot
+    /// send more; a failure to ask is logged, not passed on (a lost connection shows on the
+    /// upload's next write).
+    static func prepare(_ fs: RemoteFS, _ extensions: OpenSSHExtensions, bytes: UInt64, path: String) -> Int {
+        guard bytes >= worthAsking, extensions.writeRequestSize == standard else { return extensions.writeRequestSize }
+        guard let function else {
             fs.debug("\(path.shown): writing \(standard)-byte requests (this libssh2 cannot send larger ones)")
-            return
+            return standard
         }
-        // The answer is optional: a server that refuses the second channel still takes the upload.
         var limits: SFTPWire.Limits?
         do throws(SFTPError) { limits = try extensions.limits(fs) } catch {
-            if error.kind == .connectionLost { throw error }
-            fs.debug("\(path.shown): cannot ask the server's limits: \(error.message)")
+            fs.debug("\(path.shown): writing \(standard)-byte requests (cannot ask the server's limits: \(error.message))")
+            return standard
         }
-        guard let limits,
-              let size = SFTPWire.writeRequestSize(limits, standard: standard, ceiling: ceiling) else {
+        guard let limits, let size = SFTPWire.writeRequestSize(limits, standard: standard, ceiling: ceiling) else {
             fs.debug("\(path.shown): writing \(standard)-byte requests (the server does not offer larger ones)")
-            return
+            return standard
         }
-        guard function(fs.sftp, size) == 0 else { return }
+        guard function(fs.sftp, size) == 0 else {
+            fs.debug("\(path.shown): writing \(standard)-byte requests (libssh2 refused \(size))")
+            return standard
+        }
+        extensions.writeRequestSize = size
         fs.debug("\(path.shown): writing \(size)-byte requests (the server's limits: write \(limits.write), packet \(limits.packet))")
+        return size
     }
 
     /// `int libssh2_sftp_termhost_write_size(LIBSSH2_SFTP *, size_t)` (Termhost's patch).
     private typealias Function = @convention(c) (OpaquePointer?, Int) -> Int32
 
-    /// The function in the libssh2 this plugin loaded, found by its soname among the libraries
-    /// already loaded (a plugin's libraries are not in the global scope RTLD_DEFAULT searches).
-    private static func lookUp() -> Function? {
+    /// The function in the libssh2 this plugin loaded, found once by its soname among the
+    /// libraries already loaded (a plugin's libraries are not in the global scope that
+    /// RTLD_DEFAULT searches); nil for a libssh2 without the patch.
+    private static let function: Function? = {
         guard let library = dlopen("libssh2.so.1", RTLD_LAZY | RTLD_NOLOAD) else { return nil }
         // Loaded already and kept by this plugin's own dependency: closing our reference leaves it mapped.
         defer { dlclose(library) }
         return dlsym(library, "libssh2_sftp_termhost_write_size").map { unsafeBitCast($0, to: Function.self) }
-    }
+    }()
 }

@@ -1,12 +1,14 @@
 import CLibSSH2
 import Foundation
 
-/// What a writer does when libssh2 accepted nothing. In blocking mode, libssh2 1.10's
+/// What a writer does when libssh2 accepted nothing. In blocking mode, libssh2's
 /// `libssh2_sftp_write` and `libssh2_channel_write_ex` return 0, not an error and not after a
-/// wait, when the server's channel window is full: the bytes stay queued in libssh2 and nothing
-/// is acknowledged yet. Dropbear's window (24,576 bytes, `dropbear -W`) is smaller than one
-/// 30,000-byte SFTP write request, so every upload to a stock Dropbear meets it after its first
-/// request; OpenSSH's window (2 MiB) is never full before an acknowledgement comes back.
+/// wait, when the server's channel window filled during the call: the bytes stay queued in
+/// libssh2 and nothing is acknowledged yet. Dropbear's window (24,576 bytes, `dropbear -W`) is
+/// smaller than one SFTP write request (30,000 bytes, or 258,048 with Termhost's libssh2:
+/// WriteRequests), so every upload to a stock Dropbear meets it after its first request;
+/// OpenSSH's window (2 MiB) rarely fills before an acknowledgement comes back. Termhost's libssh2
+/// also returns 0 when the socket fills after part of a large request went out.
 ///
 /// A 0 therefore means "wait for the socket, then pass the same bytes again" (libssh2's
 /// contract for a write it did not finish). The wait is bounded by the session's timeout
@@ -29,6 +31,6 @@ struct WriteStall {
         if timeout > 0, ContinuousClock.now - start >= .milliseconds(timeout) {
             throw SFTPError(.connectionLost, "sftp: \(what) \(fs.host):\(path.shown): connection to \(fs.host) lost: the server took no data for \(timeout / 1000) s (connectTimeout)")
         }
-        fs.waitForInput(milliseconds: 1000)
+        fs.waitForSocket(milliseconds: 1000)
     }
 }

@@ -153,7 +153,9 @@ struct ChannelPump {
                 throw SSHError("Connection to \(connection.shownAddress) closed by remote host.")
             }
             if watchStdin, fds.count > 1, fds[1].revents != 0 {
-                let n = read(stdin, pending, capacity)
+                // A terminal's filter may return a byte more than it was given (a held `~` and
+                // the next one): half the buffer leaves it room. A tty reads far less anyway.
+                let n = read(stdin, pending, filterInput == nil ? capacity : capacity / 2)
                 if n > 0 {
                     pendingStart = 0
                     pendingEnd = n
