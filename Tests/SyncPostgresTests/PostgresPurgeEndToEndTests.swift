@@ -7,19 +7,16 @@ import TestSupport
 /// reconcile in full, deleting the record instead of uploading it again as new.
 final class PostgresPurgeEndToEndTests {
     let team: PostgresTeam
-    let shared = TemporaryDirectory()
 
     init() throws {
-        team = try PostgresTeam()
-        try TermhostDevice.syncPlugins(in: shared.sub("plugins"))
+        team = try PostgresTeam(syncPlugins: true)
     }
 
     deinit {
         team.remove()
-        shared.remove()
     }
 
-    func device(_ user: String) throws -> TermhostDevice { try team.memberDevice(user, plugins: shared.path + "/plugins") }
+    func device(_ user: String) throws -> TermhostDevice { try team.memberDevice(user) }
 
     @Test func aDeviceOfflineWhileOthersPurgeDoesNotResurrectTheDelete() throws {
         let a = try device("alice"), b = try device("bob"), c = try device("carol")

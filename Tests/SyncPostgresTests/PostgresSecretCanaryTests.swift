@@ -8,7 +8,7 @@ import TestSupport
 extension PostgresSyncEndToEndTests {
     @Test func noSecretReachesTheDatabaseOrAnyOutput() throws {
         // Device A is set up on a terminal: the password is asked for with echo off.
-        let a = TermhostDevice(plugins: plugins)
+        let a = TermhostDevice(plugins: team.plugins)
         let setA = try TmuxSession(command: [Paths.termhost, "sync", "backend", "set", "postgres"] + settings("alice"), environment: a.env, width: 400)
         defer { setA.close() }
         setA.waitFor("Password for PostgreSQL role 'alice' (empty for none):")

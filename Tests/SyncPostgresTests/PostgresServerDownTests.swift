@@ -7,20 +7,17 @@ import TestSupport
 /// reached.
 final class PostgresServerDownTests {
     let team: PostgresTeam
-    let shared = TemporaryDirectory()
     var socket: String { team.server.socketDirectory }
 
     init() throws {
-        team = try PostgresTeam()
-        try TermhostDevice.syncPlugins(in: shared.sub("plugins"))
+        team = try PostgresTeam(syncPlugins: true)
     }
 
     deinit {
         team.remove()
-        shared.remove()
     }
 
-    func device(_ user: String) throws -> TermhostDevice { try team.memberDevice(user, plugins: shared.sub("plugins")) }
+    func device(_ user: String) throws -> TermhostDevice { try team.memberDevice(user) }
 
     @Test func aServerDownIsNamedOnceAndTheChangesWaitingForItAreCounted() throws {
         let a = try device("alice"), b = try device("bob")

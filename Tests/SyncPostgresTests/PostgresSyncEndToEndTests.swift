@@ -7,18 +7,14 @@ import TestSupport
 /// command line only, each role logging in with its SCRAM password from the secrets store.
 final class PostgresSyncEndToEndTests {
     let team: PostgresTeam
-    let shared = TemporaryDirectory()
-    var plugins: String { shared.path + "/plugins" }
     var socket: String { team.server.socketDirectory }
 
     init() throws {
-        team = try PostgresTeam()
-        try TermhostDevice.syncPlugins(in: shared.sub("plugins"))
+        team = try PostgresTeam(syncPlugins: true)
     }
 
     deinit {
         team.remove()
-        shared.remove()
     }
 
     func settings(_ user: String) -> [String] {
@@ -26,7 +22,7 @@ final class PostgresSyncEndToEndTests {
     }
 
     func device(_ user: String, _ extra: [String: String] = [:]) throws -> TermhostDevice {
-        try team.memberDevice(user, plugins: plugins, extra: extra)
+        try team.memberDevice(user, extra: extra)
     }
 
     @Test func aDeviceChosenFromTheCommandLineShowsItsSettingsButNeverThePassword() throws {
@@ -46,7 +42,7 @@ final class PostgresSyncEndToEndTests {
     }
 
     @Test func badSettingsAreRefusedByNameAndNothingChanges() throws {
-        let a = TermhostDevice(plugins: plugins)
+        let a = TermhostDevice(plugins: team.plugins)
         func set(_ args: [String], stdin: String? = nil) throws -> Shell.Result {
             try Shell.run(Paths.termhost, ["sync", "backend", "set", "postgres"] + args, environment: a.env, stdin: stdin)
         }

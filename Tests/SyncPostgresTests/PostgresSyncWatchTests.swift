@@ -8,22 +8,18 @@ import TestSupport
 /// pending and then sent once.
 final class PostgresSyncWatchTests {
     let team: PostgresTeam
-    let shared = TemporaryDirectory()
-    var plugins: String { shared.path + "/plugins" }
 
     init() throws {
-        team = try PostgresTeam()
-        try TermhostDevice.syncPlugins(in: shared.sub("plugins"))
+        team = try PostgresTeam(syncPlugins: true)
     }
 
     deinit {
         team.remove()
-        shared.remove()
     }
 
     /// A device of `user` on the team vault whose loop syncs once a day unless woken.
     func device(_ user: String) throws -> TermhostDevice {
-        try team.memberDevice(user, plugins: plugins, policy: #"{ "settings": { "org.termhost.sync": { "interval": 86400 } } }"#)
+        try team.memberDevice(user, policy: #"{ "settings": { "org.termhost.sync": { "interval": 86400 } } }"#)
     }
 
     func pending(_ d: TermhostDevice) throws -> Int? {

@@ -11,8 +11,11 @@ final class PostgresTeam {
     let server: PostgresServer
     static let database = "termhost"
     static let members = ["alice": "Alice-Pw-1", "bob": "Bob-Pw-1", "carol": "Carol-Pw-1", "dave": "Dave-Pw-1"]
+    /// The built sync plugins that command-line devices load, when asked for (`syncPlugins`).
+    var plugins: String { dir.path + "/plugins" }
 
-    init() throws {
+    init(syncPlugins: Bool = false) throws {
+        if syncPlugins { try TermhostDevice.syncPlugins(in: dir.sub("plugins")) }
         server = try PostgresServer(in: dir)
         try server.createDatabase(PostgresTeam.database)
         for (name, password) in PostgresTeam.members.sorted(by: { $0.key < $1.key }) { try server.createRole(name, password: password) }
@@ -40,9 +43,9 @@ final class PostgresTeam {
         return b
     }
 
-    /// A device of member `user` on the vault "team", set up through the command line; `policy`
-    /// is the device's operator policy file, if any.
-    func memberDevice(_ user: String, plugins: String, extra: [String: String] = [:], policy: String? = nil) throws -> TermhostDevice {
+    /// A device of member `user` on the vault "team", set up through the command line (the team
+    /// made with `syncPlugins`); `policy` is the device's operator policy file, if any.
+    func memberDevice(_ user: String, extra: [String: String] = [:], policy: String? = nil) throws -> TermhostDevice {
         let d = TermhostDevice(plugins: plugins, extra: extra)
         if let policy { _ = d.dir.write("policy.json", policy) }
         try d.setPostgresBackend(["host=\(server.socketDirectory)", "dbname=\(PostgresTeam.database)", "user=\(user)", "vault=team"],
