@@ -53,25 +53,17 @@ import TestSupport
     @Test func SIGTERMDuringASyncThatCannotFinishExitsWithinTheBoundAndTheChangeIsSentOnce() throws {
         let a = try device(), b = try device()
         try a.run("hosts", "add", "web", "web.example.com")
-        let deviceID = try #require(try a.run("sync", "status", "--json").stdout.firstMatch(of: /"device":"([0-9a-f]+)"/)?.1)
         // Hold the device's journal lock: the watch's first sync reads the vault, then waits to upload.
-        let deviceDir = "\(vault)/devices/\(deviceID)"
-        try FileManager.default.createDirectory(atPath: deviceDir, withIntermediateDirectories: true)
-        let lock = open(deviceDir, O_RDONLY | O_DIRECTORY)
-        #expect(flock(lock, LOCK_EX) == 0)
+        let lock = try JournalLock(vault: vault, device: a)
         let watch = try Background(Paths.termhost, ["sync", "watch"], environment: a.env)
         let pid = watch.process.processIdentifier
-        let waiting = Wait.until(timeout: 30) {
-            ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").split(separator: "\n")
-                .contains { $0.contains("-> FLOCK") && $0.split(separator: " ").contains("\(pid)") }
-        }
-        #expect(waiting, "the watch's sync never waited for the journal lock")
+        #expect(JournalLock.isWaited(by: pid), "the watch's sync never waited for the journal lock")
         let started = Date()
         kill(pid, SIGTERM)
         watch.process.waitUntilExit()
         #expect(Date().timeIntervalSince(started) < 3)   // the host's shutdown bound
         #expect(watch.process.terminationStatus == 128 + SIGTERM)
-        close(lock)
+        lock.release()
         #expect(try pending(a) == 1)
         #expect(try a.run("sync", "now").status == 0)
         #expect(try pending(a) == 0)
