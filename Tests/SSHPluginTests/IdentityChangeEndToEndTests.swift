@@ -24,8 +24,13 @@ import TestSupport
             let line = process.firstLine()
             guard line == "locked\n" else { throw Shell.Failure(description: "could not lock \(db): \(line) \(process.errorOutput())") }
         }
+        /// Ends the transaction: EOF on stdin, or, should another child have inherited the
+        /// pipe's write end, SIGKILL after 10 s (the lock dies with the process either way).
         func release() {
             try? input.fileHandleForWriting.close()
+            if !Wait.until(timeout: 10, poll: 0.02, { !process.process.isRunning }) {
+                kill(process.process.processIdentifier, SIGKILL)
+            }
             process.process.waitUntilExit()
         }
     }

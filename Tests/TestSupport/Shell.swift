@@ -76,6 +76,13 @@ public enum Shell {
         for fd: Int32 in [0, 1, 2] {
             posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
         }
+        // Nothing else of the test process may reach the child: a daemon (tmux) that kept the
+        // write end of another test's pipe would keep that pipe's reader from ever seeing EOF.
+        // (glibc 2.34's closefrom action, looked up through RTLD_DEFAULT: Swift's Glibc module
+        // does not import it.)
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np"),
+              unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3) == 0 else { return -1 }
         let argv = ([executable] + args).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

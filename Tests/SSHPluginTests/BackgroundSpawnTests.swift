@@ -1,0 +1,21 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The harness's background children (tmux servers, agents) hold no descriptor of the test
+/// process beyond their own /dev/null streams. A tmux server that inherited another test's pipe
+/// once kept that pipe's reader from seeing EOF, and the test waiting on it hung.
+@Suite struct BackgroundSpawnTests {
+    @Test func aBackgroundChildHoldsOnlyItsOwnStreams() throws {
+        let pipe = Pipe()   // open in this process while the child starts
+        let pid = Shell.spawnBackground("/bin/sleep", ["30"])
+        #expect(pid > 0)
+        defer { Shell.stopBackground(pid) }
+        // Wait until the child runs sleep (before exec, /proc shows the parent's copy).
+        #expect(Wait.until(timeout: 10) {
+            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "sleep\n"
+        })
+        let fds = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap(Int32.init).sorted()
+        #expect(fds == [0, 1, 2], "the child also holds \(fds.filter { $0 > 2 }) (pipe \(pipe.fileHandleForReading.fileDescriptor), \(pipe.fileHandleForWriting.fileDescriptor))")
+    }
+}
