@@ -11,9 +11,11 @@
 # trixie binaries and nothing is upgraded.
 #
 # Termhost's own patches (Scripts/libssh2-patches/*.patch, in name order) are applied on top of
-# Debian's: sftp-write-size.patch lets an upload send write requests as large as the server
-# allows (Docs/SFTP.md, "Speed"); whole-cipher-runs.patch hands the cipher whole runs of blocks
-# instead of one 16-byte block per call (Docs/SSH.md, "Bulk data and the cipher").
+# Debian's: hmac-keyed-context.patch keys each direction's HMAC once instead of per packet
+# (Docs/SSH.md, "Bulk data and the cipher"); sftp-write-size.patch lets an upload send write
+# requests as large as the server allows (Docs/SFTP.md, "Speed"); whole-cipher-runs.patch hands
+# the cipher whole runs of blocks instead of one 16-byte block per call (Docs/SSH.md, same
+# section).
 #
 # Idempotent: nothing is fetched or built when the prefix already holds 1.11.1 built with the
 # same patches (their SHA-256, recorded in PREFIX/PATCHES).
