@@ -42,3 +42,32 @@ import TestSupport
         }
     }
 }
+
+/// Each HMAC carries bulk data both ways across key exchanges the server starts every 64 KiB
+/// (RekeyLimit). Termhost's libssh2 keeps one keyed HMAC context per direction and replaces it
+/// at each key exchange: a context kept past its key would end the connection with a MAC
+/// error, one not re-armed between packets would too.
+@Suite struct HMACRekeyEndToEndTests {
+    /// 1.5 MiB of text through a remote `cat`, on a server that offers only aes128-ctr and `mac`.
+    static func stream(mac: String) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir, serverConfig: "LogLevel DEBUG1\nCiphers aes128-ctr\nMACs \(mac)\nRekeyLimit 64K")
+        defer { h.server.stop() }
+        var generator = SystemRandomNumberGenerator()
+        let text = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let input = Data(text).base64EncodedString(options: .lineLength76Characters) + "\n"
+        let r = try h.termhost(["exec", h.target, "--", "cat"], stdin: input, timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == input, "\(r.stdout.count) of \(input.count) bytes came back")
+        let kexes = h.server.log.components(separatedBy: "SSH2_MSG_KEXINIT sent").count - 1
+        #expect(kexes > 10, "the server exchanged keys \(kexes) times:\n\(h.server.log.suffix(2000))")
+    }
+
+    @Test(arguments: ["hmac-sha2-256", "hmac-sha2-512", "hmac-sha1"])
+    func encryptAndMAC(mac: String) throws { try Self.stream(mac: mac) }
+
+    @Test(.enabled(if: (try? LibSSH2AlgorithmsEndToEndTests.has111()) == true, "encrypt-then-MAC needs libssh2 1.11"),
+          arguments: ["hmac-sha2-256-etm@openssh.com", "hmac-sha2-512-etm@openssh.com", "hmac-sha1-etm@openssh.com"])
+    func encryptThenMAC(mac: String) throws { try Self.stream(mac: mac) }
+}

@@ -84,6 +84,7 @@ public final class DropbearServer {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        guard Shell.closeInheritedDescriptors(&actions) else { throw Shell.Failure(description: "cannot start dropbear: no closefrom") }
         let logBefore = log.utf8.count
         // unshare and sh each exec the next program, so pid is Dropbear's own. -F: stay in the
         // foreground; -E: log to stderr; -s: keys only; -m: no motd.

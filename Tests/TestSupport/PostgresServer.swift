@@ -143,6 +143,7 @@ public final class PostgresServer {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_APPEND, 0)
         posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_APPEND, 0)
+        guard Shell.closeInheritedDescriptors(&actions) else { throw Shell.Failure(description: "cannot start postgres: no closefrom") }
         let argv = PostgresServer.asOwner(PostgresServer.bin + "/postgres", args)
         let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { cArgs.forEach { free($0) } }

@@ -79,6 +79,7 @@ public final class SSHServer {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, directory + "/sshd.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, directory + "/sshd.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        guard Shell.closeInheritedDescriptors(&actions) else { throw Shell.Failure(description: "cannot start sshd: no closefrom") }
         let logBefore = log.utf8.count
         let args: [String] = [program, "-D", "-e", "-f", directory + "/sshd_config"]
         let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]

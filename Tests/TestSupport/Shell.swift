@@ -28,10 +28,6 @@ public enum Shell {
         p.standardError = err
         p.standardInput = stdin == nil ? FileHandle.nullDevice : input
         try p.run()
-        if let stdin {
-            input.fileHandleForWriting.write(Data(stdin.utf8))
-            try? input.fileHandleForWriting.close()
-        }
         // Read both pipes concurrently so a chatty child cannot block on a full pipe.
         final class Box: @unchecked Sendable { var data = Data() }
         let outBox = Box(), errBox = Box()
@@ -40,6 +36,18 @@ public enum Shell {
             group.enter()
             DispatchQueue.global().async {
                 box.data = handle.readDataToEndOfFile()
+                group.leave()
+            }
+        }
+        // stdin is written beside the readers (a child that echoes it would otherwise fill its
+        // stdout pipe and stop reading), and a child that exits before reading it all must
+        // fail its test, not end the test process with SIGPIPE.
+        if let stdin {
+            let writer = input.fileHandleForWriting
+            group.enter()
+            DispatchQueue.global().async {
+                writeAllWithoutSIGPIPE(writer.fileDescriptor, Array(stdin.utf8))
+                try? writer.close()
                 group.leave()
             }
         }
@@ -54,6 +62,29 @@ public enum Shell {
         return Result(status: p.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
                       stderr: String(decoding: errBox.data, as: UTF8.self),
                       signaled: p.terminationReason == .uncaughtSignal)
+    }
+
+    /// Writes `bytes` to a pipe until done or the reader is gone. The SIGPIPE of a closed pipe
+    /// goes to the writing thread: it is blocked here and taken back, so the write fails with
+    /// EPIPE instead of ending the test process. Ignoring SIGPIPE process-wide would not do:
+    /// children inherit an ignored signal.
+    static func writeAllWithoutSIGPIPE(_ fd: Int32, _ bytes: [UInt8]) {
+        var pipeSignal = sigset_t(), previous = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n > 0 { offset += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            if errno == EPIPE {
+                var none = timespec(tv_sec: 0, tv_nsec: 0)
+                _ = sigtimedwait(&pipeSignal, nil, &none)
+            }
+            return
+        }
     }
 
     /// Runs a program with all three streams on /dev/null and waits for it; returns its exit
@@ -76,18 +107,24 @@ public enum Shell {
         for fd: Int32 in [0, 1, 2] {
             posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
         }
-        // Nothing else of the test process may reach the child: a daemon (tmux) that kept the
-        // write end of another test's pipe would keep that pipe's reader from ever seeing EOF.
-        // (glibc 2.34's closefrom action, looked up through RTLD_DEFAULT: Swift's Glibc module
-        // does not import it.)
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np"),
-              unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3) == 0 else { return -1 }
+        guard closeInheritedDescriptors(&actions) else { return -1 }
         let argv = ([executable] + args).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
         guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { return -1 }
         return pid
+    }
+
+    /// Adds to `actions` the closing of every descriptor above stderr. Test servers and
+    /// daemons (sshd, Dropbear, PostgreSQL, tmux) outlive the moment they were started, and one
+    /// that kept the write end of another test's pipe (the test process's descriptors are not
+    /// close-on-exec) would keep that pipe's reader from ever seeing EOF: a test waiting on it
+    /// hung. Uses glibc 2.34's closefrom action, looked up through RTLD_DEFAULT because Swift's
+    /// Glibc module does not import it; false if it is missing.
+    public static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) -> Bool {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return false }
+        return unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3) == 0
     }
 
     public static func stopBackground(_ pid: pid_t) {
