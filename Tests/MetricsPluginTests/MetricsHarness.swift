@@ -123,7 +123,10 @@ struct LoopRun {
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         for fd in input + output { posix_spawn_file_actions_addclose(&actions, fd) }
-        guard Shell.closeInheritedDescriptors(&actions) else { throw Shell.Failure(description: "spawn failed: no closefrom") }
+        guard Shell.closeInheritedDescriptors(&actions) else {
+            for fd in input + output { close(fd) }
+            throw Shell.Failure(description: "spawn failed: no closefrom")
+        }
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }

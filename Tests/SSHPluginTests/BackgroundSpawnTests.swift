@@ -7,7 +7,12 @@ import TestSupport
 /// once kept that pipe's reader from seeing EOF, and the test waiting on it hung.
 @Suite struct BackgroundSpawnTests {
     @Test func aBackgroundChildHoldsOnlyItsOwnStreams() throws {
-        let pipe = Pipe()   // open in this process while the child starts
+        // Open in this process while the child starts, and inheritable whatever Foundation
+        // does with its pipes' flags, so only closing descriptors in the child keeps it out.
+        let pipe = Pipe()
+        for fd in [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor] {
+            _ = fcntl(fd, F_SETFD, 0)
+        }
         let pid = Shell.spawnBackground("/bin/sleep", ["30"])
         #expect(pid > 0)
         defer { Shell.stopBackground(pid) }

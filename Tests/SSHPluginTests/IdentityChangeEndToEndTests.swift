@@ -30,6 +30,7 @@ import TestSupport
             try? input.fileHandleForWriting.close()
             if !Wait.until(timeout: 10, poll: 0.02, { !process.process.isRunning }) {
                 kill(process.process.processIdentifier, SIGKILL)
+                Issue.record("the lock holder did not see the end of its stdin within 10 s (another process holds the pipe?); killed it")
             }
             process.process.waitUntilExit()
         }

@@ -42,14 +42,15 @@ public enum Shell {
         // stdin is written beside the readers (a child that echoes it would otherwise fill its
         // stdout pipe and stop reading), and a child that exits before reading it all must
         // fail its test, not end the test process with SIGPIPE.
+        // A thread of its own: a blocked write must not hold one of the few dispatch workers.
         if let stdin {
             let writer = input.fileHandleForWriting
             group.enter()
-            DispatchQueue.global().async {
+            Thread {
                 writeAllWithoutSIGPIPE(writer.fileDescriptor, Array(stdin.utf8))
                 try? writer.close()
                 group.leave()
-            }
+            }.start()
         }
         Wait.until(timeout: timeout, poll: 0.01) { !p.isRunning }
         if p.isRunning {
@@ -58,7 +59,10 @@ public enum Shell {
             throw Failure(description: "\(executable) \(args.joined(separator: " ")) did not finish within \(timeout) s")
         }
         p.waitUntilExit()
-        group.wait()
+        // The pipes end with the child unless something it started kept them open.
+        guard group.wait(timeout: .now() + 30) == .success else {
+            throw Failure(description: "\(executable) \(args.joined(separator: " ")) exited, but its stdout, stderr or stdin stayed open for 30 s (kept by a process it started?)")
+        }
         return Result(status: p.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
                       stderr: String(decoding: errBox.data, as: UTF8.self),
                       signaled: p.terminationReason == .uncaughtSignal)
@@ -78,7 +82,8 @@ public enum Shell {
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             if n > 0 { offset += n; continue }
-            if n < 0 && errno == EINTR { continue }
+            guard n < 0 else { return }
+            if errno == EINTR { continue }
             if errno == EPIPE {
                 var none = timespec(tv_sec: 0, tv_nsec: 0)
                 _ = sigtimedwait(&pipeSignal, nil, &none)
