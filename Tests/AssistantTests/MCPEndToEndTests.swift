@@ -185,6 +185,37 @@ import TestSupport
         #expect(answer == #"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"cancelled while it ran: it may have partly run","type":"text"}],"isError":true}}"# + "\n", "\(answer)")
     }
 
+    /// A tool slow to honour its cancel (the fixture's wait_cancel, 10 s late; ssh_exec waits up
+    /// to 2 s for the server to confirm a channel's close) still gets its one answer when input
+    /// ends: the server answers for it instead of exiting with the call unanswered.
+    @Test func aCallSlowToHonourItsCancelIsAnsweredWhenInputEnds() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.lab(dir, tools: #"{"wait_cancel": "approve"}"#)
+        defer { h.server.stop() }
+        try Fixtures.toolsPlugin(in: h.plugins)
+        let started = dir.path + "/started"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.termhost)
+        p.arguments = ["mcp"]
+        p.environment = h.environment.merging(["TOOLS_FIXTURE_STARTED": started, "TOOLS_FIXTURE_CANCEL_DELAY_MS": "10000"]) { $1 }
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        let call = #"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait_cancel","arguments":{}}}"#
+        input.fileHandleForWriting.write(Data((call + "\n").utf8))
+        #expect(Wait.until(timeout: 30) { FileManager.default.fileExists(atPath: started) }, "the tool never started")
+        try input.fileHandleForWriting.close()
+        #expect(Wait.until(timeout: 30) { !p.isRunning })
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        let answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(answer == #"{"id":7,"jsonrpc":"2.0","result":{"content":[{"text":"cancelled while it ran: it may have partly run","type":"text"}],"isError":true}}"# + "\n", "\(answer)")
+    }
+
     @Test func sigtermCancelsARunningCallAndEndsWithin3Seconds() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

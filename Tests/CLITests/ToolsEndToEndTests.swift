@@ -6,22 +6,12 @@ import TestSupport
 /// from manifests, `termhost tools call` runs one through termhost.tools/1's checks, against the
 /// C and Swift examples and Tests/Fixtures/tools-plugin.c, each really compiled and dlopen'd.
 @Suite struct ToolsEndToEndTests {
-    /// Compiles tools-plugin.c into `<parent>/tools` with the manifest the probe derives from it;
-    /// `bad`: its -DBAD_TOOLS variant, whose manifest the test writes, since `termhost plugins
-    /// manifest` refuses to derive one for tools it would refuse.
+    /// Tests/Fixtures/tools-plugin.c in `<parent>/tools` (Fixtures.toolsPlugin); `bad`: its
+    /// -DBAD_TOOLS variant, whose manifest the test writes, since `termhost plugins manifest`
+    /// refuses to derive one for tools it would refuse.
     static func toolsPlugin(in parent: String, bad: Bool = false, defines: [String] = []) throws {
-        let dir = parent + "/tools"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let lib = dir + "/libtools.so"
-        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                                               "-fPIC", "-shared", "-I", Paths.sdkInclude, "-o", lib,
-                                               Paths.root + "/Tests/Fixtures/tools-plugin.c"] + (bad ? ["-DBAD_TOOLS"] : []) + defines.map { "-D" + $0 })
-        guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
-        guard bad else {
-            let manifest = try Shell.run(Paths.termhost, ["plugins", "manifest", lib, "--output", dir + "/manifest.json"])
-            guard manifest.status == 0 else { throw Shell.Failure(description: "plugins manifest failed: \(manifest.output)") }
-            return
-        }
+        let dir = try Fixtures.toolsPlugin(in: parent, defines: (bad ? ["BAD_TOOLS"] : []) + defines, deriveManifest: !bad)
+        guard bad else { return }
         let empty = #"{"type": "object", "properties": {}, "additionalProperties": false}"#
         func tool(_ name: String, _ description: String, _ schema: String = empty, readOnly: Bool = false, parallel: Bool = false) -> String {
             #"{ "name": "\#(name)", "description": "\#(description)", "inputSchema": \#(schema), "readOnly": \#(readOnly), "parallelSafe": \#(parallel), "modes": ["planning", "acting"] }"#

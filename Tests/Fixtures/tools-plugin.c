@@ -13,7 +13,8 @@
  * `tools`): the host must then not read the tools at all.
  * Every call the provider receives is appended to $TOOLS_FIXTURE_LOG ("call NAME ARGS\n"), so a
  * test can tell that a refused call never reached it; wait_cancel creates $TOOLS_FIXTURE_STARTED
- * once running, then waits for cancel(). */
+ * once running, then waits for cancel(), and after it $TOOLS_FIXTURE_CANCEL_DELAY_MS more (a
+ * tool slow to honour its cancel, as one waiting for a server's confirmation). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,7 +113,11 @@ static termhost_status tool_call(const termhost_tool_provider_t *self, const ter
       struct timespec tick = { 0, 10 * 1000 * 1000 };
       FILE *f = started ? fopen(started, "w") : NULL;
       if (f) fclose(f);
+      const char *delay = getenv("TOOLS_FIXTURE_CANCEL_DELAY_MS");
+      long ms = delay ? strtol(delay, NULL, 10) : 0;
+      struct timespec late = { ms / 1000, (ms % 1000) * 1000 * 1000 };
       while (!cancelled) nanosleep(&tick, NULL);
+      if (ms > 0) nanosleep(&late, NULL);
       return fail(err, TERMHOST_ERR_CANCELLED, "wait_cancel: cancelled");
    }
    if (strcmp(call->tool, "big_result") == 0) {

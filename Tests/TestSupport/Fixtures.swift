@@ -45,6 +45,24 @@ public enum Fixtures {
         return Plugin(directory: dir, library: lib, manifest: manifestPath)
     }
 
+    /// Tests/Fixtures/tools-plugin.c compiled with `defines` into `<parent>/tools/libtools.so`,
+    /// with the manifest `termhost plugins manifest` derives from it (unless `deriveManifest` is
+    /// false: the caller writes one); returns the bundle directory.
+    @discardableResult
+    public static func toolsPlugin(in parent: String, defines: [String] = [], deriveManifest: Bool = true) throws -> String {
+        let dir = parent + "/tools"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let lib = dir + "/libtools.so"
+        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                                               "-fPIC", "-shared", "-I", Paths.sdkInclude, "-o", lib,
+                                               Paths.root + "/Tests/Fixtures/tools-plugin.c"] + defines.map { "-D" + $0 })
+        guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
+        guard deriveManifest else { return dir }
+        let manifest = try Shell.run(Paths.termhost, ["plugins", "manifest", lib, "--output", dir + "/manifest.json"])
+        guard manifest.status == 0 else { throw Shell.Failure(description: "plugins manifest failed: \(manifest.output)") }
+        return dir
+    }
+
     /// The hello-c example built with its own Makefile into `parent`.
     @discardableResult
     public static func helloC(in parent: String) throws -> Plugin {

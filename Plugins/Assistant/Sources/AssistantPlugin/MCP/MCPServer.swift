@@ -50,6 +50,8 @@ final class MCPServer: @unchecked Sendable {
         var byClient = false
         /// The termhost.tools/1 call number once it runs.
         var number: UInt64?
+        /// Its answer is written (by its thread, or by the end of the session for it).
+        var answered = false
     }
 
     enum Reply {
@@ -163,7 +165,10 @@ final class MCPServer: @unchecked Sendable {
     }
 
     /// The end of input or SIGTERM: no call starts, every call is cancelled, and this waits
-    /// for them to end, at most `seconds`.
+    /// for them to end, at most `seconds`. A call still running then (a tool slow to honour its
+    /// cancel: the SSH plugin waits up to 2 s for the server to confirm a channel's close) is
+    /// answered from here, since the process may exit before its thread gets to it: the
+    /// client always gets one answer for every call it did not cancel itself.
     func shutdown(waitingAtMost seconds: Double) {
         let ids = lock.withLock { () -> [JSONRPCID] in
             closing = true
@@ -174,7 +179,11 @@ final class MCPServer: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(seconds)
         lock.withLock {
             while !calls.isEmpty && lock.wait(until: deadline) {}
-            if !calls.isEmpty { log("termhost mcp: \(calls.count) tool call(s) did not end within \(seconds) s of the end") }
+            guard !calls.isEmpty else { return }
+            log("termhost mcp: \(calls.count) tool call(s) did not end within \(seconds) s of the end; answered as cancelled")
+            for (id, call) in calls {
+                answerLocked(id, call.number == nil ? Self.endedBeforeItRan : Self.endedWhileItRan, isError: true)
+            }
         }
     }
 }

@@ -54,15 +54,31 @@ extension MCPServer {
             switch outcome {
             case .result(let json): answer = (redactor.redact(json), false)
             case .error(let message): answer = (redactor.redact(message), true)
-            case .cancelled: answer = ("cancelled while it ran: it may have partly run", true)
+            case .cancelled: answer = (Self.endedWhileItRan, true)
             }
         } else {
             answer = nil
         }
-        // Answered before the call leaves `calls`, which the end of the session waits for.
-        defer { lock.withLock { calls.removeValue(forKey: id); lock.broadcast() } }
-        guard !lock.withLock({ calls[id]?.byClient ?? false }) else { return }
-        let (text, isError) = answer ?? ("cancelled before it ran: termhost mcp is ending", true)
+        let (text, isError) = answer ?? (Self.endedBeforeItRan, true)
+        // Answered, unless the end of the session answered for it already, before the call
+        // leaves `calls`, which the end of the session waits for.
+        lock.withLock {
+            answerLocked(id, text, isError: isError)
+            calls.removeValue(forKey: id)
+            lock.broadcast()
+        }
+    }
+
+    static let endedBeforeItRan = "cancelled before it ran: termhost mcp is ending"
+    static let endedWhileItRan = "cancelled while it ran: it may have partly run"
+
+    /// Sends call `id`'s one answer, unless it has one or the client cancelled it (no answer,
+    /// as the specification asks). The caller holds `lock`: whoever claims the answer also
+    /// writes it before releasing the lock, so the end of the session never returns between a
+    /// claim and its write.
+    func answerLocked(_ id: JSONRPCID, _ text: String, isError: Bool) {
+        guard let call = calls[id], !call.byClient, !call.answered else { return }
+        calls[id]?.answered = true
         output.send(JSONRPCMessage.result(id, ["content": [["type": "text", "text": text]], "isError": isError]))
     }
 
