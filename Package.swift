@@ -160,7 +160,9 @@ let package = Package(
         .testTarget(name: "AssistantTests", dependencies: ["AssistantCore", "AssistantProviders", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "SyncTests", dependencies: ["SyncCore", "TermhostServices", "TestSupport", "SyncTestSupport"], swiftSettings: strict),
         .testTarget(name: "SyncPostgresTests", dependencies: ["SyncCore", "SyncPostgres", "TestSupport", "SyncTestSupport"], swiftSettings: strict),
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["TestSupportC"], path: "Tests/TestSupport", swiftSettings: strict),
+        // Starting test servers as child subreapers (what posix_spawn cannot do).
+        .target(name: "TestSupportC", path: "Tests/TestSupportC"),
         // Sync test doubles that wrap a real backend (shared by the folder and PostgreSQL tests).
         .target(name: "SyncTestSupport", dependencies: ["SyncCore"], path: "Tests/SyncTestSupport", swiftSettings: strict),
     ]

@@ -78,13 +78,6 @@ public final class DropbearServer {
     private func spawn() throws {
         guard let user = getpwuid(getuid()) else { throw Shell.Failure(description: "no password entry for uid \(getuid())") }
         let userHome = String(cString: user.pointee.pw_dir)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        guard Shell.closeInheritedDescriptors(&actions) else { throw Shell.Failure(description: "cannot start dropbear: no closefrom") }
         let logBefore = log.utf8.count
         // unshare and sh each exec the next program, so pid is Dropbear's own. -F: stay in the
         // foreground; -E: log to stderr; -s: keys only; -m: no motd.
@@ -92,11 +85,7 @@ public final class DropbearServer {
                     "/bin/sh", "-c", "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", home, userHome,
                     DropbearServer.program, "-F", "-E", "-s", "-m", "-p", "127.0.0.1:\(port)", "-r", hostKey,
                     "-P", directory + "/dropbear.pid"]
-        let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        guard posix_spawn(&pid, args[0], &actions, nil, argv, environ) == 0 else {
-            throw Shell.Failure(description: "cannot start dropbear")
-        }
+        pid = try ServerProcess.spawn(args, log: logPath)
         // Dropbear binds its ports before it logs "Not backgrounding" (and exits, saying why,
         // when it cannot); this run's lines only, as a restart appends to the same log.
         var exited = false

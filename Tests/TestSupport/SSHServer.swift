@@ -73,20 +73,8 @@ public final class SSHServer {
 
     private func spawn() throws {
         if getuid() == 0 { mkdir("/run/sshd", 0o755) }   // privilege separation directory
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, directory + "/sshd.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, directory + "/sshd.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        guard Shell.closeInheritedDescriptors(&actions) else { throw Shell.Failure(description: "cannot start sshd: no closefrom") }
         let logBefore = log.utf8.count
-        let args: [String] = [program, "-D", "-e", "-f", directory + "/sshd_config"]
-        let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        guard posix_spawn(&pid, program, &actions, nil, argv, environ) == 0 else {
-            throw Shell.Failure(description: "cannot start sshd")
-        }
+        pid = try ServerProcess.spawn([program, "-D", "-e", "-f", directory + "/sshd_config"], log: directory + "/sshd.log")
         // Listening is what sshd's own log says (a port that accepts could be another
         // program's); this run's lines only, as a restart appends to the same log.
         var exited = false

@@ -132,9 +132,11 @@ public enum Shell {
         return unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3) == 0
     }
 
+    /// Kills it (SIGKILL: ssh-agent -D, for one, does not stop on SIGTERM) with every process
+    /// it started, then reaps it.
     public static func stopBackground(_ pid: pid_t) {
         guard pid > 0 else { return }
-        kill(pid, SIGKILL)   // ssh-agent -D, for one, does not stop on SIGTERM
+        ProcessTree.kill(pid)
         var status: Int32 = 0
         waitpid(pid, &status, 0)
     }

@@ -5,6 +5,9 @@ import Foundation
 public final class TmuxSession {
     public let name: String
     let socket: String
+    /// The tmux server, parent of the pane's shell and through it of the program under test.
+    private var serverPID: pid_t = 0
+    private var closed = false
 
     public init(command: [String], environment: [String: String], width: Int = 120, height: Int = 30) throws {
         name = "th\(getpid())\(Int.random(in: 0..<1_000_000))"
@@ -16,7 +19,17 @@ public final class TmuxSession {
         let status = Shell.spawnDetachedOutput("/usr/bin/tmux", ["-S", socket, "new-session", "-d", "-s", name,
                                                                  "-x", "\(width)", "-y", "\(height)", line])
         guard status == 0 else { throw Shell.Failure(description: "tmux new-session failed with status \(status)") }
+        // The server daemonises (its parent is gone by now), so it is found by asking it.
+        let pid = (try? Shell.run("/usr/bin/tmux", ["-S", socket, "display-message", "-p", "#{pid}"]).stdout)
+            .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard let pid else {
+            _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "kill-server"])
+            throw Shell.Failure(description: "tmux server of \(name) did not say its pid")
+        }
+        serverPID = pid
     }
+
+    deinit { close() }
 
     static func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
@@ -58,8 +71,16 @@ public final class TmuxSession {
         _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "resize-window", "-t", name, "-x", String(columns), "-y", String(rows)])
     }
 
+    /// Ends the server, the pane and everything the program in it started; idempotent. The
+    /// pane gets SIGHUP from `kill-server`, as a closed terminal would, and a while to end; what
+    /// still runs after that (a program that ignores SIGHUP, a child it left behind) is killed,
+    /// so no test leaves a process behind.
     public func close() {
+        guard !closed else { return }
+        closed = true
+        let members = serverPID > 0 ? ProcessTree.members(of: serverPID) : []
         _ = try? Shell.run("/usr/bin/tmux", ["-S", socket, "kill-server"])
+        if !ProcessTree.waitUntilGone(members, timeout: 10) { ProcessTree.kill(members) }
         try? FileManager.default.removeItem(atPath: socket)
     }
 }
