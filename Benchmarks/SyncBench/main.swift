@@ -104,7 +104,7 @@ func measure(_ name: String, make: () -> SyncBackend, waits: Bool) throws {
 
 let dir = TemporaryDirectory("termhost-sync-bench")
 defer { dir.remove() }
-try measure("folder", make: { FolderBackend(root: dir.path + "/vault") }, waits: false)
+try measure("folder", make: { FolderBackend(root: dir.path + "/vault", create: true) }, waits: false)
 
 let server = try PostgresServer(in: dir)
 defer { server.stop() }

@@ -16,7 +16,7 @@ import TestSupport
 
     func device(_ extra: [String: String] = [:]) throws -> Device {
         let d = Device(plugins: plugins, extra: extra)
-        let set = try d.run("sync", "backend", "set", "folder", vault)
+        let set = try d.run("sync", "backend", "set", "folder", vault, "--create")
         #expect(set.status == 0, "\(set.output)")
         return d
     }

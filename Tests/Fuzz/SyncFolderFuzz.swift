@@ -1,4 +1,4 @@
-// fuzz-sources: Plugins/Sync/Sources/SyncCore/FolderSegment.swift Plugins/Sync/Sources/SyncCore/FolderVault.swift Plugins/Sync/Sources/SyncCore/FolderBackend.swift Plugins/Sync/Sources/SyncCore/AtomicFile.swift Plugins/Sync/Sources/SyncCore/SyncBackend.swift
+// fuzz-sources: Plugins/Sync/Sources/SyncCore/FolderSegment.swift Plugins/Sync/Sources/SyncCore/FolderVault.swift Plugins/Sync/Sources/SyncCore/FolderBackend.swift Plugins/Sync/Sources/SyncCore/VaultDirectory.swift Plugins/Sync/Sources/SyncCore/FolderVaultLocation.swift Plugins/Sync/Sources/SyncCore/SyncBackend.swift
 // What a vault folder's peers (or a broken replicator) can write, on any bytes: a journal
 // segment, a version token, a cursor and a snapshot file name. An accepted segment has the
 // stored device and index, a Lamport stamp in range and entries whose parents are versions;

@@ -21,7 +21,7 @@ import TestSupport
             let ssh = dir.sub("home/.ssh")
             try FileManager.default.createDirectory(atPath: ssh, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: userKey.privatePath, toPath: ssh + "/id_ed25519")
-            let set = try run("sync", "backend", "set", "folder", vault)
+            let set = try run("sync", "backend", "set", "folder", vault, "--create")
             #expect(set.status == 0, "\(set.output)")
         }
 

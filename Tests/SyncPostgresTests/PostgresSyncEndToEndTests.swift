@@ -70,7 +70,7 @@ final class PostgresSyncEndToEndTests {
         let a = try device("alice")
         let stored = Data(PostgresTeam.members["alice"]!.utf8).base64EncodedString()
         #expect(secretsText(a).contains(stored))
-        #expect(try a.run("sync", "backend", "set", "folder", a.dir.sub("vault")).status == 0)
+        #expect(try a.run("sync", "backend", "set", "folder", a.dir.sub("vault"), "--create").status == 0)
         #expect(!secretsText(a).contains(stored))
     }
 

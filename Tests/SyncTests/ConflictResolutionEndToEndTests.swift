@@ -17,7 +17,7 @@ import TestSupport
 
     func device() throws -> TermhostDevice {
         let d = TermhostDevice(plugins: plugins)
-        let set = try d.run("sync", "backend", "set", "folder", vault)
+        let set = try d.run("sync", "backend", "set", "folder", vault, "--create")
         #expect(set.status == 0, "\(set.output)")
         return d
     }

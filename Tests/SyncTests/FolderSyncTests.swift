@@ -92,8 +92,8 @@ import Testing
         a.engine.sync(); b.engine.sync(); c.engine.sync()
         try a.deleteHost("old")
         a.engine.sync(); b.engine.sync()
-        #expect(try FolderBackend(root: folder).purgeTombstones(force: false) == 0)   // c has not seen it
-        #expect(try FolderBackend(root: folder).purgeTombstones(force: true) == 1)
+        #expect(try FolderBackend(root: folder, create: true).purgeTombstones(force: false) == 0)   // c has not seen it
+        #expect(try FolderBackend(root: folder, create: true).purgeTombstones(force: true) == 1)
         #expect(c.engine.sync() == .synced)
         #expect(try c.host("old") == nil)
         #expect(try c.host("keep") != nil)
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func aLostAcknowledgementIsNeitherLostNorAppliedTwice() throws {
-        let lossy = LosesAcknowledgements(FolderBackend(root: folder))
+        let lossy = LosesAcknowledgements(FolderBackend(root: folder, create: true))
         let a = try SyncDevice(dir: "\(root)/a", folder: folder, backend: lossy)
         try a.putHost("web", #"{"address":"web"}"#)
         guard case .failed = a.engine.sync() else { Issue.record("the lost acknowledgement was not seen"); return }

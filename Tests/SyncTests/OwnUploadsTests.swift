@@ -27,7 +27,7 @@ import Testing
         let b = try SyncDevice(dir: "\(root)/b", folder: folder)
         try b.putHost("from-b", #"{"address":"b1"}"#)
         #expect(b.engine.sync() == .synced)
-        let between = HookBeforePush(FolderBackend(root: folder))
+        let between = HookBeforePush(FolderBackend(root: folder, create: true))
         let a = try SyncDevice(dir: "\(root)/a", folder: folder, backend: between)
         #expect(a.engine.sync() == .synced)
         between.hook = {

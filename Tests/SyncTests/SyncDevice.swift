@@ -20,7 +20,7 @@ final class SyncDevice: SyncLocalRecords, SyncStateStore {
         path = "\(dir)/termhost.db"
         db = try SQLiteStore(path: path)
         declared = collections
-        engine = try SyncEngine(backend: backend ?? FolderBackend(root: folder), local: self, store: self, clock: clock)
+        engine = try SyncEngine(backend: backend ?? FolderBackend(root: folder, create: true), local: self, store: self, clock: clock)
     }
 
     // The user's edits, as the owning plugin makes them.

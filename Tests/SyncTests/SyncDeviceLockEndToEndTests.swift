@@ -15,7 +15,7 @@ import TestSupport
 
     @Test func aPauseWhileAnotherProcessSyncsWaitsForItAndIsKept() throws {
         let a = TermhostDevice(plugins: shared.sub("plugins"))
-        #expect(try a.run("sync", "backend", "set", "folder", vault).status == 0)
+        #expect(try a.run("sync", "backend", "set", "folder", vault, "--create").status == 0)
         try a.run("hosts", "add", "web", "web.example.com")
         // Hold the device's journal lock in the vault: `sync now` reads the vault, then waits to upload.
         let lock = try JournalLock(vault: vault, device: a)

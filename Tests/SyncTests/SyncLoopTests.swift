@@ -16,7 +16,7 @@ import TestSupport
               lock: DeviceSyncLock? = nil) -> (SyncLoop, Reports) {
         let folder = self.folder
         let loop = SyncLoop(device: SyncLoop.Device(local: d, state: d, clock: { Date().timeIntervalSince1970 },
-                                                    vault: { folder }, openBackend: { FolderBackend(root: folder) }, lock: lock),
+                                                    vault: { folder }, openBackend: { FolderBackend(root: folder, create: true) }, lock: lock),
                             interval: interval, firstDelay: firstDelay, gate: gate)
         let reports = Reports()
         loop.addObserver { reports.add($0) }

@@ -25,7 +25,7 @@ import TestSupport
         try TermhostDevice.syncPlugins(in: shared.sub("plugins"))
         b = TermhostDevice(plugins: shared.sub("plugins"))
         let vault = shared.sub("vault")
-        for set in [try h.termhost(["sync", "backend", "set", "folder", vault]), try b.run("sync", "backend", "set", "folder", vault)] {
+        for set in [try h.termhost(["sync", "backend", "set", "folder", vault, "--create"]), try b.run("sync", "backend", "set", "folder", vault, "--create")] {
             #expect(set.status == 0, "\(set.output)")
         }
         for name in ["web", "other"] {

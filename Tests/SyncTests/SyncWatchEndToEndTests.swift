@@ -24,7 +24,7 @@ import TestSupport
 
     func device(interval: String? = nil) throws -> TermhostDevice {
         let d = deviceWithoutVault(interval: interval)
-        let set = try d.run("sync", "backend", "set", "folder", vault)
+        let set = try d.run("sync", "backend", "set", "folder", vault, "--create")
         #expect(set.status == 0, "\(set.output)")
         return d
     }
@@ -77,7 +77,8 @@ import TestSupport
         try a.run("hosts", "add", "web", "web.example.com")
         #expect(try a.run("hosts", "list").status == 0)
         #expect(try a.run("sync", "status", "--json").stdout.contains(#""last_success":null"#))
-        #expect(!FileManager.default.fileExists(atPath: "\(vault)/vault.json"))
+        // The vault was made by `backend set --create`; no device has written into it.
+        #expect(!FileManager.default.fileExists(atPath: "\(vault)/devices"))
     }
 
     @Test func foregroundAfterSIGTSTPSyncsAtOnce() throws {
@@ -124,7 +125,7 @@ import TestSupport
         defer { h.server.stop() }
         _ = try Fixtures.bundle("libSyncPlugin.so", as: "org.termhost.sync", in: h.plugins)
         _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sync": { "interval": "# + interval + " } } }")
-        #expect(try h.termhost(["sync", "backend", "set", "folder", vault]).status == 0)
+        #expect(try h.termhost(["sync", "backend", "set", "folder", vault, "--create"]).status == 0)
         let b = try device()
         let session = try Background(Paths.termhost, ["exec", h.target, "--", "sleep", "120"], environment: h.environment)
         defer { kill(session.process.processIdentifier, SIGKILL); session.process.waitUntilExit() }

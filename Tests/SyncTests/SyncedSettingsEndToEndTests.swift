@@ -17,7 +17,7 @@ import TestSupport
     func device(overridable: String = #"["interval"]"#) throws -> TermhostDevice {
         let d = TermhostDevice(plugins: plugins)
         _ = d.dir.write("policy.json", #"{ "userOverridable": { "org.termhost.sync": "# + overridable + " } }")
-        let set = try d.run("sync", "backend", "set", "folder", vault)
+        let set = try d.run("sync", "backend", "set", "folder", vault, "--create")
         #expect(set.status == 0, "\(set.output)")
         return d
     }

@@ -55,6 +55,7 @@ struct Authenticator {
             try endIfDisconnected(offered: offered)
         }
         var message = "\(VisibleText.of(user))@\(connection.shownAddress): Permission denied (\(methods.joined(separator: ",")))."
+        if let hint = connection.destination.missingCredentialsHint { message += "\n" + hint }
         if rsaRefused && SSHConnection.libssh2LacksRSASHA2 {
             message += "\nAn RSA key was refused: this libssh2 (\(SSHConnection.libssh2Version)) can only sign with ssh-rsa (SHA-1), which OpenSSH 8.8 and later reject. Use an ed25519 or ECDSA key (ssh-keygen -t ed25519), or a host with libssh2 1.11 or later."
         }

@@ -1,3 +1,5 @@
+import TermhostSDK
+
 /// Where to connect: a saved vault host or an ad-hoc `user@host:port` (IPv6 as `[::1]:2222`).
 struct Destination: Equatable, Codable {
     var name: String
@@ -16,6 +18,21 @@ struct Destination: Equatable, Codable {
     var keySecret: String? = nil
     /// ForwardAgent: the saved host's setting, or `-A`/`-a` for one connection; nil is off.
     var forwardAgent: Bool? = nil
+    /// The saved identity this destination uses, and what it stored on another device that
+    /// this one lacks (its key, its password): named when authentication fails.
+    var identityName: String? = nil
+    var keyElsewhere: Bool? = nil
+    var passwordElsewhere: Bool? = nil
+
+    /// The line that says why a refusal may be this device's: the identity's stored key or
+    /// password is on another device (stored secrets never sync), and how to store it here.
+    var missingCredentialsHint: String? {
+        guard let name = identityName, keyElsewhere == true || passwordElsewhere == true else { return nil }
+        let missing = [keyElsewhere == true ? "key" : nil, passwordElsewhere == true ? "password" : nil].compactMap { $0 }
+        let fix = keyElsewhere == true ? "--store-key FILE" : "--password"
+        return "Identity '\(VisibleText.of(name))' has a stored \(missing.joined(separator: " and ")) on another device but not on this one "
+            + "(stored keys and passwords never sync): termhost identities edit \(VisibleText.of(name)) \(fix)"
+    }
 
     /// Parses `[user@]host[:port]`. Returns nil for an empty or malformed string.
     static func parse(_ text: String) -> Destination? {
@@ -74,4 +91,9 @@ struct IdentityRecord: Codable, Equatable {
     var passwordSecret: String?
     /// A private key stored in the secrets service (its ID), instead of a key file.
     var keySecret: String? = nil
+    /// Whether a key or a password was stored with this identity on some device. Synced (the
+    /// secret IDs above are not, and the secrets never), so that another device can say what
+    /// it lacks when the server refuses it instead of a bare "Permission denied".
+    var storedKey: Bool? = nil
+    var storedPassword: Bool? = nil
 }

@@ -116,15 +116,21 @@ enum IdentitiesCommand {
         let keyFile: String?
         let hasPassword: Bool
         let hasStoredKey: Bool
+        /// Stored on another device and not here (stored secrets never sync).
+        let keyElsewhere: Bool
+        let passwordElsewhere: Bool
         init(_ i: IdentityRecord) {
             name = i.name
             user = i.user
             keyFile = i.keyFile
             hasPassword = i.passwordSecret != nil
             hasStoredKey = i.keySecret != nil
+            keyElsewhere = i.storedKey == true && i.keySecret == nil
+            passwordElsewhere = i.storedPassword == true && i.passwordSecret == nil
         }
         var summary: String {
-            [user.map { "user \($0)" }, keyFile.map { "key \($0)" }, hasStoredKey ? "key stored" : nil, hasPassword ? "password saved" : nil]
+            [user.map { "user \($0)" }, keyFile.map { "key \($0)" }, hasStoredKey ? "key stored" : nil, hasPassword ? "password saved" : nil,
+             keyElsewhere ? "key stored on another device, not here" : nil, passwordElsewhere ? "password saved on another device, not here" : nil]
                 .compactMap { $0 }.joined(separator: ", ")
         }
     }

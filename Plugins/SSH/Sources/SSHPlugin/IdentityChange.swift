@@ -37,10 +37,14 @@ final class IdentityChange {
                 if let key {
                     updated.keySecret = try secrets.put(key)
                     written.append(updated.keySecret!)
+                    try vault.recordKind(.key, of: updated.keySecret!)
+                    updated.storedKey = true
                 }
                 if let password {
                     updated.passwordSecret = try secrets.put(password)
                     written.append(updated.passwordSecret!)
+                    try vault.recordKind(.password, of: updated.passwordSecret!)
+                    updated.storedPassword = true
                 }
             }
             try vault.save(updated)
@@ -65,6 +69,7 @@ final class IdentityChange {
 
     private func removeSecret(_ id: String, what: String) {
         guard let secrets else { return }
+        vault.forgetKind(of: id)
         do { try secrets.remove(id) } catch {
             warnings.append("\(what) stays in the secrets store, unused: \(error)")
         }

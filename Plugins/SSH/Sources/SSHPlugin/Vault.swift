@@ -63,10 +63,46 @@ struct Vault {
             }
             d.user = d.user ?? identity.user
             d.identityFile = d.identityFile ?? identity.keyFile
+            try checkSecretKinds(of: identity)
             d.passwordSecret = identity.passwordSecret
             d.keySecret = identity.keySecret
+            d.identityName = name
+            d.keyElsewhere = identity.storedKey == true && identity.keySecret == nil ? true : nil
+            d.passwordElsewhere = identity.storedPassword == true && identity.passwordSecret == nil ? true : nil
         }
         return d
+    }
+
+    // MARK: What each stored secret is
+
+    /// What a secret was stored as. Recorded on this device only (collection "secret-kinds",
+    /// never synced) when `identities add/edit` stores it, so that a secret is only ever used
+    /// as what it was stored as: a stored private key is never sent as a password.
+    enum SecretKind: String { case key, password }
+
+    func recordKind(_ kind: SecretKind, of secret: String) throws(PluginError) {
+        try store.put("secret-kinds", secret, Array(kind.rawValue.utf8))
+    }
+
+    func forgetKind(of secret: String) { try? store.remove("secret-kinds", secret) }
+
+    /// Refuses an identity whose secret IDs are used as what they were not stored as: one ID
+    /// named as both key and password, or an ID recorded as the other kind. (A peer that
+    /// planted this device's secret IDs in a synced identity is refused at sync already; this
+    /// holds whatever wrote the record.) A secret stored before kinds were recorded has none
+    /// and is used as named.
+    func checkSecretKinds(of identity: IdentityRecord) throws(PluginError) {
+        let fix = "store them again with 'termhost identities edit \(VisibleText.of(identity.name)) --store-key FILE' or '--password'"
+        if let key = identity.keySecret, key == identity.passwordSecret {
+            throw PluginError("identity '\(VisibleText.of(identity.name))' names one secret as both its key and its password: refused; \(fix)")
+        }
+        for (id, wanted) in [(identity.keySecret, SecretKind.key), (identity.passwordSecret, .password)] {
+            guard let id, let bytes = try store.get("secret-kinds", id) else { continue }
+            let stored = String(decoding: bytes, as: UTF8.self)
+            if stored != wanted.rawValue {
+                throw PluginError("identity '\(VisibleText.of(identity.name))' would use a stored \(VisibleText.of(stored)) as its \(wanted.rawValue): refused; \(fix)")
+            }
+        }
     }
 
     func identity(_ name: String) throws(PluginError) -> IdentityRecord? {

@@ -25,11 +25,21 @@ enum FieldMerge {
         return encode(o)
     }
 
-    /// `remote` with the device-local fields of `local` put back.
+    /// `remote` with its device-local fields replaced by those of `local` (or dropped, when
+    /// there is no local copy): a device-local field from elsewhere (the ID of a secret in
+    /// another device's secrets file, or of this device's, planted by a peer) never lands here.
     static func keepLocal(_ remote: [UInt8], from local: [UInt8]?, _ localFields: [String]) -> [UInt8] {
-        guard !localFields.isEmpty, var r = object(remote), let local, let l = object(local) else { return remote }
+        guard !localFields.isEmpty, var r = object(remote) else { return remote }
+        let l = local.flatMap(object) ?? [:]
         for f in localFields { r[f] = l[f] }
         return encode(r)
+    }
+
+    /// The device-local fields `bytes` carries, sorted: none in a record any device sent,
+    /// since each strips them before sending.
+    static func carriedLocalFields(_ bytes: [UInt8], _ localFields: [String]) -> [String] {
+        guard !localFields.isEmpty, let o = object(bytes) else { return [] }
+        return localFields.filter { o[$0] != nil }.sorted()
     }
 
     /// Three-way merge of JSON objects: a field changed on one side only takes that side's

@@ -3,9 +3,11 @@ import Foundation
 /// The embedded backend: a directory that something else replicates (Syncthing, a network
 /// share, a USB stick), or that several processes on one machine share.
 ///
-/// Layout (everything JSON, every file written atomically: temporary file, fsync, link or rename,
-/// fsync of the directory):
-///   vault.json                          {"format":1,"vault":"<ID>"}; created once, never replaced
+/// Layout (everything JSON, every file written atomically and reached without following a link:
+/// see VaultDirectory):
+///   vault.json                          {"format":1,"vault":"<ID>"}; created once, never replaced,
+///                                       and only on purpose (`create`): a folder without it
+///                                       is no vault (an unmounted share), never a new one
 ///   devices/<device>/<index>.json        that device's journal segments, 1, 2, 3...; never changed
 ///   devices/<device>/ack.json            the cursor that device has applied (for purging)
 ///   snapshots/<lamport>.<device>.json    purge snapshots (see FolderVault)
@@ -17,32 +19,72 @@ import Foundation
 /// not say that.
 public final class FolderBackend: SyncBackend {
     public let root: String
+    private let files: VaultDirectory
     private var cache: [String: Result<FolderSegment, FolderFormatError>] = [:]
 
-    public init(root: String) {
+    /// The most bytes a file of each kind may hold; a larger one is refused unread (a peer's
+    /// 140 MB file once cost a device 0.9 GB of memory). A push of 500 records makes segments of
+    /// a few MiB; a snapshot holds every live record (10,000 hosts: about 60 MiB).
+    static let maxSegmentBytes = 64 << 20
+    static let maxSnapshotBytes = 512 << 20
+    static let maxSmallFileBytes = 64 << 10
+
+    /// Whether `open` may make a new vault when the folder has none. Only when a vault is made
+    /// on purpose (`sync backend set folder PATH --create`, or the default folder in
+    /// Termhost's own data directory): otherwise a missing `vault.json` means the share is not
+    /// mounted, and a new empty vault there would be synced as if every record were deleted.
+    public let create: Bool
+
+    public init(root: String, create: Bool = false) {
         self.root = root
+        self.create = create
+        files = VaultDirectory(root: root)
     }
 
     public var summary: String { "folder \(root)" }
 
     public func open(device: String) throws(SyncBackendError) -> SyncVaultInfo {
         guard FolderVersion.isDeviceID(device) else { throw .invalid("device ID \(device.debugDescription) is not 1-64 letters, digits, - or _") }
-        try AtomicFile.makeDirectory("\(root)/devices/\(device)")
-        try AtomicFile.makeDirectory("\(root)/snapshots")
-        let path = "\(root)/vault.json"
-        if AtomicFile.read(path) == nil {
-            let fresh = #"{"format":1,"vault":"\#(UUID().uuidString)"}"#
-            _ = try AtomicFile.write(Array(fresh.utf8), to: path, .create)   // a peer may win: read theirs
+        _ = try FolderBackend.makeVault(at: root, allowed: create)
+        let path = files.path("vault.json")
+        let bytes: [UInt8]
+        switch try files.read("vault.json", limit: FolderBackend.maxSmallFileBytes) {
+        case .bytes(let read): bytes = read
+        case .missing: throw .unavailable("\(path) went away while it was opened; the next sync retries")
+        case .refused(let why): throw .invalid(why)
         }
-        guard let bytes = AtomicFile.read(path),
-              let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
               let format = object["format"] as? Int, let vault = object["vault"] as? String, !vault.isEmpty else {
             throw .invalid("\(path) is not a Termhost vault description; move it away to start a new vault there")
         }
         guard format == FolderSegment.currentFormat else {
             throw .invalid("\(path) has format \(format), written by a newer Termhost; upgrade to use this vault")
         }
+        // Only inside a vault that exists: never a directory tree where the share should be.
+        try files.makeDirectory("devices/\(device)")
+        try files.makeDirectory("snapshots")
         return SyncVaultInfo(vaultID: vault)
+    }
+
+    /// Makes a new vault (the folder and its `vault.json`) at `root` when there is none and
+    /// `allowed`; returns whether it made one. A folder without a vault is refused otherwise,
+    /// naming the likely cause, with nothing written. Refuses a place `FolderVaultLocation`
+    /// refuses, and a `vault.json` that is a link.
+    public static func makeVault(at root: String, allowed: Bool) throws(SyncBackendError) -> Bool {
+        if let why = FolderVaultLocation.refusal(root) { throw .invalid(why) }
+        let files = VaultDirectory(root: root)
+        switch try files.read("vault.json", limit: maxSmallFileBytes) {
+        case .bytes: return false
+        case .refused(let why): throw .invalid(why)
+        case .missing: break
+        }
+        guard allowed else {
+            throw .unavailable("no vault at \(root): is the share mounted? Nothing was written there "
+                               + "('termhost sync backend set folder \(root) --create' makes a new vault there)")
+        }
+        try VaultDirectory.makeRoot(root)
+        let fresh = #"{"format":1,"vault":"\#(UUID().uuidString)"}"#
+        return try files.write(Array(fresh.utf8), to: "vault.json", .create)   // false: a peer made one first
     }
 
     public func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage {
@@ -68,12 +110,10 @@ public final class FolderBackend: SyncBackend {
     }
 
     public func push(_ changes: [SyncChange], device: String) throws(SyncBackendError) -> [SyncPushResult] {
-        let dir = "\(root)/devices/\(device)"
-        try AtomicFile.makeDirectory(dir)
-        let lock = Foundation.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard lock >= 0 else { throw AtomicFile.failure("open \(dir)") }
+        try files.makeDirectory("devices/\(device)")
+        let lock = try files.openDirectory("devices/\(device)")
         defer { Glibc.close(lock) }
-        guard flock(lock, LOCK_EX) == 0 else { throw AtomicFile.failure("lock \(dir)") }
+        guard flock(lock, LOCK_EX) == 0 else { throw VaultDirectory.failure("lock \(files.path("devices/\(device)"))") }
 
         let vault = try load()
         var index = (vault.vector[device] ?? 0) + 1
@@ -102,7 +142,7 @@ public final class FolderBackend: SyncBackend {
             while true {
                 let segment = FolderSegment(format: FolderSegment.currentFormat, device: device, index: index, lamport: lamport, entries: entries)
                 let bytes = try FolderBackend.encode(segment)
-                if try AtomicFile.write(bytes, to: FolderBackend.segmentPath(root, device, index), .create) { break }
+                if try files.write(bytes, to: FolderBackend.segmentName(device, index), .create) { break }
                 index += 1
             }
         }
@@ -133,8 +173,7 @@ public final class FolderBackend: SyncBackend {
     }
 
     public func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) {
-        _ = try AtomicFile.write(Array(#"{"cursor":\#(String(reflecting: cursor.token))}"#.utf8),
-                                 to: "\(root)/devices/\(device)/ack.json", .replace)
+        _ = try files.write(Array(#"{"cursor":\#(String(reflecting: cursor.token))}"#.utf8), to: "devices/\(device)/ack.json", .replace)
     }
 
     public func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int {
@@ -143,9 +182,9 @@ public final class FolderBackend: SyncBackend {
             // Only when every device that ever opened the vault (open() made its directory) has
             // applied everything there is, readers included: a device's own ack may already be
             // past its own writes, so the writers alone say nothing.
-            let known = ((try? FileManager.default.contentsOfDirectory(atPath: "\(root)/devices")) ?? []).filter(FolderVersion.isDeviceID)
+            let known = (try files.list("devices") ?? []).filter(FolderVersion.isDeviceID)
             for device in Set(known).union(vault.vector.keys) {
-                guard let bytes = AtomicFile.read("\(root)/devices/\(device)/ack.json"),
+                guard case .bytes(let bytes) = try files.read("devices/\(device)/ack.json", limit: FolderBackend.maxSmallFileBytes),
                       let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: String],
                       let acked = object["cursor"].flatMap({ FolderBackend.decodeCursor(SyncCursor($0)) }),
                       vault.vector.allSatisfy({ (acked[$0.key] ?? 0) >= $0.value }) else { return 0 }
@@ -158,10 +197,10 @@ public final class FolderBackend: SyncBackend {
         let snapshot = vault.snapshot(covering: vault.vector, lamport: lamport)
         let bytes: [UInt8]
         do { bytes = Array(try JSONEncoder().encode(snapshot)) } catch { throw .invalid("cannot encode a snapshot: \(error)") }
-        _ = try AtomicFile.write(bytes, to: "\(root)/snapshots/\(lamport).\(device).json", .replace)
+        _ = try files.write(bytes, to: "snapshots/\(lamport).\(device).json", .replace)
         // The snapshot holds everything the covered segments said; they can go.
         for (device, last) in vault.vector {
-            for index in 1...max(1, last) { unlink(FolderBackend.segmentPath(root, device, index)) }
+            for index in 1...max(1, last) { files.remove(FolderBackend.segmentName(device, index)) }
         }
         cache.removeAll()
         return tombstones
@@ -175,39 +214,64 @@ public final class FolderBackend: SyncBackend {
 
     private func load() throws(SyncBackendError) -> FolderVault {
         var vault = FolderVault()
-        let snapshots = (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/snapshots")) ?? []
+        let snapshots = try files.list("snapshots") ?? []
         let newestFirst = snapshots.compactMap(FolderBackend.snapshotOrder).sorted { $0.0 > $1.0 }
         for (_, name) in newestFirst {
-            let path = "\(root)/snapshots/\(name)"
-            guard let bytes = AtomicFile.read(path) else { continue }
+            let relative = "snapshots/\(name)"
+            let bytes: [UInt8]
+            switch try files.read(relative, limit: FolderBackend.maxSnapshotBytes) {
+            case .missing: continue
+            case .refused(let why):
+                vault.damaged.append((device: "", index: Int64.max, damage: SyncDamage(location: files.path(relative), reason: why, raw: [])))
+                continue
+            case .bytes(let read): bytes = read
+            }
             if let snapshot = try? JSONDecoder().decode(FolderVault.Snapshot.self, from: Data(bytes)),
                snapshot.format == FolderSegment.currentFormat, snapshot.covers.allSatisfy({ FolderVersion.isDeviceID($0.key) && $0.value >= 0 }) {
                 vault.load(snapshot: snapshot)
                 break
             }
-            vault.damaged.append((device: "", index: Int64.max, damage: SyncDamage(location: path, reason: "not a vault snapshot", raw: bytes)))
+            vault.damaged.append((device: "", index: Int64.max, damage: SyncDamage(location: files.path(relative), reason: "not a vault snapshot", raw: bytes)))
         }
-        guard let devices = try? FileManager.default.contentsOfDirectory(atPath: "\(root)/devices") else {
-            throw .unavailable("\(root)/devices cannot be read: \(String(cString: strerror(errno)))")
+        guard let devices = try files.list("devices") else {
+            throw .unavailable("\(files.path("devices")) cannot be read: it is missing")
         }
         var segments: [FolderSegment] = []
-        for device in devices where FolderVersion.isDeviceID(device) {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/devices/\(device)")) ?? []
+        for device in devices.sorted() where FolderVersion.isDeviceID(device) {
+            let names: [String]
+            do throws(SyncBackendError) { names = try files.list("devices/\(device)") ?? [] } catch {
+                // A peer's directory that is a link (or not a directory) is reported, not
+                // followed, and does not stop the others from syncing.
+                guard case .invalid(let why) = error else { throw error }
+                vault.damaged.append((device: device, index: Int64.max, damage: SyncDamage(location: files.path("devices/\(device)"), reason: why, raw: [])))
+                continue
+            }
             for name in names {
                 guard let index = FolderBackend.segmentIndex(name), index > (vault.covers[device] ?? 0) else { continue }
-                let path = FolderBackend.segmentPath(root, device, index)
-                if cache[path] == nil {
-                    guard let bytes = AtomicFile.read(path) else { continue }
-                    do throws(FolderFormatError) {
-                        cache[path] = .success(try FolderSegment.parse(bytes, device: device, index: index))
-                    } catch {
-                        cache[path] = .failure(error)
-                        vault.damaged.append((device: device, index: index, damage: SyncDamage(location: path, reason: error.reason, raw: bytes)))
+                let relative = FolderBackend.segmentName(device, index)
+                if cache[relative] == nil {
+                    let bytes: [UInt8]
+                    switch try files.read(relative, limit: FolderBackend.maxSegmentBytes) {
+                    case .missing: continue
+                    case .refused(let why): cache[relative] = .failure(FolderFormatError(why)); bytes = []
+                    case .bytes(let read): bytes = read
                     }
-                } else if case .failure(let error) = cache[path]! {
-                    vault.damaged.append((device: device, index: index, damage: SyncDamage(location: path, reason: error.reason, raw: AtomicFile.read(path) ?? [])))
+                    if cache[relative] == nil {
+                        do throws(FolderFormatError) {
+                            cache[relative] = .success(try FolderSegment.parse(bytes, device: device, index: index))
+                        } catch {
+                            cache[relative] = .failure(error)
+                        }
+                    }
+                    if case .failure(let error) = cache[relative]! {
+                        vault.damaged.append((device: device, index: index, damage: SyncDamage(location: files.path(relative), reason: error.reason, raw: bytes)))
+                    }
+                } else if case .failure(let error) = cache[relative]! {
+                    let raw: [UInt8]
+                    if case .bytes(let read)? = try? files.read(relative, limit: FolderBackend.maxSegmentBytes) { raw = read } else { raw = [] }
+                    vault.damaged.append((device: device, index: index, damage: SyncDamage(location: files.path(relative), reason: error.reason, raw: raw)))
                 }
-                if case .success(let segment) = cache[path] { segments.append(segment) }
+                if case .success(let segment) = cache[relative] { segments.append(segment) }
                 // A damaged segment still moves the cursor: it is reported once, not re-read forever.
                 vault.vector[device] = max(vault.vector[device] ?? 0, index)
             }
@@ -216,9 +280,10 @@ public final class FolderBackend: SyncBackend {
         return vault
     }
 
-    static func segmentPath(_ root: String, _ device: String, _ index: Int64) -> String {
+    /// A segment's name below the vault's root: `devices/<device>/<12 digits>.json`.
+    static func segmentName(_ device: String, _ index: Int64) -> String {
         let digits = String(index)
-        return "\(root)/devices/\(device)/\(String(repeating: "0", count: max(0, 12 - digits.count)))\(digits).json"
+        return "devices/\(device)/\(String(repeating: "0", count: max(0, 12 - digits.count)))\(digits).json"
     }
 
     static func segmentIndex(_ name: String) -> Int64? {

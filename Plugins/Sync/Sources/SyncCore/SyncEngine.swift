@@ -116,6 +116,7 @@ public final class SyncEngine {
             for id in try local.all() where rule(id) != nil {
                 try store.put("outbox", StateKey.of(id), try encode(PendingChange(changeID: newChangeID())))
             }
+            try clearReconcileMarks()
             state.vault = vault
             state.cursor = ""
             state.fullReconcile = true
@@ -146,17 +147,23 @@ public final class SyncEngine {
         }
     }
 
+    /// Pulls from the stored cursor. A full pull (first sync, a new vault, an expired cursor)
+    /// ends by telling which local records the vault no longer knows, which needs every record
+    /// the pull returned: each page marks its records in the "reconcile" collection in the
+    /// same transaction that saves the cursor past them, so a pull cut anywhere (server
+    /// restarted, network gone, process killed) resumes where it stopped with the marks of the
+    /// pages already applied, and nothing saved is untrue without the rest of the pull.
     private func pull(restored: Bool) throws {
         var cursor = SyncCursor(state.cursor)
-        var full = state.fullReconcile || cursor == .start
-        var seen = Set<SyncRecordID>()
+        if cursor == .start && !state.fullReconcile {
+            try startFullPull()
+        }
         recordsPulled = 0
         while true {
             let result = Result { () throws(SyncBackendError) in try backend.pull(after: cursor, limit: 500) }
             if case .failure(.cursorExpired) = result {
+                try startFullPull()
                 cursor = .start
-                full = true
-                seen = []
                 continue
             }
             let page = try result.get()
@@ -164,7 +171,7 @@ public final class SyncEngine {
             try store.transaction {
                 for damage in page.damaged { try quarantine(damage) }
                 for record in page.records {
-                    seen.insert(record.id)
+                    if state.fullReconcile { try store.put("reconcile", StateKey.of(record.id), [1]) }
                     try receive(record, restored: restored)
                 }
                 state.cursor = page.next.token
@@ -173,9 +180,10 @@ public final class SyncEngine {
             cursor = page.next
             if !page.more { break }
         }
-        guard full else { return }
+        guard state.fullReconcile else { return }
         try store.transaction {
-            for id in try local.all() where rule(id) != nil && !seen.contains(id) {
+            for id in try local.all() where rule(id) != nil {
+                if try store.get("reconcile", StateKey.of(id)) != nil { continue }
                 guard let known = try recordState(id), known.version != nil else {
                     if try pendingChange(id) == nil {
                         try store.put("outbox", StateKey.of(id), try encode(PendingChange(changeID: newChangeID())))
@@ -191,9 +199,24 @@ public final class SyncEngine {
                     try store.remove("records", StateKey.of(id))
                 }
             }
+            try clearReconcileMarks()
             state.fullReconcile = false
             try saveState()
         }
+    }
+
+    /// Begins a full pull from the start of the feed: no record marked as seen yet.
+    private func startFullPull() throws {
+        try store.transaction {
+            try clearReconcileMarks()
+            state.cursor = ""
+            state.fullReconcile = true
+            try saveState()
+        }
+    }
+
+    private func clearReconcileMarks() throws {
+        for (key, _) in try store.list("reconcile") { try store.remove("reconcile", key) }
     }
 
     private func receive(_ record: SyncServerRecord, restored: Bool) throws {
@@ -206,6 +229,9 @@ public final class SyncEngine {
         if let payload = record.payload, rule.merge == .fields, FieldMerge.object(payload) == nil {
             try quarantine(SyncDamage(location: "\(backend.summary): \(record.id) version \(record.version)",
                                       reason: "collection \(rule.collection) merges field by field but this record is not a JSON object", raw: payload))
+            return
+        }
+        if let payload = record.payload, try refusedForLocalFields(record.id, version: record.version, payload: payload, rule: rule) {
             return
         }
         var known = try recordState(record.id) ?? RecordState()
@@ -246,6 +272,19 @@ public final class SyncEngine {
         known.version = record.version.token
         known.base = Data(record.payload!)
         try store.put("records", key, try encode(known))
+    }
+
+    /// A vault record carrying device-local fields (IDs of stored secrets, above all) is
+    /// refused whole and quarantined, named in `sync status`: no device sends them, so one that
+    /// does is hostile or broken, and applying the rest of it would still bind this device's
+    /// secrets to someone else's host. True when refused.
+    private func refusedForLocalFields(_ id: SyncRecordID, version: SyncVersion, payload: [UInt8], rule: SyncCollection) throws -> Bool {
+        let carried = FieldMerge.carriedLocalFields(payload, rule.localFields)
+        guard !carried.isEmpty else { return false }
+        try quarantine(SyncDamage(location: "\(backend.summary): \(id) version \(version)",
+                                  reason: "carries \(carried.joined(separator: ", ")), which stays on each device and no device sends (a secret's ID names this device's secrets only): refused",
+                                  raw: payload))
+        return true
     }
 
     private func mergeOrConflict(_ id: SyncRecordID, base: [UInt8]?, local localValue: [UInt8]?, remote: SyncServerRecord, rule: SyncCollection) throws {
@@ -324,6 +363,9 @@ public final class SyncEngine {
                         if pendingChange.all.contains(server.changeID) {
                             written.append(server.version)
                             try accepted(id, change: server.changeID, version: server.version, payload: server.payload, pending: pendingChange)
+                        } else if let rule = rule(id), let payload = server.payload,
+                                  try refusedForLocalFields(id, version: server.version, payload: payload, rule: rule) {
+                            continue   // stays pending; sent again once the vault's copy is sound
                         } else if let rule = rule(id) {
                             try mergeOrConflict(id, base: try recordState(id)?.base.map { [UInt8]($0) }, local: change.payload, remote: server, rule: rule)
                             again = true

@@ -3,7 +3,8 @@ import Foundation
 /// The engine's persisted records (JSON values in the Sync plugin's store collections).
 /// Collections: "engine" (one value, "state"), "records" (per-record server version and the
 /// last synced copy), "outbox" (pending change IDs only: the payload is read when sent),
-/// "conflicts", "quarantine", "foreign" (records of collections this device does not know).
+/// "conflicts", "quarantine", "foreign" (records of collections this device does not know),
+/// "reconcile" (records a full pull in progress has received, saved with its cursor).
 struct EngineState: Codable {
     var device: String
     var vault: String?

@@ -10,9 +10,13 @@ import TermhostSDK
 extension SyncCommand {
     static let maxPasswordBytes = 1024
 
-    func backend(_ words: [String], json: Bool, passwordFromStdin: Bool) throws -> Int32 {
+    func backend(_ words: [String], json: Bool, passwordFromStdin: Bool, create: Bool) throws -> Int32 {
         if passwordFromStdin && !(words.count >= 2 && words[0] == "set" && words[1] == "postgres") {
             c.printError("termhost sync backend: --password-stdin goes with 'set postgres' only")
+            return 2
+        }
+        if create && !(words.count >= 2 && words[0] == "set" && words[1] == "folder") {
+            c.printError("termhost sync backend: --create goes with 'set folder' only")
             return 2
         }
         switch (words.first, words.count) {
@@ -20,10 +24,20 @@ extension SyncCommand {
             show(try BackendSettings.load(store, environment), json: json)
             return 0
         case ("set"?, 3) where words[1] == "folder":
-            let path = (words[2] as NSString).standardizingPath
-            guard path.hasPrefix("/") else { c.printError("termhost sync backend set: the folder must be an absolute path"); return 2 }
+            guard FolderVaultLocation.isAbsolute(words[2]) else { c.printError("termhost sync backend set: the folder must be an absolute path"); return 2 }
+            let path = FolderVaultLocation.normalized(words[2])
+            if let why = FolderVaultLocation.refusal(path) { c.printError("termhost sync backend set: \(VisibleText.of(why))"); return 2 }
+            // The vault is made here, on purpose, or not at all: a sync never makes one, so an
+            // unmounted share is refused instead of becoming a new, empty vault.
+            let made: Bool
+            do throws(SyncBackendError) {
+                made = try FolderBackend.makeVault(at: path, allowed: create)
+            } catch {
+                c.printError("termhost sync backend set: \(VisibleText.of(error.message))")
+                return 1
+            }
             try replace(with: BackendSettings(kind: "folder", path: path))
-            c.print("vault: folder \(VisibleText.of(path)); the next sync reconciles this device's records with it")
+            c.print("vault: folder \(VisibleText.of(path))\(made ? " (a new vault)" : ""); the next sync reconciles this device's records with it")
             return 0
         case ("set"?, _) where words.count >= 2 && words[1] == "postgres":
             return try setPostgres(Array(words.dropFirst(2)), passwordFromStdin: passwordFromStdin)

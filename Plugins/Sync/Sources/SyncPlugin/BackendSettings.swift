@@ -41,11 +41,13 @@ struct BackendSettings: Codable, Equatable {
         try store.put("config", "backend", Array(try encoder.encode(self)))
     }
 
-    func open(secrets: Secrets) throws -> SyncBackend {
+    /// `environment` tells the default folder, the one vault a sync may make itself: it is in
+    /// Termhost's own data directory, never a share that could be missing.
+    func open(secrets: Secrets, environment: [String: String]) throws -> SyncBackend {
         switch kind {
         case "folder":
             guard let path, path.hasPrefix("/") else { throw PluginError("the vault folder must be an absolute path") }
-            return FolderBackend(root: path)
+            return FolderBackend(root: path, create: path == BackendSettings.defaultFolder(environment))
         case "postgres":
             return PostgresBackend(settings: try postgresSettings(), password: try password(secrets))
         default:

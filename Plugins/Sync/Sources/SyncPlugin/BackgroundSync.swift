@@ -168,6 +168,6 @@ final class BackgroundSync: @unchecked Sendable {
         return SyncLoop.Device(
             local: HostRecords(syncStore), state: PluginState(store), clock: try DisplayClock.make(environment),
             vault: { String(decoding: try encoder.encode(try BackendSettings.load(store, environment)), as: UTF8.self) },
-            openBackend: { try BackendSettings.load(store, environment).open(secrets: secrets) }, lock: deviceLock)
+            openBackend: { try BackendSettings.load(store, environment).open(secrets: secrets, environment: environment) }, lock: deviceLock)
     }
 }

@@ -17,13 +17,15 @@ struct SyncCommand {
            termhost sync purge [--force]        drop deletions every device has seen; --force drops
                                                 all (devices behind reconcile in full, never re-adding them)
            termhost sync backend show [--json]
-           termhost sync backend set folder PATH
+           termhost sync backend set folder PATH [--create]
+                                                a folder with a vault in it; --create makes one
+                                                there if there is none (never done by a sync)
            termhost sync backend set postgres host=H [port=N] dbname=D user=U vault=V
                     [sslmode=M] [sslrootcert=FILE] [connect_timeout=S] [--password-stdin]
                                                 the password: one line on stdin, else asked on a
                                                 terminal (empty: none); kept in the secrets store
     """
-    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep"), .flag("--force"), .flag("--password-stdin")],
+    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep"), .flag("--force"), .flag("--password-stdin"), .flag("--create")],
                                        maxArguments: 12)
 
     let c: CommandInvocation
@@ -44,15 +46,18 @@ struct SyncCommand {
         let words = parsed.arguments
         do {
             switch words.first ?? "status" {
-            case "backend": return try backend(Array(words.dropFirst()), json: json, passwordFromStdin: parsed.has("--password-stdin"))
+            case "backend": return try backend(Array(words.dropFirst()), json: json, passwordFromStdin: parsed.has("--password-stdin"),
+                                               create: parsed.has("--create"))
             case "status": return try status(json: json)
             case "now": return try now(json: json)
             case "watch":
                 guard words.count == 1 else { c.printError("termhost sync watch: takes no arguments\n\(SyncCommand.usage)"); return 2 }
                 return watch(json)
             case "pause", "resume":
-                try engine().setPaused(words[0] == "pause")
-                c.print(words[0] == "pause" ? "sync paused on this device ('termhost sync resume' restarts it)" : "sync resumed")
+                let paused = words[0] == "pause"
+                try engine().setPaused(paused)
+                if json { c.print("{\"paused\":\(paused)}"); return 0 }
+                c.print(paused ? "sync paused on this device ('termhost sync resume' restarts it)" : "sync resumed")
                 return 0
             case "conflicts": return try conflicts(json: json)
             case "resolve":
@@ -71,7 +76,7 @@ struct SyncCommand {
                 return 0
             case "reset":
                 try engine().reset()
-                c.print("sync state reset: the next sync reconciles every record with the vault")
+                c.print(json ? "{\"reset\":true}" : "sync state reset: the next sync reconciles every record with the vault")
                 return 0
             default:
                 c.printError("termhost sync: unknown subcommand '\(VisibleText.of(words[0]))'\n\(SyncCommand.usage)")
@@ -84,12 +89,13 @@ struct SyncCommand {
     }
 
     func engine() throws -> SyncEngine {
-        try SyncEngine(backend: try BackendSettings.load(store, environment).open(secrets: secrets), local: HostRecords(syncStore),
+        try SyncEngine(backend: try BackendSettings.load(store, environment).open(secrets: secrets, environment: environment), local: HostRecords(syncStore),
                        store: PluginState(store), clock: try DisplayClock.make(environment))
     }
 
     private func status(json: Bool) throws -> Int32 {
-        let s = try engine().status()
+        let e = try engine()
+        let s = try e.status()
         if json {
             c.print("{\"backend\":\(JSONText.quoted(s.backend)),\"device\":\(JSONText.quoted(s.device)),\"vault\":\(s.vault.map(JSONText.quoted) ?? "null"),"
                     + "\"last_success\":\(s.lastSuccess.map { String(Int64($0)) } ?? "null"),\"pending\":\(s.pending),\"conflicts\":\(s.conflicts),"
@@ -101,7 +107,14 @@ struct SyncCommand {
         c.print("last success: \(s.lastSuccess.map(SyncCommand.time) ?? "never") (this device's clock)")
         c.print("pending changes: \(s.pending)")
         if s.conflicts > 0 { c.print("conflicts: \(s.conflicts) ('termhost sync conflicts' lists them)") }
-        if s.quarantined > 0 { c.print("quarantined: \(s.quarantined) record(s) in the vault could not be read and were kept aside") }
+        if s.quarantined > 0 {
+            c.print("quarantined: \(s.quarantined) record(s) in the vault could not be read and were kept aside")
+            // Each named with why, so a refused record is never a silent one; the vault's own
+            // text, so control characters are made visible.
+            let items = (try? e.quarantined()) ?? []
+            for item in items.prefix(10) { c.print("  \(VisibleText.of(item.location)): \(VisibleText.of(item.reason))") }
+            if items.count > 10 { c.print("  and \(items.count - 10) more") }
+        }
         if s.paused { c.print("paused ('termhost sync resume' restarts it)") }
         if let e = s.lastError { c.print("last error: \(VisibleText.of(e))") }
         return 0

@@ -125,7 +125,7 @@ final class PGConnection {
     private func failure(_ result: OpaquePointer?) -> PGError {
         let state = result.flatMap { PQresultErrorField($0, PGConnection.sqlStateField) }.map { String(cString: $0) }
         let primary = result.flatMap { PQresultErrorField($0, PGConnection.primaryMessageField) }.map { String(cString: $0) }
-        let message = primary ?? PGConnection.trim(PQerrorMessage(raw))
+        let message = primary.map(PGConnection.oneLine) ?? PGConnection.trim(PQerrorMessage(raw))
         // Class 08 is "connection exception"; 57P01-57P03: the server is shutting down or starting.
         let lost = !isOpen || (state.map { $0.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains($0) } ?? false)
         return PGError(message: message, sqlState: state, connectionLost: lost)
@@ -135,10 +135,18 @@ final class PGConnection {
     private static let sqlStateField = Int32(UInt8(ascii: "C"))
     private static let primaryMessageField = Int32(UInt8(ascii: "M"))
 
+    /// libpq's and the server's text on one line: their messages run over several ("...
+    /// failed: No such file or directory\n\tIs the server running...?"), which a status line
+    /// printed as escapes (`\012\011`). Lines are trimmed and joined with "; ".
+    static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: { $0 == "\n" || $0 == "\r" })
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+            .joined(separator: "; ")
+    }
+
     private static func trim(_ text: UnsafePointer<CChar>?) -> String {
         guard let text else { return "" }
-        var s = String(cString: text)
-        while s.last?.isWhitespace == true { s.removeLast() }
-        return s
+        return oneLine(String(cString: text))
     }
 }

@@ -1,0 +1,84 @@
+import Foundation
+
+/// Where a folder vault may be, checked when it is chosen and at every sync (a link can be
+/// planted later). Refused: a folder that is, or resolves to, `/` or a system directory (the
+/// vault writes directories and files there and would mix them with the system's), and a path
+/// that passes through a symbolic link owned by anyone but this user or root (whoever owns the
+/// link decides where the vault's writes go, as OpenSSH's StrictModes refuses files another
+/// user could redirect).
+public enum FolderVaultLocation {
+    /// Top-level directories that are the system's, refused themselves and everything below.
+    static let systemTrees = ["/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr"]
+    /// Directories that hold others' data or mounts: refused themselves, fine below.
+    static let systemParents = ["/", "/home", "/media", "/mnt", "/opt", "/root", "/srv", "/tmp", "/var"]
+
+    /// Why `path` (absolute) may not be a vault folder, or nil when it may.
+    public static func refusal(_ path: String) -> String? {
+        guard isAbsolute(path) else { return "the vault folder must be an absolute path" }
+        if let why = systemRefusal(path) { return why }
+        if let why = foreignLink(in: path) { return why }
+        // Where the links lead, as far as it exists: a link to / or /etc is refused there too.
+        if let resolved = resolvedExistingPrefix(path), resolved != path, let why = systemRefusal(resolved) {
+            return "\(path) resolves to \(resolved): \(why)"
+        }
+        return nil
+    }
+
+    /// `path` without ".", "..", or repeated slashes, worked out on the text alone: links are
+    /// not resolved here (NSString's standardizingPath may resolve them, which would hide the
+    /// very link `refusal` must see). Split on the byte '/', as the kernel does: a '/' followed
+    /// by a combining mark is one Character to Swift, but still a separator.
+    public static func normalized(_ path: String) -> String {
+        var parts: [String] = []
+        for part in components(path) {
+            if part == "." { continue }
+            if part == ".." { _ = parts.popLast(); continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    static func components(_ path: String) -> [String] {
+        path.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    public static func isAbsolute(_ path: String) -> Bool { path.utf8.first == UInt8(ascii: "/") }
+
+    private static func systemRefusal(_ path: String) -> String? {
+        let parts = components(normalized(path))
+        let normal = "/" + parts.joined(separator: "/")
+        let top = parts.first.map { "/" + $0 }
+        if parts.count <= 1 && systemParents.contains(top ?? "/") || top.map(systemTrees.contains) == true {
+            return "\(normal) is a system directory, not a place for a vault; choose a directory of its own"
+        }
+        return nil
+    }
+
+    /// The first component of `path` that is a symbolic link owned by someone else.
+    private static func foreignLink(in path: String) -> String? {
+        var prefix = ""
+        for part in components(path) {
+            prefix += "/" + part
+            var st = stat()
+            guard lstat(prefix, &st) == 0 else { return nil }   // the rest does not exist yet
+            if (st.st_mode & S_IFMT) == S_IFLNK && st.st_uid != 0 && st.st_uid != geteuid() {
+                return "\(prefix) is a symbolic link owned by uid \(st.st_uid), not by you or root: refused (whoever owns it decides where the vault's files go)"
+            }
+        }
+        return nil
+    }
+
+    /// realpath(3) of the longest existing prefix of `path`, with the rest appended.
+    private static func resolvedExistingPrefix(_ path: String) -> String? {
+        var existing = path
+        var rest: [String] = []
+        while existing != "/" && access(existing, F_OK) != 0 {
+            rest.insert((existing as NSString).lastPathComponent, at: 0)
+            existing = (existing as NSString).deletingLastPathComponent
+        }
+        guard let real = realpath(existing, nil) else { return nil }
+        defer { free(real) }
+        let base = String(cString: real)
+        return rest.isEmpty ? base : (base == "/" ? "" : base) + "/" + rest.joined(separator: "/")
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import SyncCore
+import Testing
+import TestSupport
+
+/// A hostile peer of a shared folder vault publishes an identity naming this device's secret
+/// ID as its key and its password, and a host at the attacker's server that uses it. The
+/// device, on the real binary, refuses the identity at sync (quarantined, named in `sync
+/// status`), and a connection to the planted host sends the attacker's server nothing of the
+/// device's: no key offered, no password. The attacker's server is a real sshd that logs every
+/// key offered (with its fingerprint) and every password tried.
+@Suite struct SecretIDHijackEndToEndTests {
+    let shared = TemporaryDirectory()
+    var plugins: String { shared.sub("plugins") }
+    var vault: String { shared.sub("vault") }
+
+    init() throws {
+        try TermhostDevice.syncPlugins(in: shared.sub("plugins"))
+    }
+
+    /// The device's environment without an agent: only what the device stores could be offered.
+    func run(_ d: TermhostDevice, _ args: String...) throws -> Shell.Result {
+        var env = d.env
+        env.removeValue(forKey: "SSH_AUTH_SOCK")
+        return try Shell.run(Paths.termhost, args, environment: env)
+    }
+
+    /// The ID of the one secret the SSH plugin stored on `d`.
+    func storedSecretID(_ d: TermhostDevice) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: d.env["XDG_DATA_HOME"]! + "/termhost/secrets.json"))
+        let all = try #require(try JSONSerialization.jsonObject(with: data) as? [String: [String: Any]])
+        let ids = all.values.flatMap { $0.keys }
+        #expect(ids.count == 1, "\(ids)")
+        return try #require(ids.first)
+    }
+
+    @Test func aPlantedSecretIDIsRefusedAndTheAttackersHostGetsNothing() throws {
+        defer { shared.remove() }
+        let attacker = try SSHServer(in: shared, authorizedKeys: [], extraConfig: "PasswordAuthentication yes\n")
+        defer { attacker.stop() }
+        let key = try UserKey(in: shared.sub("keys"), name: "deploy")
+        let fingerprint = try Shell.run("/usr/bin/ssh-keygen", ["-l", "-f", key.privatePath + ".pub"]).stdout
+            .split(separator: " ").dropFirst().first.map(String.init) ?? "?"
+        #expect(fingerprint.hasPrefix("SHA256:"))
+
+        let device = TermhostDevice(plugins: plugins)
+        // The worst case: the device already trusts the attacker's host key (a host it once
+        // used, or "accept" on a prompt), so only what it sends decides.
+        let ssh = device.dir.sub("home/.ssh")
+        #expect(FileManager.default.createFile(atPath: ssh + "/known_hosts", contents: Data((attacker.knownHostsLine + "\n").utf8)))
+        let added = try run(device, "identities", "add", "deploy", "--user", NSUserName(), "--store-key", key.privatePath)
+        #expect(added.status == 0, "\(added.output)")
+        let set = try run(device, "sync", "backend", "set", "folder", vault, "--create")
+        #expect(set.status == 0, "\(set.output)")
+        #expect(try run(device, "sync", "now").status == 0)
+        let secretID = try storedSecretID(device)
+
+        // The peer writes into the vault as any member can: well-formed records, hostile fields.
+        let peer = FolderBackend(root: vault)
+        _ = try peer.open(device: "peer-device")
+        let identity = #"{"name":"ops","user":"\#(NSUserName())","keySecret":"\#(secretID)","passwordSecret":"\#(secretID)"}"#
+        let host = #"{"name":"trap","address":"127.0.0.1","port":\#(attacker.port),"identity":"ops"}"#
+        let results = try peer.push([
+            SyncChange(changeID: "c1", id: SyncRecordID(namespace: "org.termhost.ssh", collection: "identities", key: "ops"), base: nil, payload: Array(identity.utf8)),
+            SyncChange(changeID: "c2", id: SyncRecordID(namespace: "org.termhost.ssh", collection: "hosts", key: "trap"), base: nil, payload: Array(host.utf8)),
+        ], device: "peer-device")
+        #expect(results.count == 2)
+        peer.close()
+
+        let synced = try run(device, "sync", "now")
+        #expect(synced.status == 0, "\(synced.output)")
+        let status = try run(device, "sync", "status").stdout
+        #expect(status.contains("quarantined: 1 record(s)"), "\(status)")
+        #expect(status.contains("org.termhost.ssh/identities/ops") && status.contains("carries keySecret, passwordSecret"), "\(status)")
+
+        let exec = try run(device, "exec", "trap", "--", "true")
+        #expect(exec.status != 0, "\(exec.output)")
+        let log = attacker.log
+        #expect(!log.contains(fingerprint), "the attacker's server was offered the device's key:\n\(log)")
+        #expect(!log.contains("Failed password") && !log.contains("Accepted"), "the attacker's server got a password:\n\(log)")
+        // The device's own identity still works as stored: its key is still its key.
+        #expect(try run(device, "identities", "list").stdout.contains("deploy"))
+    }
+}
