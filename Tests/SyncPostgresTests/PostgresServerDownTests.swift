@@ -31,10 +31,18 @@ final class PostgresServerDownTests {
         #expect(failed.stderr.hasPrefix("termhost sync: \(vault): connection to server"), "\(failed.stderr)")
         #expect(failed.stderr.components(separatedBy: vault).count == 2, "\(failed.stderr)")
         #expect(!failed.stderr.contains("PostgreSQL"), "\(failed.stderr)")
+        // libpq's two-line message, on one line: no escaped line end or tab shown.
+        #expect(!failed.stderr.contains("\\012") && !failed.stderr.contains("\\011") && failed.stderr.split(separator: "\n").count == 1,
+                "\(failed.stderr)")
         let status = try a.run("sync", "status").stdout
         #expect(status.contains("pending changes: 2\n"), "\(status)")
         #expect(status.contains("last error: \(vault): connection to server"), "\(status)")
         #expect(status.components(separatedBy: vault).count == 3, "\(status)")   // the backend line and the error
+
+        // The state commands answer in JSON when asked.
+        #expect(try a.run("sync", "pause", "--json").stdout == "{\"paused\":true}\n")
+        #expect(try a.run("sync", "resume", "--json").stdout == "{\"paused\":false}\n")
+        #expect(try a.run("sync", "reset", "--json").stdout == "{\"reset\":true}\n")
 
         try team.server.restart()
         #expect(try a.run("sync", "now").status == 0)

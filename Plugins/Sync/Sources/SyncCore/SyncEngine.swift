@@ -219,7 +219,34 @@ public final class SyncEngine {
         for (key, _) in try store.list("reconcile") { try store.remove("reconcile", key) }
     }
 
+    /// The most bytes one record may hold, and its key. Checked before anything decodes the
+    /// record: a peer's 140 MB record once cost a device 0.9 GB of memory and left 490 MB in
+    /// its store. A host, rule or monitor is a few hundred bytes.
+    public static let maxRecordBytes = 1 << 20
+    public static let maxKeyBytes = 512
+
+    /// Why a record from the vault is refused before it is decoded, or nil: too large, or a
+    /// key no local command could have made or could reach (empty, ".", "..", control
+    /// characters, too long). The owning plugin's own rules for the fields are its to check.
+    static func refusal(of record: SyncServerRecord) -> String? {
+        if let payload = record.payload, payload.count > maxRecordBytes {
+            return "is \(payload.count) bytes, more than the \(maxRecordBytes) a record may hold: refused unread"
+        }
+        let key = record.id.key
+        if key.isEmpty || key == "." || key == ".." { return "has the key \(key.debugDescription), which names nothing: refused" }
+        if key.utf8.count > maxKeyBytes { return "has a key of \(key.utf8.count) bytes, more than \(maxKeyBytes): refused" }
+        if key.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) {
+            return "has a key with control characters: refused"
+        }
+        return nil
+    }
+
     private func receive(_ record: SyncServerRecord, restored: Bool) throws {
+        if let why = SyncEngine.refusal(of: record) {
+            try quarantine(SyncDamage(location: "\(backend.summary): \(record.id) version \(record.version)", reason: why,
+                                      raw: Array((record.payload ?? []).prefix(4096))))
+            return
+        }
         let key = StateKey.of(record.id)
         guard let rule = rule(record.id) else {
             // A collection this device does not have (a newer client's): kept untouched.
@@ -465,6 +492,31 @@ public final class SyncEngine {
     public func setPaused(_ paused: Bool) throws {
         state.paused = paused
         try saveState()
+    }
+
+    /// The records this device has changed and not yet sent (what a read-only vault refuses).
+    public func pendingChanges() throws -> [SyncRecordID] {
+        try loadRules()
+        return try outbox().map(\.0).sorted()
+    }
+
+    /// Drops the pending changes: each record goes back to the copy last synced with the vault
+    /// (device-local fields kept), or away when the vault never had it, and nothing is left to
+    /// send. For a device whose role may only read the vault: without it, every sync would
+    /// fail on the same refused changes. Returns what was dropped.
+    @discardableResult
+    public func discardLocal() throws -> [SyncRecordID] {
+        let dropped = try pendingChanges()
+        try store.transaction {
+            for id in dropped {
+                let synced = try recordState(id)?.base.map { [UInt8]($0) }
+                if let rule = rule(id) {
+                    try local.apply(id, payload: synced.map { FieldMerge.keepLocal($0, from: try local.read(id), rule.localFields) })
+                }
+                try store.remove("outbox", StateKey.of(id))
+            }
+        }
+        return dropped
     }
 
     /// Forgets the cursor and the server versions: the next sync pulls everything and merges it

@@ -12,6 +12,9 @@ struct SyncCommand {
            termhost sync pause | resume         stop or restart syncing on this device
            termhost sync conflicts [--json]     records both sides changed, with their IDs
            termhost sync resolve ID --keep local|remote
+           termhost sync discard-local [--yes]  list the changes not yet sent; with --yes drop them,
+                                                each record back to the vault's copy (for a role
+                                                that may only read the vault)
            termhost sync reset                  forget the vault's cursor and versions; the next
                                                 sync reconciles everything (nothing local is deleted)
            termhost sync purge [--force]        drop deletions every device has seen; --force drops
@@ -25,7 +28,7 @@ struct SyncCommand {
                                                 the password: one line on stdin, else asked on a
                                                 terminal (empty: none); kept in the secrets store
     """
-    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep"), .flag("--force"), .flag("--password-stdin"), .flag("--create")],
+    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep"), .flag("--force"), .flag("--password-stdin"), .flag("--create"), .flag("--yes")],
                                        maxArguments: 12)
 
     let c: CommandInvocation
@@ -74,6 +77,8 @@ struct SyncCommand {
                 let n = try engine().purge(force: parsed.has("--force"))
                 c.print(json ? "{\"purged\":\(n)}" : "purged \(n) deletion(s) from the vault")
                 return 0
+            case "discard-local":
+                return try discardLocal(confirmed: parsed.has("--yes"), json: json)
             case "reset":
                 try engine().reset()
                 c.print(json ? "{\"reset\":true}" : "sync state reset: the next sync reconciles every record with the vault")
@@ -117,6 +122,22 @@ struct SyncCommand {
         }
         if s.paused { c.print("paused ('termhost sync resume' restarts it)") }
         if let e = s.lastError { c.print("last error: \(VisibleText.of(e))") }
+        return 0
+    }
+
+    /// Lists the pending changes; with `confirmed`, drops them (SyncEngine.discardLocal).
+    private func discardLocal(confirmed: Bool, json: Bool) throws -> Int32 {
+        let e = try engine()
+        let ids = confirmed ? try e.discardLocal() : try e.pendingChanges()
+        if json {
+            let list = ids.map { JSONText.quoted($0.description) }.joined(separator: ",")
+            c.print("{\"discarded\":\(confirmed),\"changes\":[\(list)]}")
+            return 0
+        }
+        guard !ids.isEmpty else { c.print("no changes waiting to be sent"); return 0 }
+        c.print(confirmed ? "dropped \(ids.count) change(s); each record is back to the vault's copy:" : "\(ids.count) change(s) not yet sent:")
+        for id in ids { c.print("  \(VisibleText.of(id.description))") }
+        if !confirmed { c.print("run 'termhost sync discard-local --yes' to drop them (each record goes back to the vault's copy)") }
         return 0
     }
 

@@ -236,6 +236,13 @@ public final class PostgresBackend: SyncBackend {
         let state = error.sqlState ?? ""
         if error.connectionLost { return .unavailable(error.message) }
         if state == "TH001" { return .cursorExpired }
+        if state == "42501" && error.message.contains("is registered to role") {
+            return .denied("\(error.message); refused: a member syncs only under device IDs of its own")
+        }
+        if state == "42501" && error.message.contains("reader access") {
+            return .denied("\(error.message): this role is read-only in the vault, so this device's changes cannot be sent; "
+                           + "'termhost sync discard-local' lists and drops them so syncing goes on, or ask an owner for editor access")
+        }
         if state == "42501" || state.hasPrefix("28") {
             return .denied("\(error.message); ask one of the vault's owners to add this role back, or choose another vault with 'termhost sync backend set'")
         }

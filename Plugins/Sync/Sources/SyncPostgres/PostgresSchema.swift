@@ -246,6 +246,65 @@ enum PostgresSchema {
             END IF;
         END $$
         """,
+    ], [
+        // Migration 2: a device ID belongs to the role that registered it. Before, open_vault
+        // re-registered any device ID to whoever opened with it, so a member with write access
+        // could push as another member's device. Triggers hold it for every path that writes a
+        // record or moves a device's state (push, acknowledge, open_vault), so no function
+        // body of migration 1 is copied here.
+        """
+        CREATE FUNCTION termhost_sync.device_owner_check() RETURNS trigger
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE registered name;
+        BEGIN
+            -- Inside the schema's functions current_user is the schema's owner and session_user
+            -- the member calling them: that is the path checked. A role writing the tables
+            -- directly already owns them (or is a superuser) and is not a member's device.
+            IF current_user = session_user THEN RETURN NEW; END IF;
+            IF TG_TABLE_NAME = 'devices' THEN
+                registered := OLD.role_name;
+                IF registered = session_user AND NEW.role_name = OLD.role_name THEN RETURN NEW; END IF;
+            ELSE
+                SELECT d.role_name INTO registered FROM termhost_sync.devices d
+                    WHERE d.vault_id = NEW.vault_id AND d.device = NEW.device;
+                IF registered = session_user THEN RETURN NEW; END IF;
+            END IF;
+            RAISE EXCEPTION 'device "%" is registered to role "%", not to "%": a device ID belongs to the role that first used it in this vault',
+                NEW.device, coalesce(registered, '(none)'), session_user USING ERRCODE = 'insufficient_privilege';
+        END $$
+        """,
+        "REVOKE EXECUTE ON FUNCTION termhost_sync.device_owner_check() FROM PUBLIC",
+        """
+        CREATE TRIGGER device_owner BEFORE UPDATE ON termhost_sync.devices
+            FOR EACH ROW EXECUTE FUNCTION termhost_sync.device_owner_check()
+        """,
+        """
+        CREATE TRIGGER record_device_owner BEFORE INSERT OR UPDATE ON termhost_sync.records
+            FOR EACH ROW EXECUTE FUNCTION termhost_sync.device_owner_check()
+        """,
+        // Membership by the vault's name: the ID form needs the vault's ID, which only the
+        // schema's owner can read from the tables, so the statements an owner was told to run
+        // failed for every other owner.
+        """
+        CREATE FUNCTION termhost_sync.set_vault_member(p_vault_name text, p_role name, p_access text) RETURNS void
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE v uuid;
+        BEGIN
+            SELECT id INTO v FROM termhost_sync.vaults WHERE name = p_vault_name;
+            IF v IS NULL THEN RAISE EXCEPTION 'no vault "%"', p_vault_name USING ERRCODE = 'undefined_object'; END IF;
+            PERFORM termhost_sync.set_member(v, p_role, p_access);
+        END $$
+        """,
+        """
+        CREATE FUNCTION termhost_sync.remove_vault_member(p_vault_name text, p_role name) RETURNS void
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE v uuid;
+        BEGIN
+            SELECT id INTO v FROM termhost_sync.vaults WHERE name = p_vault_name;
+            IF v IS NULL THEN RAISE EXCEPTION 'no vault "%"', p_vault_name USING ERRCODE = 'undefined_object'; END IF;
+            PERFORM termhost_sync.remove_member(v, p_role);
+        END $$
+        """,
     ]]
 
     /// Brings the schema to `migrations.count`, or says why it cannot.
