@@ -80,5 +80,34 @@ import TestSupport
         #expect(!log.contains("Failed password") && !log.contains("Accepted"), "the attacker's server got a password:\n\(log)")
         // The device's own identity still works as stored: its key is still its key.
         #expect(try run(device, "identities", "list").stdout.contains("deploy"))
+
+        // The peer overwrites the device's own identity the same way. Refused too, and the
+        // device's next edit replaces the hostile copy in the vault instead of conflicting
+        // with it forever: a new device gets the honest one.
+        let again = FolderBackend(root: vault)
+        _ = try again.open(device: "peer-device")
+        var cursor = SyncCursor.start, current: SyncVersion?
+        while true {
+            let page = try again.pull(after: cursor, limit: 1000)
+            if let v = page.records.first(where: { $0.id.key == "deploy" })?.version { current = v }
+            cursor = page.next
+            if !page.more { break }
+        }
+        guard let base = current else { Issue.record("the vault has no 'deploy'"); return }
+        let planted = #"{"name":"deploy","user":"\#(NSUserName())","keySecret":"\#(secretID)","passwordSecret":"\#(secretID)"}"#
+        let over = try again.push([SyncChange(changeID: "c3", id: SyncRecordID(namespace: "org.termhost.ssh", collection: "identities", key: "deploy"),
+                                              base: base, payload: Array(planted.utf8))], device: "peer-device")
+        #expect(over.count == 1)
+        again.close()
+        #expect(try run(device, "sync", "now").status == 0)
+        #expect(try run(device, "sync", "status").stdout.contains("quarantined: 2 record(s)"))
+        #expect(try run(device, "identities", "edit", "deploy", "--user", "honest").status == 0)
+        let sent = try run(device, "sync", "now")
+        #expect(sent.status == 0, "\(sent.output)")
+        #expect(try run(device, "sync", "status").stdout.contains("pending changes: 0\n"))
+        let fresh = TermhostDevice(plugins: plugins)
+        #expect(try run(fresh, "sync", "backend", "set", "folder", vault).status == 0)
+        #expect(try run(fresh, "sync", "now").status == 0)
+        #expect(try run(fresh, "identities", "list").stdout.contains("user honest"), "the honest edit replaced the hostile copy")
     }
 }

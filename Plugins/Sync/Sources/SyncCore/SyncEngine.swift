@@ -170,6 +170,9 @@ public final class SyncEngine {
             recordsPulled += page.records.count
             try store.transaction {
                 for damage in page.damaged { try quarantine(damage) }
+                // Damage names no record for sure: which local records it hid is unknown, so this
+                // full pull must not take any unseen record for deleted (flag saved with the page).
+                if state.fullReconcile && !page.damaged.isEmpty { state.fullPullSawDamage = true }
                 for record in page.records {
                     if state.fullReconcile { try store.put("reconcile", StateKey.of(record.id), [1]) }
                     try receive(record, restored: restored)
@@ -194,13 +197,14 @@ public final class SyncEngine {
                 if try pendingChange(id) != nil || restored {
                     try conflict(id, base: known.base.map { [UInt8]($0) }, local: try strippedLocal(id), remote: .purged(id),
                                  reason: "deleted on another device (and purged) while changed or restored here")
-                } else {
+                } else if state.fullPullSawDamage != true {
                     try local.apply(id, payload: nil)
                     try store.remove("records", StateKey.of(id))
                 }
             }
             try clearReconcileMarks()
             state.fullReconcile = false
+            state.fullPullSawDamage = nil
             try saveState()
         }
     }
@@ -211,6 +215,7 @@ public final class SyncEngine {
             try clearReconcileMarks()
             state.cursor = ""
             state.fullReconcile = true
+            state.fullPullSawDamage = nil
             try saveState()
         }
     }
@@ -243,6 +248,7 @@ public final class SyncEngine {
 
     private func receive(_ record: SyncServerRecord, restored: Bool) throws {
         if let why = SyncEngine.refusal(of: record) {
+            try passOver(record.id, version: record.version)
             try quarantine(SyncDamage(location: "\(backend.summary): \(record.id) version \(record.version)", reason: why,
                                       raw: Array((record.payload ?? []).prefix(4096))))
             return
@@ -308,10 +314,20 @@ public final class SyncEngine {
     private func refusedForLocalFields(_ id: SyncRecordID, version: SyncVersion, payload: [UInt8], rule: SyncCollection) throws -> Bool {
         let carried = FieldMerge.carriedLocalFields(payload, rule.localFields)
         guard !carried.isEmpty else { return false }
+        try passOver(id, version: version)
         try quarantine(SyncDamage(location: "\(backend.summary): \(id) version \(version)",
                                   reason: "carries \(carried.joined(separator: ", ")), which stays on each device and no device sends (a secret's ID names this device's secrets only): refused",
                                   raw: payload))
         return true
+    }
+
+    /// A refused version is not applied, but it is the vault's current one: the local copy
+    /// stays as it is, and a local change is sent over it (base = that version), so an honest
+    /// edit replaces a hostile copy instead of conflicting with it forever.
+    private func passOver(_ id: SyncRecordID, version: SyncVersion) throws {
+        var known = try recordState(id) ?? RecordState()
+        known.version = version.token
+        try store.put("records", StateKey.of(id), try encode(known))
     }
 
     private func mergeOrConflict(_ id: SyncRecordID, base: [UInt8]?, local localValue: [UInt8]?, remote: SyncServerRecord, rule: SyncCollection) throws {
@@ -392,7 +408,8 @@ public final class SyncEngine {
                             try accepted(id, change: server.changeID, version: server.version, payload: server.payload, pending: pendingChange)
                         } else if let rule = rule(id), let payload = server.payload,
                                   try refusedForLocalFields(id, version: server.version, payload: payload, rule: rule) {
-                            continue   // stays pending; sent again once the vault's copy is sound
+                            again = true   // stays pending; sent again over the refused version
+                            continue
                         } else if let rule = rule(id) {
                             try mergeOrConflict(id, base: try recordState(id)?.base.map { [UInt8]($0) }, local: change.payload, remote: server, rule: rule)
                             again = true
@@ -497,6 +514,7 @@ public final class SyncEngine {
     /// The records this device has changed and not yet sent (what a read-only vault refuses).
     public func pendingChanges() throws -> [SyncRecordID] {
         try loadRules()
+        try capture()   // edits made since the last sync count too
         return try outbox().map(\.0).sorted()
     }
 

@@ -16,6 +16,9 @@ struct EngineState: Codable {
     var lastError: String?
     var paused = false
     var fullReconcile = false
+    /// A page of the full pull in progress held damage (a record whose ID is unknown): no
+    /// unseen local record may then be taken for deleted at its end.
+    var fullPullSawDamage: Bool? = nil   // optional: a state saved before it decodes
 }
 
 struct RecordState: Codable {

@@ -127,7 +127,11 @@ struct VaultDirectory {
         case .missing: return nil
         case .failed(let error): throw error
         }
-        guard let dir = fdopendir(fd) else { close(fd); throw VaultDirectory.failure("read \(path(relative))") }
+        guard let dir = fdopendir(fd) else {
+            let err = errno
+            close(fd)
+            throw VaultDirectory.failure("read \(path(relative))", err)
+        }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
@@ -135,15 +139,6 @@ struct VaultDirectory {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
-    }
-
-    /// Whether `relative` is a symbolic link (listed names are checked before use as devices).
-    func isLink(_ relative: String) -> Bool {
-        let (dir, name) = split(relative)
-        guard let parent = try? openDirectory(dir) else { return false }
-        defer { close(parent) }
-        var st = stat()
-        return fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
     }
 
     /// Writes `bytes` to `relative` atomically. Returns false only for `.create` when the name
