@@ -20,13 +20,19 @@ import TestSupport
         return try #require(line.map { String($0.dropFirst("device: ".count)) })
     }
 
-    @Test func theDevicesOwnDirectoryMadeALinkIsRefusedAndNothingIsWrittenThere() throws {
-        defer { shared.remove() }
+    /// Device a made the vault and synced host "web"; device b uses the vault and has not synced.
+    func twoDevicesSharingAHost() throws -> (TermhostDevice, TermhostDevice) {
         let a = TermhostDevice(plugins: plugins), b = TermhostDevice(plugins: plugins)
         #expect(try a.run("sync", "backend", "set", "folder", vault, "--create").status == 0)
         #expect(try b.run("sync", "backend", "set", "folder", vault).status == 0)
         #expect(try a.run("hosts", "add", "web", "web.example.com").status == 0)
         #expect(try a.run("sync", "now").status == 0)
+        return (a, b)
+    }
+
+    @Test func theDevicesOwnDirectoryMadeALinkIsRefusedAndNothingIsWrittenThere() throws {
+        defer { shared.remove() }
+        let (a, b) = try twoDevicesSharingAHost()
         let own = "\(vault)/devices/\(try deviceID(a))"
 
         // The directory moved where someone else decides, and a link left in its place.
@@ -51,11 +57,7 @@ import TestSupport
 
     @Test func aPeersDirectoryMadeALinkIsReportedAndTheRestSyncs() throws {
         defer { shared.remove() }
-        let a = TermhostDevice(plugins: plugins), b = TermhostDevice(plugins: plugins)
-        #expect(try a.run("sync", "backend", "set", "folder", vault, "--create").status == 0)
-        #expect(try b.run("sync", "backend", "set", "folder", vault).status == 0)
-        #expect(try a.run("hosts", "add", "web", "web.example.com").status == 0)
-        #expect(try a.run("sync", "now").status == 0)
+        let (a, b) = try twoDevicesSharingAHost()
         // A copy of a's journal under another name, reached through a link.
         let planted = "\(vault)/devices/planted"
         let copy = shared.path + "/copy"

@@ -14,11 +14,6 @@ import TestSupport
         try TermhostDevice.syncPlugins(in: shared.sub("plugins"))
     }
 
-    func run(_ d: TermhostDevice, _ args: String...) throws -> Shell.Result {
-        var env = d.env
-        env.removeValue(forKey: "SSH_AUTH_SOCK")
-        return try Shell.run(Paths.termhost, args, environment: env)
-    }
 
     @Test func aRefusalNamesTheIdentityWhoseKeyIsOnAnotherDevice() throws {
         defer { shared.remove() }
@@ -30,25 +25,25 @@ import TestSupport
             let ssh = d.dir.sub("home/.ssh")
             #expect(FileManager.default.createFile(atPath: ssh + "/known_hosts", contents: Data((server.knownHostsLine + "\n").utf8)))
         }
-        #expect(try run(a, "sync", "backend", "set", "folder", vault, "--create").status == 0)
-        #expect(try run(b, "sync", "backend", "set", "folder", vault).status == 0)
-        #expect(try run(a, "identities", "add", "ops", "--user", NSUserName(), "--store-key", key.privatePath).status == 0)
-        let added = try run(a, "hosts", "add", "web", "127.0.0.1", "--port", String(server.port), "--use-identity", "ops")
+        #expect(try a.runWithoutAgent("sync", "backend", "set", "folder", vault, "--create").status == 0)
+        #expect(try b.runWithoutAgent("sync", "backend", "set", "folder", vault).status == 0)
+        #expect(try a.runWithoutAgent("identities", "add", "ops", "--user", NSUserName(), "--store-key", key.privatePath).status == 0)
+        let added = try a.runWithoutAgent("hosts", "add", "web", "127.0.0.1", "--port", String(server.port), "--use-identity", "ops")
         #expect(added.status == 0, "\(added.output)")
-        #expect(try run(a, "exec", "web", "--", "echo", "from-a").stdout == "from-a\n")
-        #expect(try run(a, "sync", "now").status == 0)
-        #expect(try run(b, "sync", "now").status == 0)
+        #expect(try a.runWithoutAgent("exec", "web", "--", "echo", "from-a").stdout == "from-a\n")
+        #expect(try a.runWithoutAgent("sync", "now").status == 0)
+        #expect(try b.runWithoutAgent("sync", "now").status == 0)
 
-        #expect(try run(b, "identities", "list").stdout.contains("key stored on another device, not here"))
-        #expect(try run(b, "identities", "show", "ops").stdout.contains("\"keyElsewhere\" : true"))
-        let refused = try run(b, "exec", "web", "--", "echo", "from-b")
+        #expect(try b.runWithoutAgent("identities", "list").stdout.contains("key stored on another device, not here"))
+        #expect(try b.runWithoutAgent("identities", "show", "ops").stdout.contains("\"keyElsewhere\" : true"))
+        let refused = try b.runWithoutAgent("exec", "web", "--", "echo", "from-b")
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("Permission denied"), "\(refused.stderr)")
         #expect(refused.stderr.contains("Identity 'ops' has a stored key on another device but not on this one")
                 && refused.stderr.contains("termhost identities edit ops --store-key FILE"), "\(refused.stderr)")
 
-        #expect(try run(b, "identities", "edit", "ops", "--store-key", key.privatePath).status == 0)
-        let fixed = try run(b, "exec", "web", "--", "echo", "from-b")
+        #expect(try b.runWithoutAgent("identities", "edit", "ops", "--store-key", key.privatePath).status == 0)
+        let fixed = try b.runWithoutAgent("exec", "web", "--", "echo", "from-b")
         #expect(fixed.stdout == "from-b\n", "\(fixed.output)")
     }
 }

@@ -18,12 +18,6 @@ import TestSupport
         try TermhostDevice.syncPlugins(in: shared.sub("plugins"))
     }
 
-    /// The device's environment without an agent: only what the device stores could be offered.
-    func run(_ d: TermhostDevice, _ args: String...) throws -> Shell.Result {
-        var env = d.env
-        env.removeValue(forKey: "SSH_AUTH_SOCK")
-        return try Shell.run(Paths.termhost, args, environment: env)
-    }
 
     /// The ID of the one secret the SSH plugin stored on `d`.
     func storedSecretID(_ d: TermhostDevice) throws -> String {
@@ -48,11 +42,11 @@ import TestSupport
         // used, or "accept" on a prompt), so only what it sends decides.
         let ssh = device.dir.sub("home/.ssh")
         #expect(FileManager.default.createFile(atPath: ssh + "/known_hosts", contents: Data((attacker.knownHostsLine + "\n").utf8)))
-        let added = try run(device, "identities", "add", "deploy", "--user", NSUserName(), "--store-key", key.privatePath)
+        let added = try device.runWithoutAgent("identities", "add", "deploy", "--user", NSUserName(), "--store-key", key.privatePath)
         #expect(added.status == 0, "\(added.output)")
-        let set = try run(device, "sync", "backend", "set", "folder", vault, "--create")
+        let set = try device.runWithoutAgent("sync", "backend", "set", "folder", vault, "--create")
         #expect(set.status == 0, "\(set.output)")
-        #expect(try run(device, "sync", "now").status == 0)
+        #expect(try device.runWithoutAgent("sync", "now").status == 0)
         let secretID = try storedSecretID(device)
 
         // The peer writes into the vault as any member can: well-formed records, hostile fields.
@@ -67,19 +61,19 @@ import TestSupport
         #expect(results.count == 2)
         peer.close()
 
-        let synced = try run(device, "sync", "now")
+        let synced = try device.runWithoutAgent("sync", "now")
         #expect(synced.status == 0, "\(synced.output)")
-        let status = try run(device, "sync", "status").stdout
+        let status = try device.runWithoutAgent("sync", "status").stdout
         #expect(status.contains("quarantined: 1 record(s)"), "\(status)")
         #expect(status.contains("org.termhost.ssh/identities/ops") && status.contains("carries keySecret, passwordSecret"), "\(status)")
 
-        let exec = try run(device, "exec", "trap", "--", "true")
+        let exec = try device.runWithoutAgent("exec", "trap", "--", "true")
         #expect(exec.status != 0, "\(exec.output)")
         let log = attacker.log
         #expect(!log.contains(fingerprint), "the attacker's server was offered the device's key:\n\(log)")
         #expect(!log.contains("Failed password") && !log.contains("Accepted"), "the attacker's server got a password:\n\(log)")
         // The device's own identity still works as stored: its key is still its key.
-        #expect(try run(device, "identities", "list").stdout.contains("deploy"))
+        #expect(try device.runWithoutAgent("identities", "list").stdout.contains("deploy"))
 
         // The peer overwrites the device's own identity the same way. Refused too, and the
         // device's next edit replaces the hostile copy in the vault instead of conflicting
@@ -99,15 +93,15 @@ import TestSupport
                                               base: base, payload: Array(planted.utf8))], device: "peer-device")
         #expect(over.count == 1)
         again.close()
-        #expect(try run(device, "sync", "now").status == 0)
-        #expect(try run(device, "sync", "status").stdout.contains("quarantined: 2 record(s)"))
-        #expect(try run(device, "identities", "edit", "deploy", "--user", "honest").status == 0)
-        let sent = try run(device, "sync", "now")
+        #expect(try device.runWithoutAgent("sync", "now").status == 0)
+        #expect(try device.runWithoutAgent("sync", "status").stdout.contains("quarantined: 2 record(s)"))
+        #expect(try device.runWithoutAgent("identities", "edit", "deploy", "--user", "honest").status == 0)
+        let sent = try device.runWithoutAgent("sync", "now")
         #expect(sent.status == 0, "\(sent.output)")
-        #expect(try run(device, "sync", "status").stdout.contains("pending changes: 0\n"))
+        #expect(try device.runWithoutAgent("sync", "status").stdout.contains("pending changes: 0\n"))
         let fresh = TermhostDevice(plugins: plugins)
-        #expect(try run(fresh, "sync", "backend", "set", "folder", vault).status == 0)
-        #expect(try run(fresh, "sync", "now").status == 0)
-        #expect(try run(fresh, "identities", "list").stdout.contains("user honest"), "the honest edit replaced the hostile copy")
+        #expect(try fresh.runWithoutAgent("sync", "backend", "set", "folder", vault).status == 0)
+        #expect(try fresh.runWithoutAgent("sync", "now").status == 0)
+        #expect(try fresh.runWithoutAgent("identities", "list").stdout.contains("user honest"), "the honest edit replaced the hostile copy")
     }
 }

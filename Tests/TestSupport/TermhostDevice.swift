@@ -17,6 +17,15 @@ public struct TermhostDevice: Sendable {
         try Shell.run(Paths.termhost, args, environment: env, stdin: stdin)
     }
 
+    /// `run` without the test process's ssh-agent: only what this device stores can be
+    /// offered to a server.
+    @discardableResult
+    public func runWithoutAgent(_ args: String...) throws -> Shell.Result {
+        var env = self.env
+        env.removeValue(forKey: "SSH_AUTH_SOCK")
+        return try Shell.run(Paths.termhost, args, environment: env)
+    }
+
     /// Points this device at a PostgreSQL vault as a user would: `termhost sync backend set
     /// postgres KEY=VALUE... --password-stdin`, the password on stdin. Throws with the
     /// command's output when it is refused.
