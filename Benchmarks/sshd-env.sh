@@ -48,8 +48,16 @@ $([ "$ciphers" = shared ] && printf 'Ciphers aes128-ctr\nMACs hmac-sha2-256\n')
 Subsystem sftp /usr/lib/openssh/sftp-server
 ${sshd_extra:-}
 CFG
-[ "$(id -u)" -eq 0 ] && mkdir -p /run/sshd
-/usr/sbin/sshd -f "$work/sshd_config" -E "$work/sshd.log"
+# As root, sshd runs with an empty home of its own mounted over the real one (a private mount
+# namespace), so the remote shell does not run this machine's ~/.bashrc in the timed commands.
+mkdir -p "$work/remote-home"
+if [ "$(id -u)" -eq 0 ] && [ -x /usr/bin/unshare ]; then
+  mkdir -p /run/sshd
+  /usr/bin/unshare --mount --propagation private -- /bin/sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' \
+    sh "$work/remote-home" "$(getent passwd "$(id -u)" | cut -d: -f6)" /usr/sbin/sshd -f "$work/sshd_config" -E "$work/sshd.log"
+else
+  /usr/sbin/sshd -f "$work/sshd_config" -E "$work/sshd.log"
+fi
 sleep 0.5
 echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$work/host_key.pub")" > "$HOME/.ssh/known_hosts"
 user=$(id -un)

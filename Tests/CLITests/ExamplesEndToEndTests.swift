@@ -54,7 +54,11 @@ import TestSupport
         // A plugin writing to a pipe whose reader is gone hears EPIPE; SIGPIPE never ends the host.
         let broken = try cli.run("fixture", "broken-pipe")
         #expect(broken.status == 0, "\(broken.output)")
-        #expect(broken.stdout.hasSuffix("write to a closed pipe: EPIPE\n"), "\(broken.stdout)")
+        #expect(broken.stdout.contains("write to a closed pipe: EPIPE\n"), "\(broken.stdout)")
+        // ...and a program it starts has SIGPIPE's default (bit 12 of the ignored mask clear).
+        let ignored = broken.stdout.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }
+        let mask = ignored.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+        #expect(mask.map { $0 & (1 << 12) == 0 } == true, "\(broken.stdout)")
         let unknown = try cli.run("fixtur")
         #expect(unknown.status == 2)
         #expect(unknown.stderr == "termhost: unknown command 'fixtur'. Did you mean 'fixture'?\nRun 'termhost help' for the list of commands.\n")

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <termhost/termhost.h>
 
@@ -188,6 +189,17 @@ static int32_t f_run(const termhost_feature_t *f, const termhost_command_invocat
       n = write(p[1], "x", 1);
       dprintf(inv->stdout_fd, "write to a closed pipe: %s\n", n < 0 && errno == EPIPE ? "EPIPE" : "no error");
       close(p[1]);
+      /* A program the plugin starts must get SIGPIPE's default back: it prints its own mask. */
+      {
+         pid_t child = fork();
+         int status = 0;
+         if (child == 0) {
+            dup2(inv->stdout_fd, 1);
+            execl("/bin/grep", "grep", "^SigIgn:", "/proc/self/status", (char *)NULL);
+            _exit(127);
+         }
+         if (child < 0 || waitpid(child, &status, 0) != child) return 1;
+      }
       return 0;
    }
    return inv->argc > 0 && strcmp(inv->argv[0], "fail") == 0 ? 1 : 0;

@@ -12,7 +12,10 @@ import TestSupport
         env["HOME"] = dir.sub("home")
         func termhost(_ args: String...) throws -> Shell.Result { try Shell.run(Paths.termhost, args, environment: env) }
         defer { _ = try? termhost("sandbox", "stop") }
-        let start = try termhost("sandbox", "start")
+        // The sandbox's sshd runs the user's shell: started with a private home, so its sessions
+        // do not run this machine's ~/.bashrc (PrivateHome).
+        let started = try PrivateHome.wrap([Paths.termhost, "sandbox", "start"], home: dir.sub("remote-home"))
+        let start = try Shell.run(started[0], Array(started.dropFirst()), environment: env)
         #expect(start.status == 0, "\(start.output)")
         #expect(start.stdout.hasSuffix("saved host 'sandbox'. Try: termhost ssh sandbox\n"))
         #expect(try termhost("sandbox", "status").status == 0)

@@ -7,10 +7,9 @@ import Foundation
 ///
 /// Authorized keys: Dropbear 2022.83 reads them only from the home directory the password
 /// database gives the user (`~/.ssh/authorized_keys`, no option names another file). So the
-/// server runs in a mount namespace of its own (`unshare --mount`), where a directory of the
-/// test is bind-mounted over the home of the user the tests run as: the real home is never
-/// touched, and the sessions' home (their working directory) is `home`. That takes root, as
-/// `available` says.
+/// server runs with a private home (PrivateHome): a directory of the test bind-mounted over the
+/// home of the user the tests run as, so the sessions' home (their working directory) is `home`.
+/// That takes root, as `available` says.
 ///
 /// SFTP: Dropbear runs the sftp-server path compiled into it, `/usr/lib/sftp-server` on Debian
 /// (`strings /usr/sbin/dropbear | grep sftp`), a link that Debian's openssh-sftp-server
@@ -24,8 +23,7 @@ public final class DropbearServer {
 
     /// Root (for the mount namespace), Dropbear and the SFTP server it runs.
     public static var available: Bool {
-        getuid() == 0 && FileManager.default.isExecutableFile(atPath: program)
-            && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+        PrivateHome.available && FileManager.default.isExecutableFile(atPath: program)
             && FileManager.default.isExecutableFile(atPath: "/usr/lib/sftp-server")
     }
 
@@ -76,15 +74,10 @@ public final class DropbearServer {
     }
 
     private func spawn() throws {
-        guard let user = getpwuid(getuid()) else { throw Shell.Failure(description: "no password entry for uid \(getuid())") }
-        let userHome = String(cString: user.pointee.pw_dir)
         let logBefore = log.utf8.count
-        // unshare and sh each exec the next program, so pid is Dropbear's own. -F: stay in the
-        // foreground; -E: log to stderr; -s: keys only; -m: no motd.
-        let args = ["/usr/bin/unshare", "--mount", "--propagation", "private", "--",
-                    "/bin/sh", "-c", "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", home, userHome,
-                    DropbearServer.program, "-F", "-E", "-s", "-m", "-p", "127.0.0.1:\(port)", "-r", hostKey,
-                    "-P", directory + "/dropbear.pid"]
+        // -F: stay in the foreground; -E: log to stderr; -s: keys only; -m: no motd.
+        let args = try PrivateHome.wrap([DropbearServer.program, "-F", "-E", "-s", "-m", "-p", "127.0.0.1:\(port)", "-r", hostKey,
+                                         "-P", directory + "/dropbear.pid"], home: home)
         pid = try ServerProcess.spawn(args, log: logPath)
         // Dropbear binds its ports before it logs "Not backgrounding" (and exits, saying why,
         // when it cannot); this run's lines only, as a restart appends to the same log.

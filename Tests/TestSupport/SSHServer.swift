@@ -1,7 +1,8 @@
 import Foundation
 
 /// A real OpenSSH sshd on 127.0.0.1 and a random port, with its own host key, configuration and
-/// authorized_keys in a temporary directory; started by the tests, stopped by `stop()`.
+/// authorized_keys in a temporary directory; started by the tests, stopped by `stop()`. As root,
+/// its sessions see `home` (empty at first) as the user's home, never the real one (PrivateHome).
 ///
 /// sshd cannot take a listening socket from its parent (only `sshd -i`, one connection per
 /// process, which would change what its process tree and restarts look like to the tests), so
@@ -9,6 +10,8 @@ import Foundation
 /// sshd says so and exits, and the server starts again on another (a bounded number of times).
 public final class SSHServer {
     public let directory: String
+    /// What the server's sessions see as the user's home (as root; elsewhere the real home).
+    public let home: String
     public private(set) var port: Int
     public let hostPublicKey: String   // "ssh-ed25519 AAAA..."
     public private(set) var pid: pid_t = 0
@@ -20,6 +23,8 @@ public final class SSHServer {
                 extraConfig: String = "", program: String = "/usr/sbin/sshd") throws {
         self.program = program
         directory = dir.sub("sshd-\(Int.random(in: 0..<1_000_000))")
+        home = directory + "/home"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         let hostKey = directory + "/host_key"
         try Shell.run("/usr/bin/ssh-keygen", ["-q", "-t", hostKeyType, "-N", "", "-f", hostKey])
         hostPublicKey = try String(contentsOfFile: hostKey + ".pub", encoding: .utf8)
@@ -74,7 +79,8 @@ public final class SSHServer {
     private func spawn() throws {
         if getuid() == 0 { mkdir("/run/sshd", 0o755) }   // privilege separation directory
         let logBefore = log.utf8.count
-        pid = try ServerProcess.spawn([program, "-D", "-e", "-f", directory + "/sshd_config"], log: directory + "/sshd.log")
+        pid = try ServerProcess.spawn(PrivateHome.wrap([program, "-D", "-e", "-f", directory + "/sshd_config"], home: home),
+                                      log: directory + "/sshd.log")
         // Listening is what sshd's own log says (a port that accepts could be another
         // program's); this run's lines only, as a restart appends to the same log.
         var exited = false

@@ -7,11 +7,19 @@ import Glibc
 /// closed its end. Unix's default for such a write is SIGPIPE, which would end the whole host,
 /// every feature with it, for one peer's departure (seen in CI: a download through a jump host
 /// finished, then the tunnel's last write killed the process). OpenSSH's ssh ignores SIGPIPE
-/// for the same reason. With it ignored the write returns EPIPE, and the code that made it
-/// handles a closed peer as the error it is. Set before any plugin code runs; a program the
-/// host starts inherits it (the probe, which loads plugins the same way).
+/// for the same reason. With it handled the write returns EPIPE, and the code that made it
+/// handles a closed peer as the error it is. Set before any plugin code runs.
+///
+/// A handler that does nothing, not SIG_IGN: an ignored signal stays ignored in every program
+/// the process execs (a ProxyCommand, a local command, the probe's own children), where
+/// `yes | head` would then never end; a caught one is reset to its default by exec, as
+/// OpenSSH resets SIGPIPE in its ProxyCommand child. For this process the effect is the same.
 public enum BrokenPipeSignal {
     public static func ignore() {
-        signal(SIGPIPE, SIG_IGN)
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        sigaction(SIGPIPE, &action, nil)
     }
 }

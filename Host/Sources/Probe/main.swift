@@ -10,6 +10,8 @@ import TermhostLoader
 import TermhostRuntime
 import TermhostRegistry
 
+// A plugin's init that writes to a closed pipe gets EPIPE here too, as in the host.
+BrokenPipeSignal.ignore()
 var args = CommandLine.arguments.dropFirst()
 var fd: Int32 = -1
 var reportFD: Int32 = 1

@@ -18,9 +18,8 @@ struct MCPCommand {
     func run() -> Int32 {
         let parsed: ParsedArguments
         do { parsed = try invocation.parse(with: Self.arguments) } catch { return error.status }
-        // The client may close its end first: a write must fail (EPIPE), not kill the process
-        // before it cancels what runs.
-        signal(SIGPIPE, SIG_IGN)
+        // The client may close its end first: the write then fails with EPIPE (the host never
+        // lets SIGPIPE end the process, ABI.md) and what runs is cancelled.
         let tools = ToolService(host: host, scene: invocation.scene)
         let catalog: [RunTool]
         do { catalog = try tools?.catalog() ?? [] } catch {
