@@ -70,6 +70,20 @@ import TestSupport
         #expect(try s.cli.run("other", "apply", "org.test.syncstore", "x").output.contains("apply: 4 apply: only the sync provider"))
     }
 
+    /// ABI 1.4: the owner's check, declared in C, is what the provider's `check` answers; its
+    /// reason comes back on one line with control characters made visible; only the provider
+    /// may ask; a check for a collection that is not syncable is refused at init.
+    @Test func theProviderRunsTheOwnersCheckAndShowsItsReasonSafely() throws {
+        let s = try Setup(provider: "org.test.syncstore")
+        let seeded = try s.cli.run("syncstore", "seed")
+        #expect(seeded.output.contains("check private: 1 declare_sync_check: collection 'private' is not declared syncable (declare_syncable first)"), "\(seeded.output)")
+        #expect(try s.cli.run("syncstore", "check", "org.test.syncstore", #"{"text":"fine"}"#).output.contains("check: ok"))
+        let refused = try s.cli.run("syncstore", "check", "org.test.syncstore", #"{"text":"forbidden"}"#).output
+        #expect(refused.contains("check: 1 text: a note may not say forbidden\\033[2J"), "\(refused)")
+        #expect(!refused.contains("\u{1b}"))
+        #expect(try s.cli.run("other", "check", "org.test.syncstore", "x").output.contains("check: 4 check: only the sync provider"))
+    }
+
     /// A full pull after `sync reset` applies every record again: the unchanged ones must not be
     /// written (no journal row) nor announced (each announcement costs a retiring plugin a wait).
     @Test func applyingTheStoredValueAgainWritesNothing() throws {

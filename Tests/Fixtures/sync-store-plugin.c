@@ -7,6 +7,10 @@
  *                  collections, NS's notes/n1, NS's private/p1 (not syncable), and the
  *                  journal rows of syncable collections; every failure as "<call>: <code> <msg>"
  *   apply NS VAL   applies VAL to NS's notes/n1 through the sync store; prints the status
+ *   check NS VAL   runs the owner's check (ABI 1.4) of NS's notes on VAL as notes/n1; prints the status
+ * init() also names a check for "notes" (a note may not say "forbidden"; its reason carries an
+ * escape sequence the host must make visible) and tries one for "private" (not syncable: refused,
+ * printed by seed).
  *   own            prints what termhost.store/1's journal_since gives this plugin */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,23 @@
 static const termhost_host_t *g_host;
 static termhost_status g_bad_declaration;
 static char g_bad_message[TERMHOST_MESSAGE_SIZE];
+static termhost_status g_private_check;
+static char g_private_check_message[TERMHOST_MESSAGE_SIZE];
+
+/* The owner's check of another device's note: any thread, no call back into the host. */
+static int32_t check_note(void *user, const char *collection, const char *key, const void *value, size_t size,
+                          char *reason, size_t reason_size) {
+   static const char word[] = "forbidden";
+   size_t i;
+   (void)user; (void)collection; (void)key;
+   for (i = 0; i + sizeof word - 1 <= size; i++) {
+      if (memcmp((const char *)value + i, word, sizeof word - 1) == 0) {
+         snprintf(reason, reason_size, "text: a note may not say forbidden\033[2J");
+         return 1;
+      }
+   }
+   return 0;
+}
 
 static const termhost_command_descriptor_t command = {
    sizeof(termhost_command_descriptor_t), COMMAND_NAME, "sync-store fixture", "usage: termhost syncstore seed|read NS|apply NS VALUE|own"
@@ -77,6 +98,7 @@ static int32_t run(const termhost_feature_t *f, const termhost_command_invocatio
       report(out, "put secret", rc, &err);
       fprintf(out, "secret %s\n", secret);
       fprintf(out, "declare bad: %d %s\n", (int)g_bad_declaration, g_bad_message);
+      fprintf(out, "check private: %d %s\n", (int)g_private_check, g_private_check_message);
    } else if (inv->argc == 2 && strcmp(inv->argv[0], "read") == 0) {
       const char *ns = inv->argv[1];
       if (!sync) { fprintf(out, "no sync-store service\n"); fclose(out); return 1; }
@@ -92,6 +114,10 @@ static int32_t run(const termhost_feature_t *f, const termhost_command_invocatio
    } else if (inv->argc == 3 && strcmp(inv->argv[0], "apply") == 0) {
       rc = sync->apply(g_host, inv->argv[1], "notes", "n1", inv->argv[2], strlen(inv->argv[2]), &err);
       report(out, "apply", rc, &err);
+   } else if (inv->argc == 3 && strcmp(inv->argv[0], "check") == 0) {
+      if (!TERMHOST_HAS_FIELD(sync, termhost_host_sync_store_t, check)) { fprintf(out, "no check\n"); fclose(out); return 1; }
+      rc = sync->check(g_host, inv->argv[1], "notes", "n1", inv->argv[2], strlen(inv->argv[2]), &err);
+      report(out, "check", rc, &err);
    } else if (inv->argc == 1 && strcmp(inv->argv[0], "own") == 0) {
       rc = store->journal_since(g_host, 0, print_row, out, &err);
       report(out, "own journal", rc, &err);
@@ -137,6 +163,9 @@ static bool plugin_init(const termhost_host_t *host, termhost_error_t *err) {
    if (!store || store->declare_syncable(host, "notes", TERMHOST_SYNC_MERGE_FIELDS, "last_used", err) != TERMHOST_OK) return false;
    g_bad_declaration = store->declare_syncable(host, "bad", TERMHOST_SYNC_MERGE_RECORD, "last_used", &bad);
    snprintf(g_bad_message, sizeof g_bad_message, "%s", g_bad_declaration == TERMHOST_OK ? "" : bad.message);
+   if (store->declare_sync_check(host, "notes", check_note, NULL, err) != TERMHOST_OK) return false;
+   g_private_check = store->declare_sync_check(host, "private", check_note, NULL, &bad);
+   snprintf(g_private_check_message, sizeof g_private_check_message, "%s", g_private_check == TERMHOST_OK ? "" : bad.message);
    return true;
 }
 

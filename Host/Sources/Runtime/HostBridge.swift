@@ -234,6 +234,9 @@ public enum HostBridge {
             },
             declare_syncable: { host, collection, merge, localFields, err in
                 SyncStoreBridge.declare(host, collection, merge, localFields, err)
+            },
+            declare_sync_check: { host, collection, check, user, err in
+                SyncStoreBridge.declareCheck(host, collection, check, user, err)
             }))
         return t
     }()

@@ -48,6 +48,40 @@ enum SyncStoreBridge {
         return termhost_status(TERMHOST_OK)
     }
 
+    static func declareCheck(_ host: UnsafePointer<termhost_host_t>?, _ collection: UnsafePointer<CChar>?, _ check: termhost_sync_check?,
+                             _ user: UnsafeMutableRawPointer?, _ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status {
+        guard let host, let check else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "declare_sync_check: host or check is NULL") }
+        let ctx = HostBridge.context(host)
+        let name: String
+        do throws(BoundaryArguments.Refusal) {
+            name = try BoundaryArguments.text(collection, "collection", call: "declare_sync_check")
+        } catch { return HostBridge.refuse(err, error) }
+        if let problem = ctx.services.syncables.declareCheck(namespace: ctx.pluginID, collection: name,
+                                                             .init(function: check, user: user)) {
+            return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "declare_sync_check: \(problem)")
+        }
+        return termhost_status(TERMHOST_OK)
+    }
+
+    /// The most bytes of an owner's reason that are kept (one line of `sync status`).
+    static let reasonBytes = 512
+
+    /// Runs the owner's check on bytes another device wrote: nil when accepted (or no check),
+    /// else the owner's reason, shown safe and on one line.
+    static func refusal(_ check: SyncableCollections.Check, collection: String, key: String, _ bytes: [UInt8]) -> String? {
+        var reason = [CChar](repeating: 0, count: reasonBytes)
+        let rc = bytes.withUnsafeBytes { value in
+            reason.withUnsafeMutableBufferPointer { r in
+                check.function(check.user, collection, key, value.baseAddress, value.count, r.baseAddress, r.count)
+            }
+        }
+        guard rc != 0 else { return nil }
+        reason[reasonBytes - 1] = 0   // a check that filled the buffer without its NUL
+        let text = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let shown = VisibleText.of(text.replacingOccurrences(of: "\n", with: " "))
+        return shown.isEmpty ? "refused by its owner's check (no reason given)" : shown
+    }
+
     nonisolated(unsafe) static let table: UnsafeMutablePointer<termhost_host_sync_store_t> = {
         let t = UnsafeMutablePointer<termhost_host_sync_store_t>.allocate(capacity: 1)
         t.initialize(to: termhost_host_sync_store_t(
@@ -139,6 +173,23 @@ enum SyncStoreBridge {
                     }
                     return termhost_status(TERMHOST_OK)
                 } catch { return HostBridge.storeFailure(err, error) }
+            },
+            check: { host, ns, collection, key, value, size, err in
+                guard let host else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "check: host is NULL") }
+                let ctx = HostBridge.context(host)
+                if let status = denied(ctx, "check", err) { return status }
+                if let problem = HostBridge.sizeProblem(size) { return termhostFail(err, TERMHOST_ERR_TOO_LARGE, "check: \(problem)") }
+                let nsText: String, collectionText: String, keyText: String, bytes: [UInt8]
+                do throws(BoundaryArguments.Refusal) {
+                    nsText = try BoundaryArguments.text(ns, "namespace", call: "check")
+                    collectionText = try BoundaryArguments.text(collection, "collection", call: "check")
+                    keyText = try BoundaryArguments.text(key, "key", call: "check")
+                    bytes = try BoundaryArguments.bytes(value, size, "value", call: "check")
+                } catch { return HostBridge.refuse(err, error) }
+                if case .failure(let d) = syncable(ctx, nsText, collectionText, "check", err) { return d.status }
+                guard let owner = ctx.services.syncables.check(namespace: nsText, collection: collectionText),
+                      let why = refusal(owner, collection: collectionText, key: keyText, bytes) else { return termhost_status(TERMHOST_OK) }
+                return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, why)
             }))
         return t
     }()

@@ -1,3 +1,4 @@
+import CTermhost
 import Synchronization
 
 /// The collections plugins declared syncable in this process (termhost_host_store_t.
@@ -13,7 +14,19 @@ public final class SyncableCollections: Sendable {
         public let localFields: [String]
     }
 
+    /// An owner's check of another device's version (store.h, termhost_sync_check): the plugin's
+    /// function and the pointer it asked to get back, valid for the process.
+    public struct Check: @unchecked Sendable {
+        public let function: termhost_sync_check
+        public let user: UnsafeMutableRawPointer?
+        public init(function: termhost_sync_check, user: UnsafeMutableRawPointer?) {
+            self.function = function
+            self.user = user
+        }
+    }
+
     private let declared = Mutex<[String: Declaration]>([:])
+    private let checks = Mutex<[String: Check]>([:])
 
     public init() {}
 
@@ -28,6 +41,19 @@ public final class SyncableCollections: Sendable {
         let d = Declaration(namespace: namespace, collection: collection, merge: merge, localFields: localFields)
         declared.withLock { $0[SyncableCollections.key(namespace, collection)] = d }
         return nil
+    }
+
+    /// Names the owner's check for a declared collection; returns why it is refused, or nil.
+    public func declareCheck(namespace: String, collection: String, _ check: Check) -> String? {
+        guard declaration(namespace: namespace, collection: collection) != nil else {
+            return "collection '\(collection)' is not declared syncable (declare_syncable first)"
+        }
+        checks.withLock { $0[SyncableCollections.key(namespace, collection)] = check }
+        return nil
+    }
+
+    public func check(namespace: String, collection: String) -> Check? {
+        checks.withLock { $0[SyncableCollections.key(namespace, collection)] }
     }
 
     public func declaration(namespace: String, collection: String) -> Declaration? {

@@ -23,6 +23,46 @@ extension Store {
     }
 }
 
+/// An owner's check of another device's version of a record (`termhost_sync_check`), kept
+/// for the process: the host calls it from the sync provider's threads.
+final class SyncCheckBox: Sendable {
+    let check: @Sendable (_ key: String, _ value: [UInt8]) -> String?
+    init(_ check: @escaping @Sendable (String, [UInt8]) -> String?) { self.check = check }
+
+    static let trampoline: termhost_sync_check = { user, _, key, value, size, reason, reasonSize in
+        guard let user, let key, let reason, reasonSize > 0 else { return 1 }
+        let box = Unmanaged<SyncCheckBox>.fromOpaque(user).takeUnretainedValue()
+        let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+        guard let why = box.check(String(cString: key), bytes) else { return 0 }
+        // Cut at a character boundary, leaving room for the NUL.
+        var text = Array(why.utf8)
+        if text.count > reasonSize - 1 {
+            text = Array(text.prefix(reasonSize - 1))
+            while let last = text.last, last & 0xC0 == 0x80 { text.removeLast() }
+            if let last = text.last, last >= 0xC0 { text.removeLast() }
+        }
+        for (i, b) in text.enumerated() { reason[i] = CChar(bitPattern: b) }
+        reason[text.count] = 0
+        return 1
+    }
+}
+
+extension Store {
+    /// Names the check another device's version of a record in `collection` must pass before
+    /// the sync provider applies it (`declare_sync_check`, ABI 1.4): return nil to accept, or
+    /// the rule that failed. Declare the collection syncable first, in init(). Returns false
+    /// when the host is older than ABI 1.4.
+    @discardableResult
+    public func declareSyncCheck(_ collection: String,
+                                 _ rule: @escaping @Sendable (_ key: String, _ value: [UInt8]) -> String?) throws(PluginError) -> Bool {
+        guard let declare = TermhostStruct.member(vtable, \.declare_sync_check) else { return false }
+        // Kept for the process: the host may call it until the process ends.
+        let user = Unmanaged.passRetained(SyncCheckBox(rule)).toOpaque()
+        try check { declare(host, collection, SyncCheckBox.trampoline, user, $0) }
+        return true
+    }
+}
+
 extension PluginHost {
     /// termhost.sync-store/1, for the sync provider only: every call of another plugin throws
     /// `TERMHOST_ERR_DENIED`. nil when the host is older than ABI 1.3 or has no store.
@@ -95,6 +135,17 @@ public struct SyncStore: @unchecked Sendable {
             }, Unmanaged.passUnretained(box).toOpaque(), err)
         }
         return box.keys
+    }
+
+    /// Why the owner refuses another device's version of a record (its check, ABI 1.4), or nil
+    /// when it accepts it, names no check, or the host is older than ABI 1.4.
+    public func refusal(_ namespace: String, _ collection: String, _ key: String, _ value: [UInt8]) throws(PluginError) -> String? {
+        guard let run = TermhostStruct.member(vtable, \.check) else { return nil }
+        var err = termhostEmptyError()
+        let rc = value.withUnsafeBytes { run(host, namespace, collection, key, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), $0.count, &err) }
+        if rc == Int32(TERMHOST_ERR_INVALID_ARGUMENT) { return termhostErrorMessage(err) }
+        guard rc == Int32(TERMHOST_OK) else { throw PluginError(termhostErrorMessage(err), code: rc) }
+        return nil
     }
 
     /// Writes another device's version (nil deletes) after the host publishes

@@ -24,9 +24,11 @@
  *        (services/tools.h); typed actions: termhost_feature_descriptor_t.actions,
  *        termhost_action_descriptor_t (action.h).
  *        sync: termhost_host_store_t.declare_syncable and termhost_sync_merge (services/store.h),
- *        the sync provider's service termhost.sync-store/1 (services/sync_store.h). */
+ *        the sync provider's service termhost.sync-store/1 (services/sync_store.h).
+ *   1.4  sync checks: termhost_sync_check and termhost_host_store_t.declare_sync_check
+ *        (services/store.h), termhost_host_sync_store_t.check (services/sync_store.h). */
 #define TERMHOST_ABI_MAJOR 1
-#define TERMHOST_ABI_MINOR 3
+#define TERMHOST_ABI_MINOR 4
 #define TERMHOST_ABI_PATCH 0
 
 typedef struct termhost_version {

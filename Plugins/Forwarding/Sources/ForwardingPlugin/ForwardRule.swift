@@ -1,5 +1,7 @@
 import Foundation
-import TermhostSDK
+#if canImport(TermhostSDK)
+import TermhostSDK   // the sync-record fuzz target compiles this file with the SDK files it uses
+#endif
 
 /// Which way a rule forwards, named after the ssh option that does the same.
 enum ForwardKind: String, Codable, Sendable, CaseIterable {

@@ -71,6 +71,7 @@ final class ForwardingFeature: Feature {
 let plugin = Plugin(id: "org.termhost.forwarding", version: "0.1.0", features: [ForwardingFeature.self]) { host in
     // Saved rules sync (Docs/Sync.md); whether one runs is runtime state and never does.
     _ = try? host.store?.declareSyncable(RuleStore.collection, merge: .fields)
+    _ = try? host.store?.declareSyncCheck(RuleStore.collection, SyncedRuleCheck.rule)
 }
 
 @_cdecl("termhost_plugin_entry")

@@ -57,6 +57,7 @@ final class MetricsFeature: Feature {
 let plugin = Plugin(id: "org.termhost.metrics", version: "0.1.0", features: [MetricsFeature.self]) { host in
     // Monitors and their order sync (Docs/Sync.md); samples stay on this device.
     _ = try? host.store?.declareSyncable(MonitorStore.collection, merge: .fields)
+    _ = try? host.store?.declareSyncCheck(MonitorStore.collection, SyncedMonitorCheck.monitor)
 }
 
 @_cdecl("termhost_plugin_entry")

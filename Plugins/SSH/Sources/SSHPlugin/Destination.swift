@@ -1,4 +1,6 @@
-import TermhostSDK
+#if canImport(TermhostSDK)
+import TermhostSDK   // the sync-record fuzz target compiles this file with the SDK files it uses
+#endif
 
 /// Where to connect: a saved vault host or an ad-hoc `user@host:port` (IPv6 as `[::1]:2222`).
 struct Destination: Equatable, Codable {

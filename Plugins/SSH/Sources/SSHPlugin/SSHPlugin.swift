@@ -168,6 +168,10 @@ let plugin = Plugin(id: "org.termhost.ssh", version: "0.1.0", features: [SSHFeat
     _ = try? host.store?.declareSyncable("hosts", merge: .fields)
     _ = try? host.store?.declareSyncable("identities", merge: .fields, localFields: ["passwordSecret", "keySecret"])
     _ = try? host.store?.declareSyncable(SyncedHostKeys.collection, merge: .record)
+    // Another device's versions meet the rules local input meets before they are applied.
+    _ = try? host.store?.declareSyncCheck("hosts", SyncedRecordRules.host)
+    _ = try? host.store?.declareSyncCheck("identities", SyncedRecordRules.identity)
+    _ = try? host.store?.declareSyncCheck(SyncedHostKeys.collection, SyncedRecordRules.hostKey)
 }
 
 @_cdecl("termhost_plugin_entry")

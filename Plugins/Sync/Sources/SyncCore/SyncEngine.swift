@@ -264,7 +264,7 @@ public final class SyncEngine {
                                       reason: "collection \(rule.collection) merges field by field but this record is not a JSON object", raw: payload))
             return
         }
-        if let payload = record.payload, try refusedForLocalFields(record.id, version: record.version, payload: payload, rule: rule) {
+        if let payload = record.payload, try refusedByRules(record.id, version: record.version, payload: payload, rule: rule) {
             return
         }
         var known = try recordState(record.id) ?? RecordState()
@@ -307,17 +307,24 @@ public final class SyncEngine {
         try store.put("records", key, try encode(known))
     }
 
-    /// A vault record carrying device-local fields (IDs of stored secrets, above all) is
-    /// refused whole and quarantined, named in `sync status`: no device sends them, so one that
-    /// does is hostile or broken, and applying the rest of it would still bind this device's
-    /// secrets to someone else's host. True when refused.
-    private func refusedForLocalFields(_ id: SyncRecordID, version: SyncVersion, payload: [UInt8], rule: SyncCollection) throws -> Bool {
-        let carried = FieldMerge.carriedLocalFields(payload, rule.localFields)
-        guard !carried.isEmpty else { return false }
+    /// A version another device wrote is refused whole and quarantined, named in `sync status`,
+    /// when it carries device-local fields (IDs of stored secrets, above all: no device sends
+    /// them, so one that does is hostile or broken, and applying the rest of it would still bind
+    /// this device's secrets to someone else's host), or when its owning plugin's rules refuse it
+    /// (what its `add` checks: a host named "..", a port of 2^63). True when refused.
+    private func refusedByRules(_ id: SyncRecordID, version: SyncVersion, payload: [UInt8], rule: SyncCollection) throws -> Bool {
+        let why: String
+        if payload.count > SyncEngine.maxRecordBytes {   // a conflict's server copy comes this way, unchecked before
+            why = "is \(payload.count) bytes, more than the \(SyncEngine.maxRecordBytes) a record may hold: refused unread"
+        } else if case let carried = FieldMerge.carriedLocalFields(payload, rule.localFields), !carried.isEmpty {
+            why = "carries \(carried.joined(separator: ", ")), which stays on each device and no device sends (a secret's ID names this device's secrets only): refused"
+        } else if let broken = try local.refusal(id, payload: payload) {
+            why = "breaks a rule of \(id.namespace): \(broken): refused"
+        } else {
+            return false
+        }
         try passOver(id, version: version)
-        try quarantine(SyncDamage(location: "\(backend.summary): \(id) version \(version)",
-                                  reason: "carries \(carried.joined(separator: ", ")), which stays on each device and no device sends (a secret's ID names this device's secrets only): refused",
-                                  raw: payload))
+        try quarantine(SyncDamage(location: "\(backend.summary): \(id) version \(version)", reason: why, raw: Array(payload.prefix(4096))))
         return true
     }
 
@@ -407,7 +414,7 @@ public final class SyncEngine {
                             written.append(server.version)
                             try accepted(id, change: server.changeID, version: server.version, payload: server.payload, pending: pendingChange)
                         } else if let rule = rule(id), let payload = server.payload,
-                                  try refusedForLocalFields(id, version: server.version, payload: payload, rule: rule) {
+                                  try refusedByRules(id, version: server.version, payload: payload, rule: rule) {
                             again = true   // stays pending; sent again over the refused version
                             continue
                         } else if let rule = rule(id) {

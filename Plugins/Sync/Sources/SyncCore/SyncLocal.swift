@@ -39,6 +39,14 @@ public protocol SyncLocalRecords: AnyObject {
     /// Writes a remote version (nil deletes). The owning plugin retires the record's runtime
     /// state (connections, forwards) before the new value is used.
     func apply(_ id: SyncRecordID, payload: [UInt8]?) throws
+    /// Why the owning plugin refuses a version another device wrote (the rules its own `add`
+    /// applies), or nil when it accepts it.
+    func refusal(_ id: SyncRecordID, payload: [UInt8]) throws -> String?
+}
+
+extension SyncLocalRecords {
+    /// Records whose owners check nothing (the engine's tests and benchmarks).
+    public func refusal(_ id: SyncRecordID, payload: [UInt8]) throws -> String? { nil }
 }
 
 /// The engine's own persistent state: key/value collections of the Sync plugin's store

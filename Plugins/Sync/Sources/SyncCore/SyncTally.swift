@@ -52,4 +52,5 @@ final class TalliedRecords: SyncLocalRecords {
         try inner.apply(id, payload: payload)
         tally.applied += 1
     }
+    func refusal(_ id: SyncRecordID, payload: [UInt8]) throws -> String? { try inner.refusal(id, payload: payload) }
 }

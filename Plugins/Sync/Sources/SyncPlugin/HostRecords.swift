@@ -28,6 +28,10 @@ final class HostRecords: SyncLocalRecords {
     func read(_ id: SyncRecordID) throws -> [UInt8]? { try sync.get(id.namespace, id.collection, id.key) }
 
     func apply(_ id: SyncRecordID, payload: [UInt8]?) throws { try sync.apply(id.namespace, id.collection, id.key, payload) }
+
+    func refusal(_ id: SyncRecordID, payload: [UInt8]) throws -> String? {
+        try sync.refusal(id.namespace, id.collection, id.key, payload)
+    }
 }
 
 /// The engine's own state: collections of this plugin's store namespace.

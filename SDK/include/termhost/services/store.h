@@ -39,6 +39,17 @@ typedef enum termhost_sync_merge {
    TERMHOST_SYNC_MERGE_FIELDS = 2
 } termhost_sync_merge;
 
+/* Added in ABI 1.4. Checks one record of a syncable collection that another device wrote, before
+ * the sync provider applies it (declare_sync_check). collection and key: UTF-8, borrowed; value:
+ * size bytes (at most 1 MiB), borrowed, not NUL-terminated. Return 0 to accept. To refuse, write
+ * the rule that failed (one line of UTF-8, e.g. "port: 70000 is not from 1 to 65535") into reason,
+ * which has room for reason_size bytes including the NUL (longer text is cut), and return
+ * non-zero. Check what `add` would check; the record may be anything a peer chose to write.
+ * [any-thread, concurrent] It must not call the host back: it runs inside the sync provider's
+ * store calls. */
+typedef int32_t (*termhost_sync_check)(void *user, const char *collection, const char *key,
+                                       const void *value, size_t size, char *reason, size_t reason_size);
+
 /* The work of one transaction; return TERMHOST_OK to commit, anything else rolls back. */
 typedef termhost_status (*termhost_transaction_body)(void *user, termhost_error_t *err);
 
@@ -87,6 +98,16 @@ typedef struct termhost_host_store {   /* implemented by the host */
     * keep secrets in the secrets service, which never syncs. [main & !started] */
    termhost_status (*declare_syncable)(const termhost_host_t *host, const char *collection,
                                        int32_t merge, const char *local_fields, termhost_error_t *err);
+
+   /* Added in ABI 1.4. Names the check (termhost_sync_check above) that another device's
+    * version of a record in collection (in the calling plugin's namespace, declared syncable
+    * first) must pass before it is applied; the sync provider quarantines a refused version
+    * with the reason, and it never reaches this plugin's store. user is passed back to check
+    * and must stay valid for the process. A second call replaces the first. Without a check,
+    * only the sync provider's own limits apply (size, key). TERMHOST_ERR_INVALID_ARGUMENT
+    * when check is NULL or the collection was not declared syncable. [main & !started] */
+   termhost_status (*declare_sync_check)(const termhost_host_t *host, const char *collection,
+                                         termhost_sync_check check, void *user, termhost_error_t *err);
 } termhost_host_store_t;
 
 #endif

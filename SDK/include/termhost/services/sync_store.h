@@ -62,6 +62,15 @@ typedef struct termhost_host_sync_store {   /* implemented by the host */
     * syncable. [any-thread] */
    termhost_status (*apply)(const termhost_host_t *host, const char *namespace_, const char *collection,
                             const char *key, const void *value, size_t size, termhost_error_t *err);
+
+   /* Added in ABI 1.4. Runs the owning plugin's check (store.h, declare_sync_check) on a
+    * version of a record another device wrote: value, size bytes, borrowed. TERMHOST_OK when it
+    * accepts or the owner named no check; TERMHOST_ERR_INVALID_ARGUMENT with the owner's reason
+    * when it refuses ("port: 70000 is not from 1 to 65535"); TERMHOST_ERR_DENIED when the
+    * collection is not syncable. Call it before apply for every incoming version, and keep a
+    * refused one out of the store. [any-thread] */
+   termhost_status (*check)(const termhost_host_t *host, const char *namespace_, const char *collection,
+                            const char *key, const void *value, size_t size, termhost_error_t *err);
 } termhost_host_sync_store_t;
 
 #endif
