@@ -168,6 +168,26 @@ import TestSupport
         #expect(pulled.cursor == SyncCursor("2"))
     }
 
+    /// A row over 1 MiB: the server refuses to store one (migration 3), and one that is there
+    /// anyway (written with the schema's triggers off) never crosses the wire: the device gets
+    /// its size and quarantines it unread, and the rest of the page arrives.
+    @Test func aRecordOverOneMiBIsNeitherStoredNorDownloaded() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let a = try team.device("alice", "laptop")
+        _ = try a.push([.put(.host("web"), #"{"port":22}"#), .put(.host("db"), #"{"port":5432}"#)], device: "laptop")
+        let huge = "decode(repeat('78', 3145728), 'hex')"
+        #expect(throws: Shell.Failure.self) {
+            try team.server.psql("UPDATE termhost_sync.records SET body = \(huge), digest = sha256(\(huge)) WHERE key = 'web'", database: PostgresTeam.database)
+        }
+        try team.server.psql("SET session_replication_role = replica; UPDATE termhost_sync.records SET body = \(huge), digest = sha256(\(huge)) WHERE key = 'web'",
+                             database: PostgresTeam.database)
+        let pulled = try a.pullAll()
+        #expect(pulled.records.map(\.id.key) == ["db"])
+        #expect(pulled.damaged.map(\.reason) == ["its body is 3145728 bytes, more than the 1048576 a record may hold: refused unread"])
+        #expect(pulled.damaged.first?.raw == [])
+    }
+
     @Test func aNotificationWakesAWaitingDeviceAndAReconnectAsksForAPull() throws {
         let team = try PostgresTeam()
         defer { team.remove() }
@@ -186,11 +206,11 @@ import TestSupport
     @Test func theSchemaIsMigratedOnceAndANewerSchemaIsRefused() throws {
         let team = try PostgresTeam()
         defer { team.remove() }
-        #expect(try team.server.psql("SELECT version FROM termhost_sync.schema_version ORDER BY version", database: PostgresTeam.database) == "1\n2\n")
+        #expect(try team.server.psql("SELECT version FROM termhost_sync.schema_version ORDER BY version", database: PostgresTeam.database) == "1\n2\n3\n")
         _ = try team.device("alice", "laptop")
-        #expect(try team.server.psql("SELECT count(*) FROM termhost_sync.schema_version", database: PostgresTeam.database) == "2\n")
+        #expect(try team.server.psql("SELECT count(*) FROM termhost_sync.schema_version", database: PostgresTeam.database) == "3\n")
         try team.server.psql("INSERT INTO termhost_sync.schema_version (version) VALUES (99)", database: PostgresTeam.database)
-        #expect(throws: SyncBackendError.invalid("the vault schema in this database is version 99, newer than this Termhost knows (2): update Termhost")) {
+        #expect(throws: SyncBackendError.invalid("the vault schema in this database is version 99, newer than this Termhost knows (3): update Termhost")) {
             _ = try team.device("bob", "workstation")
         }
     }
@@ -204,7 +224,7 @@ import TestSupport
         try server.createRole("alice", password: "Alice-Pw-1")
         let settings = PostgresSettings(host: server.socketDirectory, database: "fresh", user: "alice", vault: "team")
         let error = try #require(throws: SyncBackendError.self) { _ = try PostgresBackend(settings: settings, password: "Alice-Pw-1").open(device: "laptop") }
-        #expect(error.message.hasPrefix("the vault schema needs migration 1 of 2 and this role may not apply it (permission denied for database fresh): have the database's owner connect once"))
+        #expect(error.message.hasPrefix("the vault schema needs migration 1 of 3 and this role may not apply it (permission denied for database fresh): have the database's owner connect once"))
     }
 
     @Test func aWrongPasswordIsDeniedAndNeverShown() throws {

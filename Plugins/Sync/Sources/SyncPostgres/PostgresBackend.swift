@@ -53,8 +53,14 @@ public final class PostgresBackend: SyncBackend {
     public func pull(after cursor: SyncCursor, limit: Int) throws(SyncBackendError) -> SyncPage {
         let after = try PostgresFeed.sequence(cursor)
         let limit = min(max(limit, 1), 10_000)
-        let rows = try run("SELECT seq, namespace, collection, key, body, intact, change_id, device FROM termhost_sync.pull($1::uuid, $2::bigint, $3::integer)",
-                           [try openVault(), String(after), String(limit)])
+        // A body over the limit never crosses the wire: the server sends its size instead, so
+        // one huge row cannot cost this device its memory before anything looks at it.
+        let rows = try run("""
+            SELECT seq, namespace, collection, key,
+                   CASE WHEN length(body) > $4::integer THEN '\(PostgresFeed.oversizeMarker)' || (length(body) / 2)::text ELSE body END,
+                   intact, change_id, device
+            FROM termhost_sync.pull($1::uuid, $2::bigint, $3::integer)
+            """, [try openVault(), String(after), String(limit), String(2 * PostgresFeed.maxPayload)])
         let page = try PostgresFeed.page(rows.rows, after: after, limit: limit, vault: settings.vault)
         needsPull = false
         return page
@@ -84,8 +90,12 @@ public final class PostgresBackend: SyncBackend {
                          "base": base, "body": c.payload.map { PostgresFeed.hex($0) } ?? NSNull()])
         }
         guard let json = try? JSONSerialization.data(withJSONObject: list) else { throw .invalid("a change does not encode as JSON") }
-        let rows = try run("SELECT idx, applied, seq, body, change_id, device FROM termhost_sync.push($1::uuid, $2, $3::jsonb)",
-                           [try openVault(), device, String(decoding: json, as: UTF8.self)])
+        let rows = try run("""
+            SELECT idx, applied, seq,
+                   CASE WHEN length(body) > $4::integer THEN '\(PostgresFeed.oversizeMarker)' || (length(body) / 2)::text ELSE body END,
+                   change_id, device
+            FROM termhost_sync.push($1::uuid, $2, $3::jsonb)
+            """, [try openVault(), device, String(decoding: json, as: UTF8.self), String(2 * PostgresFeed.maxPayload)])
         return try PostgresFeed.pushResults(rows.rows, changes: changes)
     }
 

@@ -11,6 +11,9 @@ import SyncCore
 enum PostgresFeed {
     /// The largest record body accepted, either way.
     static let maxPayload = 1 << 20
+    /// What the pull and push queries send instead of a body over `maxPayload`, followed by its
+    /// size in bytes ("oversize:3145728"): never hexadecimal, so never taken for a body.
+    static let oversizeMarker = "oversize:"
 
     /// One page of `termhost_sync.pull`: seq, namespace, collection, key, body (hex), intact,
     /// change_id, device.
@@ -26,6 +29,10 @@ enum PostgresFeed {
             let id = SyncRecordID(namespace: namespace, collection: collection, key: key)
             let location = "vault '\(vault)' record \(id) version \(seq)"
             let hexBody = row[4]
+            if let size = oversize(hexBody) {
+                damaged.append(SyncDamage(location: location, reason: "its body is \(size) bytes, more than the \(maxPayload) a record may hold: refused unread", raw: []))
+                continue
+            }
             let body = hexBody.flatMap(bytes(hex:))
             if row[5] != "t" {
                 damaged.append(SyncDamage(location: location, reason: "its body does not match the SHA-256 the server stored with it (changed outside Termhost)",
@@ -56,6 +63,9 @@ enum PostgresFeed {
             if row[1] == "t" {
                 results.append(.applied(SyncVersion(String(seq))))
             } else {
+                if let size = oversize(row[3]) {
+                    throw .invalid("the server's record \(changes[i].id) is \(size) bytes, more than the \(maxPayload) a record may hold: refused unread (ask an owner to remove it)")
+                }
                 let body = row[3].flatMap(bytes(hex:))
                 guard (row[3] == nil) == (body == nil), (body?.count ?? 0) <= maxPayload else {
                     throw .invalid("the server's record \(changes[i].id) is not a hexadecimal body of at most 1 MiB")
@@ -65,6 +75,12 @@ enum PostgresFeed {
             }
         }
         return results
+    }
+
+    /// The size a body over the limit was replaced by (`oversizeMarker`), or nil.
+    static func oversize(_ text: String?) -> Int64? {
+        guard let text, text.hasPrefix(oversizeMarker) else { return nil }
+        return Int64(text.dropFirst(oversizeMarker.count)).flatMap { $0 > Int64(maxPayload) ? $0 : nil } ?? Int64(maxPayload + 1)
     }
 
     /// The sequence a NOTIFY payload ("vault-id:sequence") announces for `vault`, or nil.

@@ -305,6 +305,26 @@ enum PostgresSchema {
             PERFORM termhost_sync.remove_member(v, p_role);
         END $$
         """,
+    ], [
+        // Migration 3: no record over 1 MiB is stored, whoever writes it (a member calling push
+        // with a body no Termhost sends, a script on the tables): the devices refuse one unread,
+        // but the server should not keep, nor send, what nobody can use.
+        """
+        CREATE FUNCTION termhost_sync.record_size_check() RETURNS trigger
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN
+            IF octet_length(NEW.body) > 1048576 THEN
+                RAISE EXCEPTION 'record %/%/% is % bytes; a vault record may hold at most 1048576',
+                    NEW.namespace, NEW.collection, NEW.key, octet_length(NEW.body) USING ERRCODE = 'program_limit_exceeded';
+            END IF;
+            RETURN NEW;
+        END $$
+        """,
+        "REVOKE EXECUTE ON FUNCTION termhost_sync.record_size_check() FROM PUBLIC",
+        """
+        CREATE TRIGGER record_size BEFORE INSERT OR UPDATE ON termhost_sync.records
+            FOR EACH ROW EXECUTE FUNCTION termhost_sync.record_size_check()
+        """,
     ]]
 
     /// Brings the schema to `migrations.count`, or says why it cannot.
