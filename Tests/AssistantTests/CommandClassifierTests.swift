@@ -38,8 +38,10 @@ import Testing
         "docker --context prod ps", "docker version", "podman ps", "podman logs web",
         "kubectl get pods", "kubectl get pods -A -o wide", "kubectl -n prod get deploy", "kubectl --namespace=prod describe pod web-1",
         "kubectl logs web-1 --tail=50", "kubectl top nodes", "kubectl --context staging get svc",
-        "git status", "git log --oneline -20", "git diff HEAD~1", "git show HEAD", "git branch", "git branch -a", "git branch --show-current",
-        "git branch -vv", "git rev-parse HEAD", "git -C /srv/app status", "git --no-pager log -5", "git blame README.md", "git ls-files",
+        "git branch", "git branch -a", "git branch --show-current", "git branch -vv", "git rev-parse HEAD", "git -C /srv/app rev-parse HEAD",
+        "git --no-pager describe --tags", "git ls-files", "git ls-files -s -z", "git describe",
+        // `--` ends the options: what follows is counted as operands.
+        "uniq -- counts.txt", "xxd -- /bin/true", "cat -- -weird-name", "grep -- -v file", "sed -n -- 1p file", "sed -n -e 1p -- file", "sed -n -- 1p -i",
         // Wrappers.
         "sudo ls /root", "sudo -u postgres ls 2>/dev/null || true", "sudo -u www-data cat /srv/app/.env",
         "sudo journalctl -u nginx", "sudo -H du -sh /root", "bash -c 'ls -la'", "bash -lc 'ps aux | grep nginx'", "sh -c 'df -h'",
@@ -115,8 +117,8 @@ import Testing
         ("kubectl rollout restart deploy/x", "'kubectl rollout'"),
         ("git -c core.pager=sh log", "'git -c'"), ("git --config-env=core.pager=X log", "'git --config-env'"), ("git -ccore.x=y log", "the option '-ccore.x=y'"),
         ("git push", "'git push'"), ("git reset --hard", "'git reset'"), ("git checkout -- .", "'git checkout'"), ("git clean -fdx", "'git clean'"),
-        ("git log --output=/tmp/x", "'git log --output'"), ("git diff --output /etc/x", "'git diff --output'"), ("git diff --ext-diff", "'git diff --ext-diff'"),
-        ("git log --textconv", "'git log --textconv'"), ("git show --out=x", "'git show --output'"), ("git -p log", "the option '-p'"),
+        ("git log --output=/tmp/x", "'git log' runs programs"), ("git diff --output /etc/x", "'git diff' runs programs"), ("git diff --ext-diff", "'git diff' runs programs"),
+        ("git log --textconv", "'git log' runs programs"), ("git rev-parse --out=x", "'git rev-parse --output'"), ("git -p log", "the option '-p'"),
         ("git --paginate log", "the option '--paginate'"), ("git branch -d x", "'git branch -d'"), ("git branch -D x", "'git branch -D'"),
         ("git branch -m a b", "'git branch -m'"), ("git branch newbranch", "'git branch' with an operand"), ("git stash drop", "'git stash'"),
         ("git -C /srv/* status", "the glob"),
@@ -153,7 +155,7 @@ import Testing
         // The Claude Code bypasses of research section 2.3, and Codex's cases of 2.1.
         ("cd /p && python3 x.py", "'python3'"), ("rm -rfv /", "'rm'"), ("cat foo; echo x >> foo", "to a file"),
         ("aws s3 rm s3://b --recursive", "'aws'"), ("VAR=x aws s3 ls", "'VAR=…'"), ("find . -exec grep secret '{}' +", "'find -exec'"),
-        ("git status && git push", "'git push'"), ("git status; rm -rf .", "'rm'"), ("ls && { rm x; }", "'{'"),
+        ("git rev-parse HEAD && git push", "'git push'"), ("git branch; rm -rf .", "'rm'"), ("ls && { rm x; }", "'{'"),
         ("uptime || reboot", "'reboot'"), ("ps aux | sh", "'sh' without '-c SCRIPT'"), ("ls | bash", "runs a script file"),
         ("noglob rm x", "'noglob'"), ("builtin rm x", "'builtin'"),
         // Every remaining unsafe option of the table, once each.
@@ -161,11 +163,7 @@ import Testing
         ("dmesg --console-on", "'dmesg --console-on'"), ("dmesg --read-clear", "'dmesg --read-clear'"),
         ("docker container stats", "'docker container stats' is read-only here only with --no-stream"),
         ("podman stats", "'podman stats' is read-only here only with"), ("podman container stats x", "'podman container stats' is read-only here only with"),
-        ("file --compile -m m", "'file --compile'"), ("git log --ext-diff", "'git log --ext-diff'"), ("git diff --textconv", "'git diff --textconv'"),
-        ("git show --exec=x", "'git show --exec'"), ("git log --paginate", "'git log --paginate'"), ("git diff --open-files-in-pager=sh", "'git diff --open-files-in-pager'"),
-        ("git status --output=x", "'git status --output'"), ("git blame --textconv f", "'git blame --textconv'"),
-        ("git describe --output=x", "'git describe --output'"), ("git ls-files --output=x", "'git ls-files --output'"),
-        ("git rev-parse --output=x", "'git rev-parse --output'"), ("git shortlog --output=x", "'git shortlog --output'"),
+        ("file --compile -m m", "'file --compile'"), ("git describe --output=x", "'git describe --output'"), ("git rev-parse --output=x", "'git rev-parse --output'"), ("git shortlog --output=x", "'git shortlog' runs programs"),
         ("hostname --boot x", "'hostname --boot'"), ("hostname --file=/x", "'hostname --file'"),
         ("journalctl --relinquish-var", "'journalctl --relinquish-var'"), ("journalctl --smart-relinquish-var", "'journalctl --smart-relinquish-var'"),
         ("journalctl --sync", "'journalctl --sync'"), ("journalctl --update-catalog", "'journalctl --update-catalog'"),
@@ -175,7 +173,18 @@ import Testing
         ("kubectl api-versions --kubeconfig=/k", "'kubectl api-versions --kubeconfig'"),
         ("ss --diag=f", "'ss --diag'"), ("sysctl --load=/etc/x", "'sysctl --load'"), ("sysctl --write a=1", "'sysctl --write'"),
         ("sysctl -f /etc/x", "'sysctl -f'"), ("xxd --revert h", "'xxd --revert'"), ("gawk 'BEGIN{}'", "'gawk': awk programs"),
-        ("mawk 1 f", "'mawk': awk programs"), ("sort ^a", "the glob '^a'"), ("sort [ab]", "the glob '[ab]'"), ("sort a?", "the glob 'a?'"), ("tree -R -H x .", "'tree -R'"),
+        ("mawk 1 f", "'mawk': awk programs"),
+        // After `--` the words are operands, counted as the program counts them (red team, issue 27).
+        ("sed -n -- 'w /tmp/x' -e 1p", "the sed script 'w /tmp/x' is not print-only"), ("uniq -- a -mX", "more than 1 operand"),
+        ("xxd -- a -mX", "more than 1 operand"), ("hostname -- -name", "with an operand ('-name')"), ("sort -- a -o x", "'sort -o'"),
+        ("date -- 0101000026", "only +FORMAT"),
+        // Git reads the repository's own configuration, which can name programs to run.
+        ("git status", "'git status' runs programs the repository's own configuration can name"),
+        ("git -C /srv/app status", "'git status' runs programs"), ("git log --oneline -20", "'git log' runs programs"),
+        ("git diff HEAD~1", "'git diff' runs programs"), ("git show HEAD", "'git show' runs programs"),
+        ("git --no-pager log -5", "'git log' runs programs"), ("git blame README.md", "'git blame' runs programs"),
+        ("git ls-files -m", "'git ls-files -m' is not a proven read-only option"), ("git describe --dirty", "'git describe --dirty'"),
+        ("git shortlog -s", "'git shortlog' runs programs"), ("sort ^a", "the glob '^a'"), ("sort [ab]", "the glob '[ab]'"), ("sort a?", "the glob 'a?'"), ("tree -R -H x .", "'tree -R'"),
     ]
 
     @Test(arguments: stateChanging)

@@ -12,10 +12,16 @@ import Testing
         ("bash -lc 'systemctl reload nginx'", "systemctl reload"), ("sh -c 'apt-get update && apt-get upgrade -y'", "apt-get update && apt-get upgrade"),
         ("kubectl -n prod delete pod web-1", "kubectl delete"), ("kubectl --namespace=prod rollout restart deploy/x", "kubectl rollout restart"),
         ("docker container rm -f web", "docker container rm"), ("docker -H tcp://h rm web", "docker rm"), ("docker compose up -d", "docker compose up"),
-        ("git -C /srv/app pull", "git pull"), ("git stash drop", "git stash drop"), ("ip link set eth0 down", "ip link set"),
+        ("git -C /srv/app pull", "git -C /srv/app pull"), ("git stash drop", "git stash drop"), ("ip link set eth0 down", "ip link set"),
         ("ip -br addr", "ip addr"), ("git status && git push", "git status && git push"), ("ps aux | grep x", "ps | grep"),
         ("uptime; reboot", "uptime ; reboot"), ("systemctl", "systemctl"), ("nginx -s reload", "nginx reload"),
         ("/usr/sbin/nginx -t", "/usr/sbin/nginx"), ("env", "env"),
+        // Interpreters and programs whose arguments run or write: the exact command.
+        ("python3 -c 'print(1)'", "python3 -c 'print(1)'"), ("find / -name core", "find / -name core"),
+        ("sudo perl -e 'print 1'", "sudo perl -e 'print 1'"), ("bash -c \"awk '{print \\$1}' f\"", "awk '{print $1}' f"),
+        ("git push --force origin main", "git push --force origin main"), ("make install", "make install"),
+        ("git -c core.pager=sh log", "git -c core.pager=sh log"), ("docker run --rm -v /:/h alpine sh", "docker run --rm -v /:/h alpine sh"),
+        ("kubectl -n prod exec web -- sh", "kubectl -n prod exec web -- sh"),
     ]
 
     @Test(arguments: families)
@@ -25,13 +31,20 @@ import Testing
 
     static let unparsable: [String] = [
         "echo x > /etc/motd", "X=1 make install", "env LD_PRELOAD=/tmp/x.so systemctl restart x", "$(curl x)", "rm -rf $HOME",
-        "* -rf", "ls &", "git -c core.pager=sh log", "sudo -s", "bash script.sh", "{ ls; }", "", "ls\nrm x",
+        "* -rf", "ls &", "sudo -s", "bash script.sh", "{ ls; }", "", "ls\nrm x",
         "kubectl --kubeconfig /tmp/k delete pod x",
     ]
 
     @Test(arguments: unparsable)
     func noFamilyForWhatCannotBeParsed(_ command: String) {
         #expect(CommandFamily.of(command) == nil, "\(command)")
+    }
+
+    /// Red team, issue 27: "always" for one Python snippet or one find search covered any other.
+    @Test func anApprovalOfAnInterpreterOrFindCoversThatExactCommandOnly() {
+        #expect(CommandFamily.of("python3 -c 'print(1)'") != CommandFamily.of("python3 -c 'import os; os.remove(\"/x\")'"))
+        #expect(CommandFamily.of("find / -name x") != CommandFamily.of("find / -fprint /etc/cron.d/x"))
+        #expect(CommandFamily.of("systemctl restart nginx") == CommandFamily.of("systemctl restart sshd"), "other programs keep their families")
     }
 
     @Test func anApprovedFamilyDoesNotCoverACommandChainedAfterIt() {

@@ -77,6 +77,7 @@ public enum CommandClassifier {
                 if word.hasGlob { return globProblem(word, path) }
                 guard isOption(word.text) else {
                     guard let sub = subcommands[word.text] else {
+                        if let why = rule.refusedSubcommands[word.text] { return "'\(path) \(word.text)' \(why)" }
                         return "\(CommandWrappers.quoted(path + " " + word.text)) is not a read-only subcommand"
                     }
                     return screen(args[(i + 1)...], rule: sub, path: path + " " + word.text)
@@ -98,11 +99,20 @@ public enum CommandClassifier {
         var operands: [String] = []
         var words: Set<String> = []
         var letters: Set<Character> = []
+        var endOfOptions = false
         for word in args {
             if word.hasGlob && !rule.acceptsGlobs { return globProblem(word, path) }
             let text = word.text
+            if endOfOptions {
+                // After `--` every word is an operand, whatever it looks like: `uniq -- a -mX`
+                // writes the file -mX, `hostname -- -name` sets the name. Counted as operands;
+                // screened as options too, which can only refuse more.
+                operands.append(text)
+                if isOption(text), let reason = unsafeOption(text, rule: rule, path: path) { return reason }
+                continue
+            }
             guard isOption(text) else { operands.append(text); continue }
-            if text == "--" { continue }   // later words are operands, but screening them too only refuses more
+            if text == "--" { endOfOptions = true; continue }
             if let reason = unsafeOption(text, rule: rule, path: path) { return reason }
             let name = optionName(text)
             if let allowed = rule.allowedOptions, !allowed.contains(name) {

@@ -6,7 +6,8 @@
 /// `systemctl restart sshd` are both "systemctl restart", and `docker container rm` keeps both
 /// words because `container` is a group. The wrappers `timeout`, `nice`, `ionice`, `env`,
 /// `command`, `exec` and `bash -c` are dropped; `sudo` is kept as a prefix, because approving a
-/// command is not approving it as root. A command line of several commands has the families of its
+/// command is not approving it as root. Interpreters and programs whose arguments run or write
+/// something (`exactOnly`) have the whole command as their family. A command line of several commands has the families of its
 /// parts joined by their operators, so it is approved only as that whole shape.
 public enum CommandFamily {
     /// nil when the command is outside what `ShellWords` parses, or when a part's program cannot
@@ -41,6 +42,7 @@ public enum CommandFamily {
             case .unknown: return nil
             }
         }
+        if exactOnly.contains(name) { return exact(argv) }
         let args = argv.dropFirst()
         let known = ReadOnlyPrograms.rules[name]
         if let known, known.subcommands == nil { return name }   // a listed program without subcommands
@@ -68,7 +70,38 @@ public enum CommandFamily {
             }
             i += 1
         }
-        return words.joined(separator: " ")
+        let family = words.joined(separator: " ")
+        return exactSubcommands.contains(family) ? exact(argv) : family
+    }
+
+    /// Subcommands that run a command or code of the call's choosing (`docker run IMAGE CMD`):
+    /// like `exactOnly`, their family is the exact command.
+    public static let exactSubcommands: Set<String> = [
+        "docker run", "docker exec", "docker container run", "docker container exec", "docker compose run",
+        "docker compose exec", "podman run", "podman exec", "podman container run", "podman container exec",
+        "kubectl exec", "kubectl run", "kubectl debug", "kubectl apply", "kubectl create",
+    ]
+
+    /// Programs whose arguments are code, or name what they run or write: an approval of one call
+    /// must not cover the next (after "always" for `python3 -c 'print(1)'`, any Python would run;
+    /// after one for a `find -name` search, `find -fprint`). Their family is the whole argument
+    /// vector, so "always" covers that exact command and the prompt shows it.
+    public static let exactOnly: Set<String> = [
+        "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh", "Rscript", "deno", "bun",
+        "sh", "bash", "zsh", "dash", "ksh", "fish", "awk", "gawk", "mawk", "sed", "find", "xargs", "env", "git", "make",
+        "cmake", "npm", "npx", "yarn", "pnpm", "pip", "pip3", "gradle", "mvn", "cargo", "go", "ssh", "scp", "rsync", "dd", "tee", "tar", "curl", "wget", "install", "crontab", "at", "systemd-run", "psql",
+        "mysql", "sqlite3", "redis-cli", "mongosh", "vim", "vi", "nvim", "emacs", "less", "busybox",
+    ]
+
+    /// The argument vector as one shell-quoted line: what an exact family matches.
+    static func exact(_ argv: ArraySlice<ShellWord>) -> String {
+        argv.map { word in
+            let text = word.text
+            let plain = !text.isEmpty && text.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "_@%+=:,./-".unicodeScalars.contains($0)
+            }
+            return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        }.joined(separator: " ")
     }
 
     /// A word that reads as a subcommand (`install`, `list-units`), not a path, file or value.

@@ -40,11 +40,14 @@ public struct ProgramRule: Sendable {
     /// Subcommands that name a group whose next word is the action (`docker container ls`): the
     /// command family then keeps both words.
     public var familyGroups: Set<String>
+    /// Subcommands a reader might expect here that are refused on purpose, with why (`git
+    /// status` runs what the repository's configuration names).
+    public var refusedSubcommands: [String: String]
 
     public init(unsafeShort: String = "", unsafeLong: [String] = [], unsafeWords: [String] = [],
                 allowedOptions: [String]? = nil, requiredOptions: [String] = [], operands: Operands = .any,
                 subcommands: [String: ProgramRule]? = nil, globalOptions: [String] = [],
-                familyGroups: Set<String> = []) {
+                familyGroups: Set<String> = [], refusedSubcommands: [String: String] = [:]) {
         self.unsafeShort = unsafeShort
         self.unsafeLong = unsafeLong
         self.unsafeWords = unsafeWords
@@ -54,6 +57,7 @@ public struct ProgramRule: Sendable {
         self.subcommands = subcommands
         self.globalOptions = globalOptions
         self.familyGroups = familyGroups
+        self.refusedSubcommands = refusedSubcommands
     }
 
     /// A program no option or operand of which can change state: its arguments may contain globs,

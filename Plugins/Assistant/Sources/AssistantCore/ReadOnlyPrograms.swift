@@ -107,17 +107,24 @@ public enum ReadOnlyPrograms {
     /// Codex's git screen: configuration can name programs to run, so `-c` and `--config-env` are
     /// refused, and so are the options that write a file or run a diff or conversion program.
     static let gitReadOptions = ProgramRule(unsafeLong: ["--output", "--ext-diff", "--textconv", "--exec", "--paginate",
-                                                         "--open-files-in-pager"])
+                                                         "--open-files-in-pager", "--dirty", "--broken"])
+    /// Why the subcommands that look at the work tree or show commits are not read-only: the
+    /// repository's own configuration (`.git/config`, writable by whoever shared or prepared the
+    /// clone) names programs they run, and a command line cannot switch all of them off.
+    static let gitRunsConfiguredPrograms = "runs programs the repository's own configuration can name (core.fsmonitor, "
+        + "clean filters, diff.external, textconv drivers, gpg.program): not proven read-only"
     static let git = ProgramRule(
         unsafeWords: ["-c", "--config-env"],
         subcommands: [
-            "status": gitReadOptions, "log": gitReadOptions, "diff": gitReadOptions, "show": gitReadOptions,
-            "rev-parse": gitReadOptions, "blame": gitReadOptions, "ls-files": gitReadOptions,
-            "describe": gitReadOptions, "shortlog": gitReadOptions,
+            "rev-parse": gitReadOptions, "describe": gitReadOptions,
+            // The index only: no work-tree refresh, so no fsmonitor hook or clean filter.
+            "ls-files": ProgramRule(allowedOptions: ["-c", "--cached", "-s", "--stage", "-z", "--full-name", "--error-unmatch"]),
             "branch": ProgramRule(allowedOptions: ["--list", "-l", "--show-current", "-a", "--all", "-r", "--remotes",
                                                    "-v", "-vv", "--verbose", "--no-color", "--color"],
                                   operands: .atMost(0)),
         ],
         globalOptions: ["-C=", "--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"],
-        familyGroups: ["stash", "remote", "worktree", "submodule", "notes", "lfs"])
+        familyGroups: ["stash", "remote", "worktree", "submodule", "notes", "lfs"],
+        refusedSubcommands: Dictionary(uniqueKeysWithValues: ["status", "diff", "show", "log", "blame", "shortlog", "grep", "whatchanged"]
+            .map { ($0, gitRunsConfiguredPrograms) }))
 }

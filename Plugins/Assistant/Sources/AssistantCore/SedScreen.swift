@@ -8,17 +8,25 @@ enum SedScreen {
         var quiet = false
         var scripts: [String] = []
         var files = 0
+        var endOfOptions = false
         var i = args.startIndex
         while i < args.endIndex {
             let word = args[i]
             let text = word.text
             i += 1
             if word.hasGlob { return CommandClassifier.globProblem(word, "sed") }
+            // After `--` every word is an operand: the first is the script unless an -e before
+            // `--` gave one (`sed -n -- 'w FILE' -e 1p` runs the script 'w FILE'; -e is a file).
+            if endOfOptions || text == "-" || !text.hasPrefix("-") {
+                if scripts.isEmpty && files == 0 && !sawExpression(args) { scripts.append(text) } else { files += 1 }
+                continue
+            }
+            if text == "--" { endOfOptions = true; continue }
             if text.hasPrefix("--") {
                 let name = CommandClassifier.optionName(text)
                 switch name {
                 case "--quiet", "--silent": quiet = true
-                case "--regexp-extended", "--separate", "--unbuffered", "--null-data", "--posix", "--sandbox", "--debug", "--":
+                case "--regexp-extended", "--separate", "--unbuffered", "--null-data", "--posix", "--sandbox", "--debug":
                     break
                 case "--expression":
                     if let eq = text.firstIndex(of: "=") { scripts.append(String(text[text.index(after: eq)...])) }
@@ -29,10 +37,6 @@ enum SedScreen {
                 default:
                     return "'sed \(name)' is not a proven read-only option"
                 }
-                continue
-            }
-            guard text.hasPrefix("-"), text.count > 1 else {
-                if scripts.isEmpty && files == 0 && !sawExpression(args) { scripts.append(text) } else { files += 1 }
                 continue
             }
             var letters = text.dropFirst()
@@ -59,9 +63,9 @@ enum SedScreen {
         return nil
     }
 
-    /// With `-e`, every operand is a file; without, the first operand is the script.
+    /// With `-e` (before any `--`), every operand is a file; without, the first operand is the script.
     static func sawExpression(_ args: ArraySlice<ShellWord>) -> Bool {
-        args.contains { word in
+        args.prefix { $0.text != "--" }.contains { word in
             let text = word.text
             if text.hasPrefix("--") { return text.hasPrefix("--expression") }
             return text.hasPrefix("-") && text.dropFirst().contains("e")
