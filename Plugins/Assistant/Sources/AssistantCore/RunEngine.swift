@@ -36,6 +36,10 @@ public struct RunEngine {
     /// A call about to run, and its outcome (for the terminal).
     public var onCallStart: (ToolCall) -> Void = { _ in }
     public var onCallEnd: (ToolCall, RunToolOutcome) -> Void = { _, _ in }
+    /// A call refused by the run itself, before the gate saw it (no such tool, not offered in
+    /// this mode, a planning run's state-changing call, the run stopped): for the audit log,
+    /// which the gate writes for its own decisions.
+    public var onRefusedByRun: (ToolCall, String) -> Void = { _, _ in }
 
     public let provider: any ModelProvider
     public let tools: [RunTool]
@@ -135,8 +139,12 @@ public struct RunEngine {
         var pending: [(call: ToolCall, tool: RunTool)] = []
         var early: [String: RunToolOutcome] = [:]
         for call in calls {
-            if let refusal = refusal(call, offered: offered) {
+            if let (refusal, byRun) = refusal(call, offered: offered) {
+                // Shown where the run is watched like a call that ran, and audited.
                 early[call.id] = .error(refusal)
+                onCallStart(call)
+                onCallEnd(call, .error(refusal))
+                if byRun { onRefusedByRun(call, refusal) }
             } else if let tool = offered.first(where: { $0.name == call.name }) {
                 pending.append((call, tool))
             }
@@ -167,19 +175,20 @@ public struct RunEngine {
         return results
     }
 
-    /// Why a call must not run, or nil: unknown or not offered tool, planning, stopped, policy.
-    private func refusal(_ call: ToolCall, offered: [RunTool]) -> String? {
+    /// Why a call must not run, or nil: unknown or not offered tool, planning, stopped (`byRun`:
+    /// the run's own refusal), or the gate's (audited by the gate).
+    private func refusal(_ call: ToolCall, offered: [RunTool]) -> (String, byRun: Bool)? {
         guard let tool = offered.first(where: { $0.name == call.name }) else {
             if tools.contains(where: { $0.name == call.name }) {
-                return "refused: \(call.name) is not available in a \(mode.rawValue) run"
+                return ("refused: \(call.name) is not available in a \(mode.rawValue) run", true)
             }
-            return "refused: there is no tool named \(call.name)"
+            return ("refused: there is no tool named \(call.name)", true)
         }
         if mode == .planning, !tool.readOnly, !provesReadOnly(call) {
-            return "refused: this is a planning run, and this call could change state; run with --acting to allow it"
+            return ("refused: this is a planning run, and this call could change state; run with --acting to allow it", true)
         }
-        if control.isStopped { return Self.notStarted }
-        if case .refuse(let message) = decide(call, tool) { return message }
+        if control.isStopped { return (Self.notStarted, true) }
+        if case .refuse(let message) = decide(call, tool) { return (message, false) }
         return nil
     }
 

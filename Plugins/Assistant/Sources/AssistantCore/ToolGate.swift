@@ -142,6 +142,12 @@ public final class ToolGate: Sendable {
 
     /// Writes the audit record and returns the decision. A failed audit write refuses the call:
     /// nothing runs that the log does not show.
+    /// Audits a call the run refused before asking the gate (no such tool, a planning run's
+    /// state-changing call): every refusal is in the log, not only the gate's.
+    public func recordRefusal(_ call: GateCall, reason: String) {
+        _ = record(call, .refuse(reason, by: .policy))
+    }
+
     private func record(_ call: GateCall, _ decision: GateDecision, outcome: AuditLog.Outcome? = nil,
                         reason: String? = nil) -> GateDecision {
         let (by, text, refused): (GateDecider, String, Bool) = switch decision {

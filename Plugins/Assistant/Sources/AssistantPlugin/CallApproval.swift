@@ -1,3 +1,4 @@
+import Foundation
 import AssistantCore
 import TermhostSDK
 
@@ -16,7 +17,7 @@ struct CallApproval {
     let reviewer: (any CallReviewer)?
     private let gate: Result<ToolGate, AssistantPolicyError>
 
-    init(host: PluginHost, scene: UInt64, runID: String, mode: RunEngine.Mode,
+    init(host: PluginHost, scene: UInt64, runID: String, mode: RunEngine.Mode, catalog: [RunTool],
          fullAccess: Bool = false, reviewer: (any CallReviewer)? = nil) {
         self.host = host
         self.scene = scene
@@ -24,20 +25,54 @@ struct CallApproval {
         self.mode = mode
         self.fullAccess = fullAccess
         self.reviewer = reviewer
+        hostTools = Self.hostTools(catalog)
         guard let store = host.store else {
             gate = .failure(AssistantPolicyError(field: "store", message: "the host store is unavailable"))
             return
         }
-        gate = Result { () throws(AssistantPolicyError) -> ToolGate in
-            ToolGate(policy: try AssistantPolicyFiles.load(), judge: ClassifierJudge(), storage: StorePolicyStorage(store: store))
+        gate = Self.gate(store: store, catalog: catalog)
+    }
+
+    /// The gate of both policy files, checked against the catalog: a rule for a tool that does
+    /// not exist makes the policy unusable (PolicyCatalogCheck). Also what `termhost mcp` uses.
+    static func gate(store: Store, catalog: [RunTool]) -> Result<ToolGate, AssistantPolicyError> {
+        Result { () throws(AssistantPolicyError) -> ToolGate in
+            let policy = try AssistantPolicyFiles.load()
+            if let unknown = policy.unknownTool(in: Set(catalog.map(\.name))) { throw unknown }
+            return ToolGate(policy: policy, judge: ClassifierJudge(), storage: StorePolicyStorage(store: store))
         }
     }
 
-    /// The policy's warnings (user rules wider than the operator's), to print once per run.
-    var warnings: [String] { policy?.warnings ?? [] }
+    /// The tools that take a saved host (a `host` property in their input schema).
+    static func hostTools(_ catalog: [RunTool]) -> Set<String> {
+        Set(catalog.filter { tool in
+            let schema = (try? JSONSerialization.jsonObject(with: Data(tool.inputSchemaJSON.utf8))) as? [String: Any]
+            return (schema?["properties"] as? [String: Any])?["host"] != nil
+        }.map(\.name))
+    }
+
+    private let hostTools: Set<String>
+
+    /// Why no call can run (the policy is unusable), or nil.
+    var problem: AssistantPolicyError? {
+        if case .failure(let problem) = gate { return problem }
+        return nil
+    }
+
+    /// The policy's warnings (user rules wider than the operator's, a deny another tool's
+    /// approve undercuts), to print once per run.
+    var warnings: [String] { (policy?.warnings ?? []) + (policy?.undercutDenies(hostTools: hostTools) ?? []) }
 
     /// The policy in force, nil when it could not be read.
     var policy: AssistantPolicy? { (try? gate.get())?.policy }
+
+    /// Audits a call the run refused itself (RunEngine.onRefusedByRun); nothing to write to
+    /// when the policy is unusable (the run does not start then).
+    func recordRefusal(_ call: ToolCall, _ reason: String) {
+        guard case .success(let gate) = gate else { return }
+        gate.recordRefusal(GateCall(runID: runID, toolName: call.name, toolReadOnly: false, modes: [], argumentsJSON: call.argumentsJSON),
+                           reason: reason)
+    }
 
     func decide(_ call: ToolCall, _ tool: RunTool) -> RunCallDecision {
         let gate: ToolGate

@@ -54,11 +54,20 @@ struct RunSession {
         engine.onText = printer.text
         engine.onCallStart = printer.callStarted
         engine.onCallEnd = printer.callEnded
-        let approval = CallApproval(host: host, scene: invocation.scene, runID: run.id, mode: mode,
+        let approval = CallApproval(host: host, scene: invocation.scene, runID: run.id, mode: mode, catalog: catalog,
                                     fullAccess: access.fullAccess, reviewer: access.reviewer(for: question))
         (approval.warnings + access.warnings(approval.policy)).forEach { invocation.printError("warning: \($0)") }
+        if let problem = approval.problem {
+            // Nothing could run: the run ends before the model is asked, and the command fails.
+            let end = RunEngine.End(state: .failed, reason: "the assistant's policy is unusable: \(problem.message); nothing runs until it is fixed")
+            try? store.end(run, end)
+            run.state = end.state
+            run.reason = end.reason
+            return (run, end)
+        }
         // The run's secret values, once a tool was given them, are blanked wherever they appear.
         engine.redact = { text in Redactor(knownValues: handles?.revealedValues ?? []).redact(text) }
+        engine.onRefusedByRun = approval.recordRefusal
         engine.decide = { call, tool in keys.map { keys in keys.paused { approval.decide(call, tool) } } ?? approval.decide(call, tool) }
         var turn = 0
         let end = engine.run(&transcript) { message in

@@ -30,11 +30,10 @@ struct MCPCommand {
             invocation.printError("termhost mcp: the host store is unavailable (it keeps the audit log)")
             return 1
         }
-        let gate = Result { () throws(AssistantPolicyError) -> ToolGate in
-            ToolGate(policy: try AssistantPolicyFiles.load(), judge: ClassifierJudge(), storage: StorePolicyStorage(store: store))
-        }
+        let gate = CallApproval.gate(store: store, catalog: catalog)
         switch gate {
-        case .success(let g): g.policy.warnings.forEach { invocation.printError("warning: \($0)") }
+        case .success(let g):
+            (g.policy.warnings + g.policy.undercutDenies(hostTools: CallApproval.hostTools(catalog))).forEach { invocation.printError("warning: \($0)") }
         case .failure(let problem): invocation.printError("termhost mcp: every tool call will be refused: \(problem.message)")
         }
         let errorOut = invocation
