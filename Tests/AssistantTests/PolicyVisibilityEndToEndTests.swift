@@ -53,4 +53,28 @@ import TestSupport
         #expect(audit.contains("ssh_exec on web1: refused by policy: touch \(file)"), "\(audit)")
         #expect(audit.contains("this is a planning run"), "\(audit)")
     }
+
+    /// Issue 27 item 10: the calls of one turn beyond `maxCallsPerTurn` are refused with a
+    /// reason the model sees, in one stderr line and one audit record; a value out of range
+    /// fails the run naming the setting.
+    @Test func callsBeyondThePerTurnLimitAreRefusedInOneLine() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let calls = (1...5).map { AssistantRunEndToEndTests.exec("call_\($0)", "echo n\($0)") }
+        let h = try Harness(dir: dir, script: [Chat.calls(calls), Chat.text(["done"])])
+        defer { h.stop() }
+        _ = dir.write("policy.json", #"{"settings":{"org.termhost.assistant":{"maxCallsPerTurn":3}}}"#)
+        let r = try h.termhost(["ask", "--host", "web1", "count"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(h.commandSessions == 3)
+        let refusals = r.stderr.split(separator: "\n").filter { $0.contains("at most 3 run per turn") }
+        #expect(refusals.count == 1 && refusals[0].contains("(2 calls of this turn refused so)"), "\(r.stderr)")
+        let toModel = try RunAccessEndToEndTests.toolResult(h)
+        #expect(toModel.components(separatedBy: "this turn asked for 5 tool calls and at most 3 run per turn").count - 1 >= 2, "\(toModel)")
+        #expect(try RunAccessEndToEndTests.audit(h).contains("at most 3 run per turn"))
+
+        _ = dir.write("policy.json", #"{"settings":{"org.termhost.assistant":{"maxCallsPerTurn":0}}}"#)
+        let bad = try h.termhost(["ask", "--host", "web1", "count"])
+        #expect(bad.status == 1 && bad.stderr.contains("maxCallsPerTurn (setting of org.termhost.assistant)"), "\(bad.output)")
+    }
 }

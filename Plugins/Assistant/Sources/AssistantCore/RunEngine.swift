@@ -49,6 +49,15 @@ public struct RunEngine {
     public var system: String
     /// Model requests per run; one more turn of tool calls is then refused by stopping.
     public var stepLimit = 50
+    /// Tool calls one model turn may make, and one run in all (settings `maxCallsPerTurn` and
+    /// `maxCallsPerRun` of org.termhost.assistant): a turn of 10,000 calls once all ran. The
+    /// rest are refused with a reason the model sees, in one audit record and one stderr line.
+    public var callsPerTurn = RunEngine.defaultCallsPerTurn
+    public var callsPerRun = RunEngine.defaultCallsPerRun
+    public static let defaultCallsPerTurn = 32
+    public static let defaultCallsPerRun = 500
+    public static let callsPerTurnRange = 1...1000
+    public static let callsPerRunRange = 1...100_000
     /// The longest tool result the model sees (and the store keeps), in UTF-8 bytes.
     public var resultLimit = 64 * 1024
     /// Policy: run or refuse one call. Called on the engine's thread, in the model's order.
@@ -89,6 +98,7 @@ public struct RunEngine {
     public func run(_ transcript: inout [ChatMessage], record: (ChatMessage) throws -> Void) -> End {
         let offered = self.offered
         let specs = offered.map(\.spec)
+        var callsSoFar = 0
         for _ in 0..<stepLimit {
             if control.isStopped { return End(state: .stopped) }
             var text = ""
@@ -116,7 +126,7 @@ public struct RunEngine {
             transcript.append(turn)
             if calls.isEmpty { return End(state: .finished) }
             do {
-                for result in try answer(calls, offered: offered, record: record) {
+                for result in try answer(calls, offered: offered, callsSoFar: &callsSoFar, record: record) {
                     transcript.append(result)
                 }
             } catch {
@@ -135,10 +145,22 @@ public struct RunEngine {
     }
 
     /// Decides, runs and records one turn's calls; returns their results in the model's order.
-    private func answer(_ calls: [ToolCall], offered: [RunTool], record: (ChatMessage) throws -> Void) throws -> [ChatMessage] {
+    private func answer(_ calls: [ToolCall], offered: [RunTool], callsSoFar: inout Int,
+                        record: (ChatMessage) throws -> Void) throws -> [ChatMessage] {
         var pending: [(call: ToolCall, tool: RunTool)] = []
         var early: [String: RunToolOutcome] = [:]
-        for call in calls {
+        var capped: [ToolCall] = []
+        var capReason = ""
+        for (index, call) in calls.enumerated() {
+            if index >= callsPerTurn || callsSoFar >= callsPerRun {
+                capReason = index >= callsPerTurn
+                    ? "refused: this turn asked for \(calls.count) tool calls and at most \(callsPerTurn) run per turn (setting maxCallsPerTurn of org.termhost.assistant); ask for fewer at a time"
+                    : "refused: this run already made \(callsPerRun) tool calls, its limit (setting maxCallsPerRun of org.termhost.assistant); finish with what you have"
+                early[call.id] = .error(capReason)
+                capped.append(call)
+                continue
+            }
+            callsSoFar += 1
             if let (refusal, byRun) = refusal(call, offered: offered) {
                 // Shown where the run is watched like a call that ran, and audited.
                 early[call.id] = .error(refusal)
@@ -148,6 +170,13 @@ public struct RunEngine {
             } else if let tool = offered.first(where: { $0.name == call.name }) {
                 pending.append((call, tool))
             }
+        }
+        if let first = capped.first {
+            // One line and one audit record for all of them, however many the model asked for.
+            let summary = capped.count == 1 ? capReason : capReason + " (\(capped.count) calls of this turn refused so)"
+            onCallStart(first)
+            onCallEnd(first, .error(summary))
+            onRefusedByRun(first, summary)
         }
         let concurrent = pending.count > 1 && pending.allSatisfy(\.tool.parallelSafe)
         var results: [ChatMessage] = []

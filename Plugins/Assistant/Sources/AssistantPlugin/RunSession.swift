@@ -50,6 +50,17 @@ struct RunSession {
         var engine = RunEngine(provider: provider, tools: catalog, runner: runner,
                                control: control, mode: mode, system: system(catalog), nextCallNumber: HostTools.nextCallID)
         engine.stepLimit = Self.stepLimit
+        do {
+            let limits = try CallLimits.read(host)
+            engine.callsPerTurn = limits.perTurn
+            engine.callsPerRun = limits.perRun
+        } catch {
+            let end = RunEngine.End(state: .failed, reason: error.message)
+            try? store.end(run, end)
+            run.state = end.state
+            run.reason = end.reason
+            return (run, end)
+        }
         engine.provesReadOnly = Self.provesReadOnly
         engine.onText = printer.text
         engine.onCallStart = printer.callStarted
