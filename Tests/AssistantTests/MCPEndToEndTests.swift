@@ -168,6 +168,46 @@ import TestSupport
         return (p, input, output)
     }
 
+    /// Issue 27 item 9: 50 calls sent at once are all run and answered (beyond the 16 in flight
+    /// they wait their turn), none refused for being too many.
+    @Test func fiftyCallsAtOnceAreQueuedAndAllAnswered() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.lab(dir)
+        defer { h.server.stop() }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.termhost)
+        p.arguments = ["mcp"]
+        p.environment = h.environment
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let lines = (1...50).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"tools/call","params":{"name":"list_hosts","arguments":{}}}"# }
+        input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        let received = UnsafeSendableBox<[String]>([])
+        let reader = Thread {
+            var pending = Data()
+            while case let chunk = output.fileHandleForReading.availableData, !chunk.isEmpty {
+                pending.append(chunk)
+                while let nl = pending.firstIndex(of: 0x0A) {
+                    received.append(String(decoding: pending[..<nl], as: UTF8.self))
+                    pending = Data(pending[(nl + 1)...])
+                }
+            }
+        }
+        reader.start()
+        #expect(Wait.until(timeout: 60) { received.value.count >= 50 }, "\(received.value.count) answers")
+        try input.fileHandleForWriting.close()
+        #expect(Wait.until(timeout: 10) { !p.isRunning })
+        if p.isRunning { p.terminate() }
+        p.waitUntilExit()
+        let answers = received.value
+        #expect(answers.count == 50)
+        #expect(answers.allSatisfy { $0.contains(#""isError":false"#) && !$0.contains("already running") }, "\(answers.filter { !$0.contains(#""isError":false"#) })")
+    }
+
     @Test func theEndOfInputCancelsARunningCallAndEndsWithin3Seconds() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

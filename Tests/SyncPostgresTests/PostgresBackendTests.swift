@@ -238,12 +238,3 @@ import TestSupport
         #expect(b.summary == "postgresql alice@[\(team.server.socketDirectory)]:5432/termhost vault 'team' (Unix socket)")
     }
 }
-
-/// A value several threads of one test append to.
-final class UnsafeSendableBox<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T { lock.lock(); defer { lock.unlock() }; return stored }
-    func append<E>(_ element: E) where T == [E] { lock.lock(); stored.append(element); lock.unlock() }
-}

@@ -5,8 +5,8 @@ import TermhostSDK
 /// The person behind an MCP client, asked through elicitation/create (MCP 2025-06-18 and
 /// later, when the client declared the `elicitation` capability): the form's message is the
 /// approval request exactly as a terminal shows it (tool, host, command, working directory,
-/// why asked; control characters made visible), and its fields are `approve` (a yes/no, yes
-/// preset) and, when the policy offers remembering, `remember` (always for this command family
+/// why asked; control characters made visible), and its fields are `approve` (a yes/no, no
+/// preset: a form sent back untouched refuses) and, when the policy offers remembering, `remember` (always for this command family
 /// on this host). Only "accept" with `approve` true runs the call; "decline", "cancel", an
 /// error answer, the call's cancellation or the end of the session are a no.
 struct MCPElicitation: ApprovalPrompter {
@@ -15,7 +15,7 @@ struct MCPElicitation: ApprovalPrompter {
 
     func ask(_ request: ApprovalRequest) -> ApprovalAnswer {
         var properties: [String: Any] = [
-            "approve": ["type": "boolean", "title": "Run it", "description": "Run this call now", "default": true],
+            "approve": ["type": "boolean", "title": "Run it", "description": "Run this call now", "default": false],
         ]
         if let family = request.family {
             properties["remember"] = ["type": "boolean", "default": false,

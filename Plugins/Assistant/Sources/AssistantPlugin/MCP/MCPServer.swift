@@ -8,7 +8,8 @@ import TermhostSDK
 ///
 /// Design: the read loop (`MCPCommand`) hands every line to `handle`, on its one thread.
 /// initialize, ping and tools/list are answered there. A tools/call gets a thread of its own
-/// (`MCPToolCall`), at most `maxCallsInFlight` at once, which:
+/// (`MCPToolCall`), at most `maxCallsInFlight` at once; up to `maxCallsQueued` more wait for one
+/// in arrival order. Each:
 ///
 /// 1. asks the gate (`ToolGate`): Deny refuses, Approve runs, an Ask goes to the person through
 ///    MCP elicitation when the client declared it (else it is refused with the setting that
@@ -31,6 +32,9 @@ final class MCPServer: @unchecked Sendable {
     /// The first version with elicitation.
     static let elicitationSince = "2025-06-18"
     static let maxCallsInFlight = 16
+    /// Calls accepted at once, running or waiting for one of the `maxCallsInFlight` threads in
+    /// arrival order; one more is refused until one ends.
+    static let maxCallsQueued = 256
     static let maxLineBytes = 4 << 20
 
     let output: MCPOutput
@@ -69,6 +73,9 @@ final class MCPServer: @unchecked Sendable {
     var exclusiveRunning = false
     var deciding = false
     var closing = false
+    /// Call threads alive (at most `maxCallsInFlight`), and the calls waiting for one.
+    var callThreads = 0
+    var waiting: [@Sendable () -> Void] = []
 
     init(output: MCPOutput, tools: ToolService?, catalog: [RunTool], gate: Result<ToolGate, AssistantPolicyError>,
          mode: RunMode, runID: String, version: String, log: @escaping @Sendable (String) -> Void) {

@@ -28,15 +28,38 @@ extension MCPServer {
         let refusal: JSONRPCError? = lock.withLock {
             if closing { return JSONRPCError(.internalError, "termhost mcp is shutting down") }
             if calls[id] != nil { return JSONRPCError(.invalidRequest, "a call with this request ID is still running") }
-            if calls.count >= Self.maxCallsInFlight {
-                return JSONRPCError(.internalError, "\(Self.maxCallsInFlight) tool calls are already running; "
+            if calls.count >= Self.maxCallsQueued {
+                return JSONRPCError(.internalError, "\(Self.maxCallsQueued) tool calls are already running or waiting; "
                     + "wait for one to finish")
             }
             calls[id] = CallState()
             return nil
         }
         if let refusal { return output.send(JSONRPCMessage.error(id, refusal)) }
-        let thread = Thread { [self] in run(id, tool, arguments, progress: progress) }
+        let work: @Sendable () -> Void = { [self] in run(id, tool, arguments, progress: progress) }
+        let startThread: Bool = lock.withLock {
+            guard callThreads < Self.maxCallsInFlight else {
+                waiting.append(work)
+                return false
+            }
+            callThreads += 1
+            return true
+        }
+        guard startThread else { return }
+        // Each thread takes the waiting calls, oldest first, once its own is answered.
+        let thread = Thread { [self] in
+            var job: (@Sendable () -> Void)? = work
+            while let current = job {
+                current()
+                job = lock.withLock {
+                    guard !waiting.isEmpty else {
+                        callThreads -= 1
+                        return nil
+                    }
+                    return waiting.removeFirst()
+                }
+            }
+        }
         thread.name = "termhost-mcp-call"
         thread.start()
     }
