@@ -39,6 +39,27 @@ import TestSupport
         #expect(Wait.until(poll: 0.05) { FileManager.default.fileExists(atPath: marker) }, "the remote loop never saw its channel close")
     }
 
+    /// A cancelled command that neither reads nor writes (`sleep`) is stopped too: the channel's
+    /// early close is preceded by a "signal" request (TERM). Dropbear delivers it to the
+    /// session's shell; OpenSSH only where privilege separation runs the session (never for
+    /// root, which the tests log in as, so it is tried here on Dropbear). libssh2 1.11 sends it;
+    /// with the system's 1.10 the test checks nothing more.
+    @Test func aCancelledCommandIsSentSIGTERMBeforeItsChannelCloses() throws {
+        guard DropbearServer.available,
+              try LoadedLibSSH2.exports("libssh2_channel_signal_ex", of: Paths.products + "/libSSHPlugin.so") else { return }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let d = try DropbearHarness(dir: dir)
+        defer { d.server.stop() }
+        try Fixtures.serviceClient(source: "transport-plugin.c", id: "org.test.transport", command: "tp",
+                                   requires: "org.termhost.ssh.transport/1", in: d.plugins, defines: ["-D_DEFAULT_SOURCE"], abi: "1.1")
+        let marker = dir.path + "/got-term"
+        let command = "trap 'touch \(marker); exit 0' TERM; echo started; sleep 30 & wait"
+        let r = try d.termhost(["tp", "cancel", d.target, command])
+        #expect(r.stdout.hasPrefix("cancel: 7 "), "\(r.output)")
+        #expect(Wait.until(timeout: 10) { FileManager.default.fileExists(atPath: marker) }, "the remote command was not sent SIGTERM: \(d.server.log)")
+    }
+
     @Test func aShortExecCompletesWhileALongOneRunsOnTheSameConnection() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -24,6 +24,8 @@ final class SteppedExec {
     private var inputOffset = 0
     private var eofSent = false
     private var remoteEOF = false
+    /// The early close's SIGTERM went out (or could not be sent).
+    private var signalled = false
     /// Set once the channel is closed (or given up): the job is over.
     private(set) var finished = false
     /// The remote exit status once finished normally.
@@ -148,14 +150,20 @@ final class SteppedExec {
         result.progressed = true
     }
 
-    /// Closes the channel early (deadline or cancel): the server sees the close and ends the
-    /// command's pipes. Call until `finished`; each call waits for nothing. [executor]
+    /// Closes the channel early (deadline or cancel): the command is sent SIGTERM first
+    /// (ChannelSignal: closing alone ends only its pipes, and `sleep 30` would run on), then the
+    /// server sees the close. Call until `finished`; each call waits for nothing. [executor]
     func abort() {
         ExecutorCheck.onExecutor(executor)
         guard let channel, !finished else { return }
         let session = connection.session
         libssh2_session_set_blocking(session, 0)
         defer { libssh2_session_set_blocking(session, 1) }
+        if !signalled {
+            let sent = (try? finishing { Int(ChannelSignal.send(channel, "TERM")) }) ?? 0
+            if sent == Int(LIBSSH2_ERROR_EAGAIN) { return }   // nothing half sent: the next call tries again
+            signalled = true
+        }
         let rc = (try? finishing { Int(libssh2_channel_close(channel)) }) ?? Int(LIBSSH2_ERROR_SOCKET_SEND)
         if rc != Int(LIBSSH2_ERROR_EAGAIN) { free(channel) }
     }
