@@ -55,8 +55,17 @@ import TestSupport
         var screen = tmux.waitFor("Secret:")
         #expect(screen.contains("The assistant asks for a secret: sudo password on web1"), "\(screen)")
         tmux.type(secret)
+        // A call given a secret is never auto-approved, even a read (cat): the person is asked
+        // each time, here for the use, the reuse and the other host (those two the handle refuses).
+        screen = tmux.waitFor("Choose 1-")
+        #expect(screen.contains("ask because it is given a secret (stdin_secret)"), "\(screen)")
+        tmux.type("1")
+        _ = tmux.waitFor("Choose 1-", count: 2)
+        tmux.type("1")
         screen = tmux.waitFor("Secret:", count: 2)
         tmux.type(secret)
+        _ = tmux.waitFor("Choose 1-", count: 3)
+        tmux.type("1")
         screen = tmux.waitFor("[exit ")
         #expect(screen.contains("[exit 0]"), "\(screen)")
         #expect(!screen.contains(secret), "echoed: \(screen)")
@@ -64,8 +73,9 @@ import TestSupport
 
         let bodies = h.model.requests.map(\.body)
         #expect(bodies.count == 6)
-        // cat printed the value back: it was on stdin, and the redactor blanked it.
-        #expect(bodies[2].contains("[redacted]"), "\(bodies[2])")
+        // cat printed the value back: it was on stdin, and the model gets none of the output.
+        #expect(bodies[2].contains("[withheld: this call was given a secret (stdin_secret)"), "\(bodies[2])")
+        #expect(bodies[2].contains(#"\"exit_status\":0"#), "\(bodies[2])")
         #expect(bodies[3].contains("is unknown or was already used"), "\(bodies[3])")
         #expect(bodies[5].contains("was given for ssh_exec on web1 (sudo password on web1), not for ssh_exec on web2"), "\(bodies[5])")
         let audit = try h.termhost(["assistant", "audit"]).stdout
@@ -81,8 +91,8 @@ import TestSupport
         try #require(try AssistantRunEndToEndTests.runs(h).first?["conversation"] as? String)
     }
 
-    /// Unattended, request_secret is refused; a value the model puts in stdin_secret itself is
-    /// refused too: only a handle from the person goes there.
+    /// Unattended, request_secret is refused, and so is any call given a stdin_secret (a value
+    /// the model put there itself included): only a person approves a call that carries one.
     @Test func withoutATerminalNoSecretIsAskedForAndNoPlainValueIsUsed() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
@@ -97,7 +107,8 @@ import TestSupport
         #expect(h.commandSessions == 0)
         let bodies = h.model.requests.map(\.body)
         #expect(bodies[1].contains("refused: no person is at a terminal to type a secret"), "\(bodies[1])")
-        #expect(bodies[2].contains("refused: stdin_secret takes a handle from request_secret"), "\(bodies[2])")
+        // Refused before anything looks at the value: a call given a secret needs a person.
+        #expect(bodies[2].contains("refused: this call is given a secret (stdin_secret), and only a person at the terminal may approve such a call"), "\(bodies[2])")
     }
 
     /// Ctrl-C while an answer streams in `termhost assistant` stops that run; the program goes

@@ -22,6 +22,11 @@ import Testing
         ("Filesystem Size Used Avail Use% Mounted on\n/dev/sda1 20G 19G 1G 95% /", "Filesystem Size Used Avail Use% Mounted on\n/dev/sda1 20G 19G 1G 95% /"),
         ("the passage was long", "the passage was long"),
         ("echo secret:0123456789abcdef0123456789abcdef | sudo -S id", "echo secret:0123456789abcdef0123456789abcdef | sudo -S id"),
+        // A key's body without its header line (red team: `tail -c 300 KEYFILE`).
+        ("QyNTUxOQAAACDZ0dPXYdmZ7f3lqHZ8kqVYhVQq6X4Qb6m3G1zYkqkVXwAAAJiW1iVbltYl\nWwAAAAtzc2gtZWQyNTUxOQAAACDZ0dPXYdmZ7f3lqHZ8kqVYhVQq6X4Qb6m3G1zYkqkVXw\nAAAEB1\n-----END OPENSSH PRIVATE KEY-----\n",
+         "[redacted]\n-----END OPENSSH PRIVATE KEY-----\n"),
+        ("blob b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ end", "blob [redacted] end"),
+        ("short base64 line aGVsbG8gd29ybGQ=", "short base64 line aGVsbG8gd29ybGQ="),
     ]
 
     @Test(arguments: cases) func commonCredentialShapesAreBlankedOut(_ input: String, _ output: String) {

@@ -26,6 +26,8 @@ public struct GateCall: Sendable, Equatable {
 
     /// The `host` argument, when the tool takes one.
     public var host: String? { stringArgument("host") }
+    /// Whether the call is given a secret (a `stdin_secret` handle): only a person approves it.
+    public var carriesSecret: Bool { stringArgument("stdin_secret") != nil }
     /// The `command` argument of `ssh_exec`.
     public var command: String? { toolName == Self.execTool ? stringArgument("command") : nil }
     /// The `cwd` argument, when the tool takes one; nil means the login directory.

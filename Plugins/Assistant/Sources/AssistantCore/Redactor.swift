@@ -5,6 +5,7 @@
 /// credentials.
 ///
 /// Shapes: PEM private key blocks (to their END line, or to the end of the text when it was cut),
+/// key bodies without their header (runs of base64 lines; OpenSSH's key magic),
 /// AWS access key IDs (AKIA…, ASIA…), `aws_secret_access_key = …`, `Bearer …` tokens, and
 /// assignments of `password`, `passwd`, `pwd`, `secret`, `token`, `api_key`/`apikey` with `=` or
 /// `:` (the name stays, the value goes), OpenAI `sk-…`, GitHub `ghp_…`/`github_pat_…`, Slack
@@ -25,7 +26,7 @@ public struct Redactor: Sendable {
             out = out.replacing(value, with: Self.marker)
         }
         let lower = out.lowercased()
-        for shape in Self.shapes where shape.hints.contains(where: { lower.contains($0) }) {
+        for shape in Self.shapes where shape.hints.isEmpty || shape.hints.contains(where: { lower.contains($0) }) {
             guard let regex = try? Regex(shape.pattern) else { continue }
             out = out.replacing(regex) { match in
                 let keep = shape.keepsGroup ? (match.output[1].substring.map(String.init) ?? "") : ""
@@ -36,7 +37,8 @@ public struct Redactor: Sendable {
     }
 
     /// A credential shape: the pattern, lowercase words one of which must occur for the pattern
-    /// to be tried (most output has none, and then no regex runs), and whether group 1 is kept.
+    /// to be tried (most output has none, and then no regex runs; none listed: always tried),
+    /// and whether group 1 is kept.
     struct Shape {
         var pattern: String
         var hints: [String]
@@ -46,6 +48,12 @@ public struct Redactor: Sendable {
     static let shapes: [Shape] = [
         Shape(pattern: #"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*)"#,
               hints: ["private key"]),
+        // A key's body without its header line (`tail -c 300 id_ed25519` cuts it off): two or more
+        // lines of 60 to 76 base64 characters, as PEM and OpenSSH write keys. Other base64 of that
+        // shape goes too, which costs the model nothing it needs.
+        Shape(pattern: #"(?m)(?:^[A-Za-z0-9+/]{60,76}={0,2}\r?$\n?){2,}(?:^[A-Za-z0-9+/]{1,76}={0,2}\r?$)?"#, hints: []),
+        // OpenSSH's private key magic ("openssh-key-v1" in base64) anywhere.
+        Shape(pattern: #"[A-Za-z0-9+/]*b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]*"#, hints: ["b3blbnnzac1rzxktdje"]),
         Shape(pattern: #"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"#,
               hints: ["akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"]),
         Shape(pattern: #"(?i)(aws_secret_access_key\s*[=:]\s*)\S+"#, hints: ["aws_secret"], keepsGroup: true),

@@ -66,17 +66,30 @@ public final class ToolGate: Sendable {
                 + "(termhost ask --acting)", by: .policy))
         }
         let rule = policy.rule(for: tool, readOnly: readOnly)
+        // A call given a secret is never auto-approved: only the person answers it (its output
+        // could carry the secret in any encoding: `base64`, `rev`, `od -c` of stdin are reads).
+        let secret = call.carriesSecret
         switch rule.level {
         case .deny:
             return record(call, .refuse("refused: \(tool) is set to deny by \(rule.origin); only a change there "
                 + "can allow it", by: .policy))
-        case .approve:
+        case .approve where !secret:
             return record(call, .run(by: .policy), reason: "approve by \(rule.origin)")
-        case .ask:
+        case .approve, .ask:
             break
         }
-        var why = "ask by \(rule.origin)"
+        var why = rule.level == .ask ? "ask by \(rule.origin)" : "ask because it is given a secret (stdin_secret)"
         if let unproven { why += "; not proven read-only: \(unproven)" }
+        if secret {
+            guard let prompter else {
+                return record(call, .refuse("refused: this call is given a secret (stdin_secret), and only a person "
+                    + "at the terminal may approve such a call; none is present", by: .policy))
+            }
+            let request = ApprovalRequest(tool: tool, host: call.host, command: command, workingDirectory: call.workingDirectory,
+                                          argumentsJSON: call.argumentsJSON, reason: why, family: nil)
+            return prompter.ask(request) == .deny ? record(call, .refuse("refused by the person at the terminal", by: .person))
+                : record(call, .run(by: .person), reason: "\(why); approved once")
+        }
         if run.fullAccess && policy.allowsFullAccess {
             return record(call, .run(by: .fullAccess), reason: "\(why); pre-approved by the run's full access")
         }

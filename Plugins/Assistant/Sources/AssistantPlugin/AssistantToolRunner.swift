@@ -30,7 +30,8 @@ struct AssistantToolRunner: RunToolRunner {
             let arguments = try handles.substitute(in: call.argumentsJSON, runID: runID, tool: call.name, host: gateView.host ?? "")
             var resolved = call
             resolved.argumentsJSON = arguments
-            return tools.call(resolved, tool: tool, number: number)
+            let outcome = tools.call(resolved, tool: tool, number: number)
+            return Self.stdinSecret(call.argumentsJSON) == nil ? outcome : Self.withholdingOutput(outcome)
         } catch {
             return .error("refused: \(error)")
         }
@@ -62,6 +63,21 @@ struct AssistantToolRunner: RunToolRunner {
                 return .error("the secret could not be kept: \(error)")
             }
         }
+    }
+
+    /// What the model gets of a call that was given a secret: its exit status, never its output.
+    /// A read of stdin in any encoding (`base64`, `rev`, `od -c`, `xxd`) would hand the model the
+    /// secret, and no redaction knows every encoding; the person at the terminal approved the
+    /// call and can run it again without the secret to see its output.
+    static let withheld = "[withheld: this call was given a secret (stdin_secret), and its output could hold it in any encoding]"
+
+    static func withholdingOutput(_ outcome: RunToolOutcome) -> RunToolOutcome {
+        // An error or a cancel is the tool's own text (host unreachable, timed out), never output.
+        guard case .result(let json) = outcome else { return outcome }
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] else { return .error(withheld) }
+        for key in ["stdout", "stderr"] where object[key] != nil { object[key] = withheld }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return .error(withheld) }
+        return .result(String(decoding: data, as: UTF8.self))
     }
 
     static func stdinSecret(_ argumentsJSON: String) -> String? {
