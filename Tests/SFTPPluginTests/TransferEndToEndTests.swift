@@ -25,6 +25,28 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: remote) == ["data.bin"])
     }
 
+    /// A legal 255-byte name (multi-byte characters near the cut) goes both ways: the partial
+    /// file beside it gets a name that fits NAME_MAX, and nothing partial is left.
+    @Test func aFileWithA255ByteNameRoundTrips() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.withSFTP(dir)
+        defer { h.server.stop() }
+        let local = dir.sub("local"), remote = dir.sub("remote")
+        let name = String(repeating: "é", count: 100) + String(repeating: "n", count: 55)   // 200 + 55 bytes
+        #expect(name.utf8.count == 255)
+        Files.random(local + "/" + name, bytes: 70_000, mode: 0o644)
+        let put = try h.sftp("put", [local + "/" + name, h.remote(remote + "/")])
+        #expect(put.status == 0, "\(put.output)")
+        #expect(Files.sha256(remote + "/" + name) == Files.sha256(local + "/" + name))
+        try FileManager.default.removeItem(atPath: local + "/" + name)
+        let get = try h.sftp("get", [h.remote(remote + "/" + name), local + "/"])
+        #expect(get.status == 0, "\(get.output)")
+        #expect(Files.sha256(local + "/" + name) == Files.sha256(remote + "/" + name))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: local) == [name])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: remote) == [name])
+    }
+
     @Test func directoryTreesWithEmptyDirectoriesAndAwkwardNamesRoundTrip() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -19,8 +19,31 @@ struct FileJob: Sendable {
     /// The name shown in progress and errors.
     var display: String
 
+    /// NAME_MAX of Linux file systems (and of OpenSSH's sftp-server's): a partial name longer than
+    /// the final name's 255 bytes could not be created, so a legal name could not be transferred.
+    static let nameMax = 255
+    static let partialSuffix = ".termhost-partial"
+
+    /// `.NAME.termhost-partial` beside the final name; when that would pass `nameMax`, NAME is cut
+    /// (at a character boundary) and a hash of the whole name keeps it apart from its neighbours:
+    /// `.PREFIX~HASH.termhost-partial`. The same name always gives the same partial (resume).
     static func partialName(_ path: String) -> String {
-        path.parentPath.appendingPath(".\(path.lastComponent).termhost-partial")
+        let name = path.lastComponent
+        var partial = "." + name + partialSuffix
+        if partial.utf8.count > nameMax {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325   // FNV-1a, 64 bits
+            for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            let hex = String(hash, radix: 16)
+            let tag = "~" + String(repeating: "0", count: 16 - hex.count) + hex
+            let room = nameMax - 1 - tag.utf8.count - partialSuffix.utf8.count
+            var prefix = ""
+            for scalar in name.unicodeScalars {
+                guard prefix.utf8.count + String(scalar).utf8.count <= room else { break }
+                prefix.unicodeScalars.append(scalar)
+            }
+            partial = "." + prefix + tag + partialSuffix
+        }
+        return path.parentPath.appendingPath(partial)
     }
 
     var partialPath: String { FileJob.partialName(direction == .download ? localPath : remotePath) }
