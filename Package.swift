@@ -7,9 +7,14 @@
 import PackageDescription
 
 let root = Context.packageDirectory
+/// Full RELRO for everything Termhost ships: symbols are bound at load (-z now) and the tables
+/// holding their addresses are then read-only (-z relro), so a memory bug cannot redirect a call
+/// through them. Tests/Packaging/deb.sh checks the installed files.
+let fullRELRO = ["-Xlinker", "-z", "-Xlinker", "relro", "-Xlinker", "-z", "-Xlinker", "now"]
+let executableLinkerSettings: [LinkerSetting] = [.unsafeFlags(fullRELRO)]
 /// Every plugin exports exactly one symbol, its entry point; the rest stays local.
 let pluginLinkerSettings: [LinkerSetting] = [
-    .unsafeFlags(["-Xlinker", "--version-script=\(root)/SDK/Swift/plugin-exports.map"]),
+    .unsafeFlags(["-Xlinker", "--version-script=\(root)/SDK/Swift/plugin-exports.map"] + fullRELRO),
 ]
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
@@ -76,9 +81,9 @@ let package = Package(
                 path: "Host/Sources/Runtime", swiftSettings: strict),
         .executableTarget(name: "TermhostCLI",
                           dependencies: ["TermhostRuntime", "TermhostLoader", "TermhostRegistry", "TermhostServices", "TermhostSDK"],
-                          path: "Host/Sources/CLI", swiftSettings: strict),
+                          path: "Host/Sources/CLI", swiftSettings: strict, linkerSettings: executableLinkerSettings),
         .executableTarget(name: "TermhostProbe", dependencies: ["TermhostRuntime", "TermhostLoader", "TermhostRegistry"],
-                          path: "Host/Sources/Probe", swiftSettings: strict),
+                          path: "Host/Sources/Probe", swiftSettings: strict, linkerSettings: executableLinkerSettings),
 
         .executableTarget(name: "TermhostBench", dependencies: ["TermhostRuntime", "TermhostRegistry", "TermhostServices", "CTermhost"],
                           path: "Benchmarks/ABICallCost", swiftSettings: strict),
@@ -140,7 +145,7 @@ let package = Package(
         // A typed action in Swift: its version script also exports the @_cdecl function.
         .target(name: "ActionsSwiftPlugin", dependencies: ["TermhostSDK", "CTermhost"], path: "SDK/Examples/actions-swift/Sources",
                 swiftSettings: strict,
-                linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(root)/SDK/Examples/actions-swift/exports.map"])]),
+                linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(root)/SDK/Examples/actions-swift/exports.map"] + fullRELRO)]),
 
         .target(name: "SwiftServicesFixture", dependencies: ["TermhostSDK"], path: "Tests/Fixtures/SwiftServicesPlugin",
                 swiftSettings: strict, linkerSettings: pluginLinkerSettings),

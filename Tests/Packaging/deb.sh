@@ -19,6 +19,12 @@ toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")
 for f in /usr/bin/termhost /usr/bin/termhost-probe $(find /usr/lib/termhost -name '*.so*' -type f); do
   if ldd "$f" | grep -e "$toolchain/" -e 'not found'; then fail "$f needs the toolchain"; fi
 done
+# Full RELRO on what Termhost itself builds (the host, the probe, every plugin; not the bundled
+# third-party libraries): bound at load (BIND_NOW) with a read-only relocation segment.
+for f in /usr/bin/termhost /usr/bin/termhost-probe $(find /usr/lib/termhost/plugins -name '*.so' -type f); do
+  readelf -l "$f" | grep -q GNU_RELRO || fail "$f has no RELRO segment"
+  readelf -d "$f" | grep -Eq 'BIND_NOW|FLAGS_1.*NOW' || fail "$f is not linked with -z now (partial RELRO only)"
+done
 # The operator policy and allowed signers are the installed ones, in /etc/termhost.
 export HOME=$work/home XDG_DATA_HOME=$work/home/data XDG_CONFIG_HOME=$work/home/config \
   XDG_CACHE_HOME=$work/home/cache XDG_STATE_HOME=$work/home/state
