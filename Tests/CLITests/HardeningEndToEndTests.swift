@@ -28,6 +28,28 @@ import TestSupport
         #expect(try cli.run("hello").status == 0)
     }
 
+    /// Issue 27 item 13: a plugin refused in the first directory of the search path while a
+    /// copy with its ID in the next directory loads: said on the command line of every command
+    /// and in doctor, not only as the first copy's refusal.
+    @Test func aRefusedPluginReplacedByACopyFromTheNextDirectoryIsSaid() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var cli = CLI(dir)
+        let first = dir.sub("first"), second = dir.sub("second")
+        cli.extraEnvironment["TERMHOST_PLUGIN_PATH"] = first + ":" + second
+        let bad = try Fixtures.cPlugin(in: first, dirName: "open", id: "org.test.open", defines: ["COMMAND_NAME=\"open\""])
+        let good = try Fixtures.cPlugin(in: second, dirName: "open", id: "org.test.open", defines: ["COMMAND_NAME=\"open\""])
+        chmod(bad.directory, 0o777)
+        let line = "plugin 'org.test.open' in \(bad.directory) was refused (directory \(bad.directory) is writable by its group and others (mode 0777)"
+        let open = try cli.run("open")
+        #expect(open.status == 0, "\(open.output)")
+        #expect(open.stderr.contains("termhost: warning: \(line)"), "\(open.stderr)")
+        #expect(open.stderr.contains("the copy in \(good.directory) is loaded instead (see 'termhost doctor')"), "\(open.stderr)")
+        let doctor = try cli.run("doctor")
+        #expect(doctor.status == 1)
+        #expect(doctor.stdout.contains("  - \(line)"), "\(doctor.stdout)")
+    }
+
     @Test(.enabled(if: getuid() == 0, "chown needs root (CI runs the suite as root)"))
     func doctorExplainsALibraryOwnedByNobody() throws {
         let dir = TemporaryDirectory()

@@ -34,6 +34,7 @@ enum DoctorCommand {
             + inspection.resolution.fatal.map(\.description)
         if let p = store.problem { problems.append(p) }
         if let p = inspection.syncProvider.problem { problems.append(p) }
+        problems += ReplacedRefusals.lines(inspection.records)
         let plugins = inspection.records.map(PluginView.init)
         problems += plugins.filter { $0.status == "quarantined" || $0.status == "rejected" }.map { "\($0.label): \($0.reason!)" }
         let p = inspection.policy

@@ -75,6 +75,7 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
         Output.err(error.description)
         return ExitCode.refusedToStart
     }
+    for line in ReplacedRefusals.lines(runtime.records) { Output.err("termhost: warning: \(line) (see 'termhost doctor')") }
     guard let owner = runtime.resolution.commandOwners[name] else {
         let known = runtime.resolution.commandOwners.keys.sorted() + HelpText.builtIn.map(\.0)
         var message = "termhost: unknown command '\(name)'"
