@@ -50,6 +50,40 @@ import TestSupport
         #expect(doctor.stdout.contains("  - \(line)"), "\(doctor.stdout)")
     }
 
+    /// Issue 27 item 15: Termhost's files are private whatever the umask (a store made under
+    /// umask 000 is 0600, its directory 0700); a store others can only read is tightened; one
+    /// others can write is refused, naming the fix; Termhost's own known_hosts likewise.
+    @Test func theStoreAndTermhostsKnownHostsArePrivateWhateverTheUmask() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try Fixtures.sshPlugin(in: cli.plugins)
+        func termhost(_ args: String...) throws -> Shell.Result {
+            try Shell.run("/bin/sh", ["-c", "umask 000; exec \"$0\" \"$@\"", Paths.termhost] + args, environment: cli.environment)
+        }
+        func mode(_ path: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1 }
+        let store = dir.path + "/data/termhost/termhost.db"
+        #expect(try termhost("hosts", "add", "web", "web.example.com").status == 0)
+        #expect(mode(store) == 0o600 && mode(dir.path + "/data/termhost") == 0o700, "\(String(mode(store), radix: 8))")
+        chmod(store, 0o644)
+        chmod(dir.path + "/data/termhost", 0o755)
+        #expect(try termhost("hosts", "list").stdout.contains("web.example.com"))
+        #expect(mode(store) == 0o600 && mode(dir.path + "/data/termhost") == 0o700, "readable by others: tightened")
+        chmod(store, 0o666)
+        let refused = try termhost("hosts", "list")
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("\(store) can be written by its group or others (mode 666): refused"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("run: chmod 600 \(store)"), "\(refused.stderr)")
+        chmod(store, 0o600)
+        let known = dir.write("data/termhost/known_hosts", "@revoked * ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+        chmod(known, 0o666)
+        let server = try SSHServer(in: dir, authorizedKeys: [])
+        defer { server.stop() }
+        #expect(try termhost("hosts", "add", "lab", "127.0.0.1", "--port", String(server.port)).status == 0)
+        let exec = try termhost("exec", "lab", "--", "true")
+        #expect(exec.stderr.contains("\(known) can be written by its group or others (mode 666): refused"), "\(exec.stderr)")
+    }
+
     @Test(.enabled(if: getuid() == 0, "chown needs root (CI runs the suite as root)"))
     func doctorExplainsALibraryOwnedByNobody() throws {
         let dir = TemporaryDirectory()

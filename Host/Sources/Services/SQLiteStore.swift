@@ -38,6 +38,11 @@ public final class SQLiteStore: @unchecked Sendable {
             if let reason = SQLiteStore.makeDirectories(dir) {
                 throw StoreError(.io, "cannot create the store's directory \(dir): \(reason)")
             }
+            // Private whatever the umask: created 0600 here (SQLite gives its -wal and -shm the
+            // database's mode), and refused when someone else could have written it.
+            if let problem = PrivateFile.prepare(directory: dir) ?? PrivateFile.prepare(file: path) {
+                throw StoreError(.io, "the store: \(problem)")
+            }
         }
         var handle: OpaquePointer?
         // NOFOLLOW: the store is never opened through a symbolic link (one planted at its name

@@ -11,6 +11,23 @@ import TermhostSDK
 enum HostKeyTrust {
     static var userKnownHosts: String { homeDirectory + "/.ssh/known_hosts" }
     static let systemKnownHosts = "/etc/ssh/ssh_known_hosts"
+    /// Termhost's own known_hosts decides trust: one that another user owns or can write (an
+    /// `@revoked` line, or a trusted key, put there by someone else) is refused, naming the fix.
+    static func checkOwnKnownHosts() throws(SSHError) {
+        let path = termhostKnownHosts
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return }   // absent: nothing vouched for
+        if st.st_mode & S_IFMT == S_IFLNK {
+            throw SSHError("\(VisibleText.of(path)) is a symbolic link: refused (Termhost's known_hosts is never read through one)")
+        }
+        if st.st_uid != geteuid() && st.st_uid != 0 {
+            throw SSHError("\(VisibleText.of(path)) is owned by uid \(st.st_uid), not by you: refused, since whoever owns it decides which host keys are trusted")
+        }
+        if st.st_mode & 0o022 != 0 {
+            throw SSHError("\(VisibleText.of(path)) can be written by its group or others (mode \(String(st.st_mode & 0o777, radix: 8))): refused, since anyone could have added a trusted key; check it, then run: chmod 600 \(VisibleText.of(path))")
+        }
+    }
+
     /// Keys Termhost itself vouches for (the sandbox's); read after OpenSSH's files.
     static var termhostKnownHosts: String {
         let env = ProcessInfo.processInfo.environment
@@ -23,6 +40,7 @@ enum HostKeyTrust {
     /// but cannot be read whole, or a store that cannot be read, ends the attempt here (fail
     /// closed).
     static func knownHosts(interaction: ConnectionPrompts) throws(SSHError) -> KnownHosts {
+        try checkOwnKnownHosts()
         var known = try KnownHosts(files: [userKnownHosts, systemKnownHosts, termhostKnownHosts])
         if let store = interaction.host.store {
             do throws(PluginError) {

@@ -127,11 +127,24 @@ struct Sandbox {
         let key = try String(contentsOfFile: dir + "/host_ed25519_key.pub", encoding: .utf8)
             .split(separator: " ").prefix(2).joined(separator: " ")
         let file = HostKeyTrust.termhostKnownHosts
-        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let dir = (file as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try HostKeyTrust.checkOwnKnownHosts()
         let kept = ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n")
             .filter { !$0.hasPrefix("[127.0.0.1]:") || !$0.hasSuffix(" termhost-sandbox") }
-        try ((kept.map(String.init) + ["[127.0.0.1]:\(port) \(key) termhost-sandbox"]).joined(separator: "\n") + "\n")
-            .write(toFile: file, atomically: true, encoding: .utf8)
+        let text = (kept.map(String.init) + ["[127.0.0.1]:\(port) \(key) termhost-sandbox"]).joined(separator: "\n") + "\n"
+        // 0600 whatever the umask, written beside and renamed over (never through a link).
+        let tmp = file + ".tmp-\(getpid())"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw PluginError("cannot write \(tmp): \(String(cString: strerror(errno)))") }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == bytes.count, synced, rename(tmp, file) == 0 else {
+            unlink(tmp)
+            throw PluginError("cannot write \(file): \(String(cString: strerror(errno)))")
+        }
     }
 
     private func run(_ executable: String, _ args: [String]) throws {
