@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import MetricsCore
 import Testing
 import TestSupport
@@ -43,6 +44,54 @@ import TestSupport
         #expect(scrape?.body.contains("# TYPE termhost_metrics_up gauge") == true)
         let closed = Wait.until { slow.allSatisfy(Self.closedByPeer) }
         #expect(closed, "still open: \(slow.filter { !Self.closedByPeer($0) }.count) of 30")
+    }
+
+    /// Issue 27 item 12: 200 clients from one address (127.0.0.2) that say nothing and reopen
+    /// every connection the server closes take at most their address's share (32 of 64): a
+    /// scraper from another address is answered every time. SIGTERM then ends the server at
+    /// once, the plugin shut down rather than abandoned after the host's 3 s.
+    @Test func onePeersFloodLeavesRoomForAScraperAndSIGTERMStopsAtOnce() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.metrics(dir: dir)
+        defer { h.server.stop() }
+        try h.termhost(["metrics", "add", h.target])
+        var env = h.environment
+        env[ExporterVariable.name] = "1"
+        let serve = try Background(Paths.termhost, ["metrics", "serve", "--listen", "127.0.0.1:0"], environment: env)
+        defer { if serve.process.isRunning { serve.process.terminate(); serve.process.waitUntilExit() } }
+        let first = serve.firstLine()
+        let url = try #require(first.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }, "\(first)")
+        let port = try #require(Int(url.split(separator: ":").last?.split(separator: "/").first ?? ""))
+        // The flood: 200 silent connections from 127.0.0.2, each reopened as soon as it closes.
+        let stop = Atomic<Bool>(false)
+        let flood = Thread {
+            var fds = (0..<200).compactMap { _ in LoopbackListener.connect(to: port, from: "127.0.0.2") }
+            while !stop.load(ordering: .relaxed) {
+                var pfds = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                guard poll(&pfds, nfds_t(pfds.count), 100) >= 0 else { continue }
+                for (i, p) in pfds.enumerated() where p.revents != 0 {
+                    close(fds[i])
+                    fds[i] = LoopbackListener.connect(to: port, from: "127.0.0.2") ?? -1
+                }
+                fds = fds.filter { $0 >= 0 }
+                while fds.count < 200, let fd = LoopbackListener.connect(to: port, from: "127.0.0.2") { fds.append(fd) }
+            }
+            fds.forEach { close($0) }
+        }
+        flood.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        Wait.observe(for: 2)   // the flood's window: two rounds of the server closing its connections
+        var answered = 0
+        for _ in 0..<10 where HTTP.get(url)?.status == 200 { answered += 1 }
+        #expect(answered == 10, "\(answered) of 10 scrapes answered beside the flood")
+        stop.store(true, ordering: .relaxed)
+        let asked = Date()
+        serve.process.terminate()
+        serve.process.waitUntilExit()
+        #expect(Date().timeIntervalSince(asked) < 2.5, "metrics serve took \(Date().timeIntervalSince(asked)) s to stop")
+        let errors = serve.errorOutput()
+        #expect(!errors.contains("did not return within"), "\(errors)")
     }
 
     @Test func wrongMethodsOversizedHeadsAndBadSettingsAreRefused() throws {
@@ -95,7 +144,8 @@ import TestSupport
         let port = try #require(Int(url.split(separator: ":").last?.split(separator: "/").first ?? ""))
         var idle: [Int32] = []
         defer { idle.forEach { close($0) } }
-        for _ in 0..<60 { idle.append(try #require(LoopbackListener.connect(to: port))) }
+        // From two addresses: one address may hold only half of the server's 64 connections.
+        for i in 0..<60 { idle.append(try #require(LoopbackListener.connect(to: port, from: i % 2 == 0 ? "127.0.0.2" : "127.0.0.3"))) }
         let log = dir.path + "/state/termhost/termhost.log"
         #expect(Wait.until {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("metrics serve: cannot accept a connection: Too many open files; pausing 100 ms at a time")

@@ -24,8 +24,19 @@ public final class LoopbackListener: @unchecked Sendable {
     }
 
     /// A TCP connection to 127.0.0.1:port, or nil when nothing accepts there. The caller closes it.
-    public static func connect(to port: Int) -> Int32? {
+    /// A client connection to 127.0.0.1:port; `from` another loopback address (127.0.0.2)
+    /// makes it a different peer to the server.
+    public static func connect(to port: Int, from source: String? = nil) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafeMutablePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { Glibc.close(fd); return nil }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")

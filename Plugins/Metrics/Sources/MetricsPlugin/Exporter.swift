@@ -10,7 +10,8 @@ import TermhostSDK
 /// Design: the command's thread accepts and keeps the monitor list in step with the store;
 /// each connection is served on a thread of its own, so a slow or silent client holds only
 /// its own thread, never the scrape beside it. Bounds (Docs/Metrics.md, "Limits"):
-/// `ExporterLimits.connections` connections at once (more are answered 503 and closed), the
+/// `ExporterLimits.connections` connections at once, at most `ExporterLimits.perPeer` from one
+/// address (more are answered 503 and closed), the
 /// request head within `ExporterLimits.requestSeconds` and `HTTPRequestHead.maxHeadBytes`
 /// (431), the answer written within the same time again.
 struct Exporter {
@@ -51,14 +52,35 @@ struct Exporter {
         defer { set.release() }
         let board = ReportBoard(set.samplers)
         let open = Atomic<Int>(0)
+        let peers = PeerShares()
+        // Ctrl-C or SIGTERM: the loop wakes through this pipe and the command returns at once,
+        // so the host shuts the plugin down instead of abandoning it after its 3 s.
+        var wake: [Int32] = [-1, -1]
+        guard pipe(&wake) == 0 else {
+            command.invocation.printError("termhost metrics serve: \(String(cString: strerror(errno)))")
+            return 1
+        }
+        defer { close(wake[0]); close(wake[1]) }
+        for end in wake { _ = fcntl(end, F_SETFD, FD_CLOEXEC); _ = fcntl(end, F_SETFL, O_NONBLOCK) }
+        let waker = wake[1]
+        let registration = try? command.host.cancellation?.onCancel(scene: command.invocation.scene) { _ in
+            var byte: UInt8 = 1
+            _ = write(waker, &byte, 1)
+        }
+        defer { registration?.remove() }
         command.invocation.print("Serving Prometheus metrics on http://\(address):\(bound)/metrics")
         var exhausted = false
         while true {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&pfd, 1, 1000) > 0 {
+            var pfds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
+            if poll(&pfds, 2, 1000) > 0 {
+                if pfds[1].revents != 0 { return 130 }
                 // Every waiting client, each handed to its own thread at once.
                 while true {
-                    let client = accept(fd, nil, nil)
+                    var from = sockaddr_storage()
+                    var fromLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                    let client = withUnsafeMutablePointer(to: &from) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(fd, $0, &fromLength) }
+                    }
                     if client < 0 {
                         if [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errno) {
                             // The client waits in the backlog; polling again at once would
@@ -72,14 +94,23 @@ struct Exporter {
                     exhausted = false
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                     _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+                    // One address gets a share of the connections, not all of them: a peer that
+                    // holds connections open (and reopens each one closed) cannot starve a scraper.
+                    let peer = PeerShares.address(from)
+                    guard peers.take(peer) else {
+                        Exporter.refuseBusy(client)
+                        continue
+                    }
                     guard open.add(1, ordering: .relaxed).newValue <= ExporterLimits.connections else {
                         open.subtract(1, ordering: .relaxed)
+                        peers.give(peer)
                         Exporter.refuseBusy(client)
                         continue
                     }
                     let thread = Thread {
                         Exporter.serve(client, board: board, seconds: requestSeconds)
                         open.subtract(1, ordering: .relaxed)
+                        peers.give(peer)
                     }
                     thread.name = "metrics serve connection"
                     thread.stackSize = 256 * 1024
@@ -190,6 +221,9 @@ enum ExporterLimits {
     /// Connections served at once. A Prometheus server scrapes with one; 64 leaves room for
     /// several and for curl, while a flood costs at most 64 threads.
     static let connections = 64
+    /// Connections one peer address may hold at once: half, so other addresses always find
+    /// room whatever one peer does (a scraper beside a flood from elsewhere is answered).
+    static let perPeer = 32
     /// A request head must arrive within this (slowloris defence), and the answer leave within
     /// as long again. Prometheus sends its request at once.
     static let defaultRequestSeconds = 5.0
@@ -198,5 +232,46 @@ enum ExporterLimits {
     static func requestSeconds(_ env: [String: String]) throws(NumberOutOfRange) -> Double {
         guard let text = env[variable] else { return defaultRequestSeconds }
         return try BoundedNumber.decimal(text, name: variable, in: 0.1...300, unit: "seconds")
+    }
+}
+
+/// Open connections by peer address (`metrics serve`), each address held to `ExporterLimits.perPeer`.
+final class PeerShares: Sendable {
+    private let open = Mutex<[String: Int]>([:])
+
+    /// Counts one more connection from `peer`; false when it already holds its share.
+    func take(_ peer: String) -> Bool {
+        open.withLock { counts in
+            guard counts[peer, default: 0] < ExporterLimits.perPeer else { return false }
+            counts[peer, default: 0] += 1
+            return true
+        }
+    }
+
+    func give(_ peer: String) {
+        open.withLock { counts in
+            let left = counts[peer, default: 1] - 1
+            counts[peer] = left > 0 ? left : nil
+        }
+    }
+
+    /// The peer's address, without its port (IPv4 or IPv6 text).
+    static func address(_ from: sockaddr_storage) -> String {
+        var copy = from
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch Int32(from.ss_family) {
+        case AF_INET:
+            withUnsafePointer(to: &copy) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { p in
+                var a = p.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &a, &text, socklen_t(text.count))
+            } }
+        case AF_INET6:
+            withUnsafePointer(to: &copy) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { p in
+                var a = p.pointee.sin6_addr
+                _ = inet_ntop(AF_INET6, &a, &text, socklen_t(text.count))
+            } }
+        default: return "?"
+        }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
