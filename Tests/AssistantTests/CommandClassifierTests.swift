@@ -207,6 +207,35 @@ import Testing
         #expect(Self.readOnly.count + Self.stateChanging.count >= 400)
     }
 
+    /// Issue 27 item 3, as a property over the whole table: for every program the classifier
+    /// allows, each of its state-changing options (short letters, long options and their
+    /// prefixes, exact words) is refused wherever it stands: first, after an operand (getopt
+    /// permutes), after `--` and before it; and an operand past a program's limit is refused
+    /// too, also when it looks like an option and follows `--`.
+    @Test func everyStateChangingFlagAndOperandIsRefusedWithAndWithoutDoubleDash() {
+        var tried = 0
+        for (program, rule) in ReadOnlyPrograms.rules where rule.subcommands == nil {
+            var flags = rule.unsafeShort.map { "-\($0)" } + rule.unsafeLong + rule.unsafeWords
+            flags += rule.unsafeLong.filter { $0.count > 4 }.map { String($0.prefix($0.count - 1)) }   // a getopt prefix
+            for flag in flags {
+                for command in ["\(program) \(flag) x", "\(program) x \(flag)", "\(program) -- \(flag) x", "\(program) \(flag) -- x"] {
+                    tried += 1
+                    #expect(CommandClassifier.classify(command) != .readOnly, "read-only: \(command)")
+                }
+            }
+            if case .atMost(let limit) = rule.operands {
+                // One operand too many: a plain word, or after `--` one that looks like an option
+                // (before `--` that word would be an option, an invalid one for these programs).
+                let operands = Array(repeating: "f", count: limit)
+                for command in ["\(program) \((operands + ["out"]).joined(separator: " "))", "\(program) -- \((operands + ["-mX"]).joined(separator: " "))"] {
+                    tried += 1
+                    #expect(CommandClassifier.classify(command) != .readOnly, "read-only: \(command)")
+                }
+            }
+        }
+        #expect(tried > 150)
+    }
+
     @Test func nestingDeeperThanTheBoundIsRefused() {
         let deep = String(repeating: "timeout 5 ", count: CommandClassifier.maxDepth + 2) + "ls"
         #expect(CommandClassifier.classify(deep) == .mayChangeState(reason: "wrappers nested more than \(CommandClassifier.maxDepth) deep"))
