@@ -77,4 +77,28 @@ import TestSupport
         let bad = try h.termhost(["ask", "--host", "web1", "count"])
         #expect(bad.status == 1 && bad.stderr.contains("maxCallsPerTurn (setting of org.termhost.assistant)"), "\(bad.output)")
     }
+
+    /// Issue 27 item 11: `termhost tools call` is held to the operator's Deny too, and every
+    /// call made there, run or refused, is in the audit log `by: cli`.
+    @Test func theCommandLinesToolCallIsHeldToDenyAndAudited() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Harness(dir: dir, script: [])
+        defer { h.stop() }
+        let file = dir.path + "/touched"
+        let arguments = #"{"host":"web1","command":"touch \#(file)"}"#
+        _ = dir.write("policy.json", #"{"assistant":{"tools":{"ssh_exec":"deny"}}}"#)
+        let refused = try h.termhost(["tools", "call", "ssh_exec", arguments])
+        #expect(refused.status == 1, "\(refused.output)")
+        #expect(refused.stderr.contains("refused: ssh_exec is set to deny by operator policy"), "\(refused.stderr)")
+        #expect(h.commandSessions == 0)
+        #expect(!FileManager.default.fileExists(atPath: file))
+        _ = dir.write("policy.json", "{}")
+        let ran = try h.termhost(["tools", "call", "ssh_exec", arguments])
+        #expect(ran.status == 0, "\(ran.output)")
+        #expect(FileManager.default.fileExists(atPath: file))
+        let audit = try RunAccessEndToEndTests.audit(h)
+        #expect(audit.contains("ssh_exec on web1: refused by cli: touch \(file)"), "\(audit)")
+        #expect(audit.contains("ssh_exec on web1: approved by cli: touch \(file)"), "\(audit)")
+    }
 }

@@ -70,6 +70,22 @@ enum ToolsCommand {
         guard let tools = runtime.services.tools else { return ExitCode.failure }
         let hasTerminal = !g.nonInteractive && isatty(0) == 1 && isatty(2) == 1
         let scene = runtime.attachScene(terminal: hasTerminal ? .init(input: 0, output: 2) : nil)
+        // The policy's Deny holds here too; every call, run or refused, is announced for the
+        // audit log (the Assistant writes it, `by: cli`).
+        let paths = runtime.options.paths
+        let denied = ToolDenyRules.refusal(tool: name, operatorPolicy: paths.operatorPolicy, userConfig: paths.userConfig)
+        func announce(_ outcome: String, _ reason: String) {
+            runtime.services.events.publish(ToolsCommand.cliCallEvent,
+                "{\"tool\":\(JSONText.quoted(name)),\"arguments\":\(JSONText.quoted(arguments)),\"outcome\":\"\(outcome)\",\"reason\":\(JSONText.quoted(reason))}")
+        }
+        if let denied {
+            announce("refused", denied)
+            Output.err("termhost tools call: refused: \(denied)")
+            scene.detach()
+            runtime.shutdown()
+            return ExitCode.failure
+        }
+        announce("approved", "run from the command line by the person at it")
         let signals = SignalMapping(runtime: runtime, scene: scene)
         let outcome = tools.call(tool: name, argumentsJSON: arguments, callID: tools.nextCallID(), scene: scene.id)
         if let sig = signals.terminatingSignal {
@@ -103,6 +119,10 @@ enum ToolsCommand {
         for message in runtime.shutdownProblems(runtime.shutdown()) { Output.err(message) }
         return status
     }
+
+    /// Published (services/events.h) for every `tools call`, before the tool runs or when it is
+    /// refused: {"tool", "arguments", "outcome": "approved"|"refused", "reason"}.
+    static let cliCallEvent = "termhost.tools.cli-call"
 
     /// TERMHOST_ERR_* without the prefix, for `--json`.
     static func codeName(_ code: Int32) -> String {

@@ -69,6 +69,8 @@ public enum GateDecider: String, Sendable, Equatable, CaseIterable {
     case reviewer
     /// The person at the terminal.
     case person
+    /// The person at the command line, running a tool with `termhost tools call`.
+    case cli
 }
 
 /// The gate's answer for one call.

@@ -22,7 +22,12 @@ final class AssistantFeature: Feature {
         ])
 
     let host: PluginHost
-    init(host: PluginHost, scene: SceneInfo) throws { self.host = host }
+    /// Audits `termhost tools call` (CommandLineToolAudit) while this feature lives.
+    private let commandLineAudit: Events.Subscription?
+    init(host: PluginHost, scene: SceneInfo) throws {
+        self.host = host
+        commandLineAudit = CommandLineToolAudit.subscribe(host)
+    }
 
     /// Runs a crash or SIGKILL left running are marked interrupted, their open tool calls
     /// answered "outcome unknown"; never resumed.
