@@ -28,7 +28,7 @@ import Testing
         (#"{"assistant": []}"#, "operator policy /etc/termhost/policy.json: assistant: not a JSON object"),
         (#"{"assistant": {"tool": {}}}"#, "operator policy /etc/termhost/policy.json: assistant: unknown key 'tool' (expected tools, fullAccess, reviewer, rememberApprovals)"),
         (#"{"assistant": {"tools": {"ssh_exec": "allow"}}}"#, #"operator policy /etc/termhost/policy.json: assistant.tools.ssh_exec: expected "deny", "ask" or "approve""#),
-        (#"{"assistant": {"tools": {"ssh_exec": true}}}"#, #"operator policy /etc/termhost/policy.json: assistant.tools: expected an object of tool name to "deny", "ask" or "approve""#),
+        (#"{"assistant": {"tools": {"ssh_exec": true}}}"#, #"operator policy /etc/termhost/policy.json: assistant.tools.ssh_exec: expected "deny", "ask", "approve" or an object of per-command rules"#),
         (#"{"assistant": {"tools": {"SSH_exec": "ask"}}}"#, #"operator policy /etc/termhost/policy.json: assistant.tools: 'SSH_exec' is not a tool name ([a-z][a-z0-9_]{0,63}) or "*""#),
         (#"{"assistant": {"tools": {"a\u001b[2Jb": "ask"}}}"#, #"operator policy /etc/termhost/policy.json: assistant.tools: 'a\033[2Jb' is not a tool name ([a-z][a-z0-9_]{0,63}) or "*""#),
         (#"{"assistant": {"fullAccess": 0}}"#, "operator policy /etc/termhost/policy.json: assistant.fullAccess: expected true or false"),

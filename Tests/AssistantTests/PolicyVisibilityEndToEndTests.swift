@@ -101,4 +101,29 @@ import TestSupport
         #expect(audit.contains("ssh_exec on web1: refused by cli: touch \(file)"), "\(audit)")
         #expect(audit.contains("ssh_exec on web1: approved by cli: touch \(file)"), "\(audit)")
     }
+
+    /// Issue 27 item 6 on a real run: the operator's per-command rules (`touch *` approved
+    /// unattended, `rm *` denied even through `sudo`) decide on the parsed command; a user's
+    /// approve of `rm *` does not widen the operator's deny.
+    @Test func perCommandRulesDecideOnTheParsedCommand() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let touched = dir.path + "/touched", kept = dir.write("kept", "x")
+        let h = try Harness(dir: dir, script: [
+            Chat.calls([AssistantRunEndToEndTests.exec("call_1", "touch \(touched)"),
+                        AssistantRunEndToEndTests.exec("call_2", "sudo rm \(kept)")]),
+            Chat.text(["done"]),
+        ])
+        defer { h.stop() }
+        _ = dir.write("policy.json", #"{"assistant":{"tools":{"ssh_exec":{"approve":["touch *"],"deny":["rm *"],"default":"ask"}}}}"#)
+        _ = dir.write("config/termhost/config.json", #"{"assistant":{"tools":{"ssh_exec":{"approve":["rm *"]}}}}"#)
+        let r = try h.termhost(["ask", "--acting", "--host", "web1", "tidy up"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(FileManager.default.fileExists(atPath: touched), "the approved pattern did not run unattended")
+        #expect(FileManager.default.fileExists(atPath: kept), "the denied command ran")
+        let audit = try RunAccessEndToEndTests.audit(h)
+        #expect(audit.contains("approved by policy: touch \(touched) (approve by operator policy"), "\(audit)")
+        #expect(audit.contains("assistant.tools.ssh_exec.approve 'touch *'"), "\(audit)")
+        #expect(audit.contains("refused by policy: sudo rm \(kept)"), "\(audit)")
+    }
 }

@@ -1,4 +1,4 @@
-// fuzz-sources: Plugins/Assistant/Sources/AssistantCore/AssistantPolicyParser.swift Plugins/Assistant/Sources/AssistantCore/AssistantPolicy.swift Plugins/Assistant/Sources/AssistantCore/PolicyLevel.swift SDK/Swift/TermhostSDK/VisibleText.swift
+// fuzz-sources: Plugins/Assistant/Sources/AssistantCore/AssistantPolicyParser.swift Plugins/Assistant/Sources/AssistantCore/AssistantPolicy.swift Plugins/Assistant/Sources/AssistantCore/PolicyLevel.swift SDK/Swift/TermhostSDK/VisibleText.swift Plugins/Assistant/Sources/AssistantCore/CommandRules.swift Plugins/Assistant/Sources/AssistantCore/ShellWords.swift Plugins/Assistant/Sources/AssistantCore/ProgramRule.swift Plugins/Assistant/Sources/AssistantCore/ReadOnlyPrograms.swift Plugins/Assistant/Sources/AssistantCore/CommandWrappers.swift Plugins/Assistant/Sources/AssistantCore/CommandClassifier.swift Plugins/Assistant/Sources/AssistantCore/SedScreen.swift
 // The "assistant" part of an operator's policy.json or a user's config.json from any bytes:
 // parsing never traps; an accepted part names only valid tool names (or "*"); and whatever the
 // two files say, the combined level is at least as strict as each file's own rule, so a user's
@@ -22,6 +22,14 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 if let user = policy.userPart.tools[tool] ?? policy.userPart.tools["*"] {
                     precondition(rule.level >= user, "user's own narrowing of \(tool) lost")
                 }
+            }
+        }
+        // Per-command rules: for a command, the combined level is never wider than the
+        // operator's own level for that command.
+        for command in ["rm -rf /", "systemctl status nginx", "sudo -u x rm y", "ls && rm x", "bash -c 'rm x'", "echo $(id)"] {
+            let rule = policy.rule(for: "ssh_exec", readOnly: false, command: command)
+            if let op = policy.operatorPart.rule(for: "ssh_exec", command: command) {
+                precondition(rule.level >= op.level, "user widened ssh_exec for '\(command)' past the operator")
             }
         }
         if policy.operatorPart.fullAccess == false { precondition(!policy.allowsFullAccess) }

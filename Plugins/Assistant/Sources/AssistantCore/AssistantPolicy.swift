@@ -1,3 +1,7 @@
+#if canImport(TermhostSDK)
+import TermhostSDK   // the policy fuzz target compiles VisibleText.swift in instead
+#endif
+
 /// Design: who may do what, from two files. The operator's policy (`policy.json`, key
 /// `"assistant"`) fixes a ceiling; the user's config (`config.json`, key `"assistant"`) can
 /// only narrow it. Per tool, three levels (`PolicyLevel`); when more than one rule applies,
@@ -35,9 +39,9 @@ public struct AssistantPolicy: Sendable, Equatable {
 
     /// The rule for a call of `tool`; `readOnly` is the call's kind (for `ssh_exec`, the
     /// classifier's verdict on its command, not the catalog's flag).
-    public func rule(for tool: String, readOnly: Bool) -> Rule {
-        let fixed = operatorPart.rule(for: tool)
-        let chosen = userPart.rule(for: tool)
+    public func rule(for tool: String, readOnly: Bool, command: String? = nil) -> Rule {
+        let fixed = operatorPart.rule(for: tool, command: command)
+        let chosen = userPart.rule(for: tool, command: command)
         switch (fixed, chosen) {
         case let (op?, user?):
             return user.level > op.level ? user : op
@@ -87,6 +91,8 @@ public struct AssistantPolicy: Sendable, Equatable {
 public struct AssistantPolicyPart: Sendable, Equatable {
     /// Tool name → level; `"*"` covers every tool the file does not name.
     public var tools: [String: PolicyLevel]
+    /// Per-command rules by tool (`ssh_exec` only); their `default` is also in `tools`.
+    public var commandRules: [String: CommandRules] = [:]
     /// `false` forbids full access; absent (nil) leaves it to the other file.
     public var fullAccess: Bool?
     /// `false` forbids the reviewer ("approve for me").
@@ -103,6 +109,16 @@ public struct AssistantPolicyPart: Sendable, Equatable {
         self.reviewer = reviewer
         self.rememberApprovals = rememberApprovals
         self.source = source
+    }
+
+    /// This file's rule for `tool` and, for `ssh_exec`, its command: a per-command pattern
+    /// first, else the tool's level by name, else `"*"`, else none.
+    func rule(for tool: String, command: String?) -> AssistantPolicy.Rule? {
+        if let command, let rules = commandRules[tool], let hit = rules.level(for: command) {
+            return .init(level: hit.level, origin: "\(source) (assistant.tools.\(tool).\(hit.level.rawValue) '\(VisibleText.of(hit.pattern))')",
+                         isExplicit: true)
+        }
+        return rule(for: tool)
     }
 
     /// This file's rule for `tool`: by name, else `"*"`, else none.

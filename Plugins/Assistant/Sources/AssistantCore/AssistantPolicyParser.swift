@@ -71,22 +71,35 @@ private struct PolicyFile: Decodable {
         for field in object.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
             switch field.stringValue {
             case "tools":
-                guard let rules = try? object.decode([String: String].self, forKey: field) else {
+                guard let rules = try? object.decode([String: ToolRule].self, forKey: field) else {
+                    // A rule's own problem (a bad pattern list) is named by its field.
+                    if let error = (try? object.decode([String: ToolRuleProbe].self, forKey: field))?.compactMap({ $0.value.problem }).first {
+                        throw error
+                    }
                     throw AssistantPolicyError(field: "assistant.tools",
-                                               message: "expected an object of tool name to \"deny\", \"ask\" or \"approve\"")
+                                               message: "expected an object of tool name to \"deny\", \"ask\", \"approve\" or per-command rules")
                 }
                 guard rules.count <= AssistantPolicyPart.toolRuleCap else {
                     throw AssistantPolicyError(field: "assistant.tools", message: "more than \(AssistantPolicyPart.toolRuleCap) rules")
                 }
-                for (tool, text) in rules {
+                for (tool, rule) in rules {
                     guard tool == "*" || ToolName.isValid(tool) else {
                         throw AssistantPolicyError(field: "assistant.tools",
                                                    message: "'\(VisibleText.of(String(tool.prefix(80))))' is not a tool name ([a-z][a-z0-9_]{0,63}) or \"*\"")
                     }
-                    guard let level = PolicyLevel(rawValue: text) else {
-                        throw AssistantPolicyError(field: "assistant.tools.\(tool)", message: "expected \"deny\", \"ask\" or \"approve\"")
+                    switch rule {
+                    case .level(let text):
+                        guard let level = PolicyLevel(rawValue: text) else {
+                            throw AssistantPolicyError(field: "assistant.tools.\(tool)", message: "expected \"deny\", \"ask\" or \"approve\"")
+                        }
+                        part.tools[tool] = level
+                    case .commands(let commands):
+                        guard tool == "ssh_exec" else {
+                            throw AssistantPolicyError(field: "assistant.tools.\(tool)", message: "per-command rules apply to ssh_exec only")
+                        }
+                        part.commandRules[tool] = commands
+                        if let level = commands.fallback { part.tools[tool] = level }
                     }
-                    part.tools[tool] = level
                 }
             case "fullAccess", "reviewer", "rememberApprovals":
                 // JSONDecoder takes only true or false for a Bool, never 0 or "yes".
@@ -105,6 +118,76 @@ private struct PolicyFile: Decodable {
         }
         assistant = part
     }
+}
+
+/// One entry of `"tools"`: a level, or per-command rules (CommandRules).
+private enum ToolRule: Decodable {
+    case level(String)
+    case commands(CommandRules)
+
+    init(from decoder: any Decoder) throws {
+        if let text = try? decoder.singleValueContainer().decode(String.self) { self = .level(text); return }
+        self = .commands(try ToolRuleProbe.rules(decoder))
+    }
+}
+
+/// Decodes per-command rules, keeping the first problem with its field for the error message.
+private struct ToolRuleProbe: Decodable {
+    var problem: AssistantPolicyError?
+
+    init(from decoder: any Decoder) throws {
+        if (try? decoder.singleValueContainer().decode(String.self)) != nil { return }
+        do { _ = try Self.rules(decoder) } catch let e as AssistantPolicyError { problem = e }
+    }
+
+    static func rules(_ decoder: any Decoder) throws -> CommandRules {
+        let tool = decoder.codingPath.last?.stringValue ?? "?"
+        let field = "assistant.tools.\(tool)"
+        guard let object = try? decoder.container(keyedBy: PolicyFileKey.self) else {
+            throw AssistantPolicyError(field: field, message: "expected \"deny\", \"ask\", \"approve\" or an object of per-command rules")
+        }
+        var rules = CommandRules()
+        for key in object.allKeys {
+            switch key.stringValue {
+            case "deny", "ask", "approve":
+                guard let texts = try? object.decode([String].self, forKey: key) else {
+                    throw AssistantPolicyError(field: "\(field).\(key.stringValue)", message: "expected a list of command patterns (\"systemctl status *\")")
+                }
+                guard texts.count <= CommandRules.patternCap else {
+                    throw AssistantPolicyError(field: "\(field).\(key.stringValue)", message: "more than \(CommandRules.patternCap) patterns")
+                }
+                var patterns: [[String]] = []
+                for text in texts {
+                    let words = text.split(separator: " ").map(String.init)
+                    guard !words.isEmpty, words.count <= CommandRules.wordCap, VisibleText.isPlain(text) else {
+                        throw AssistantPolicyError(field: "\(field).\(key.stringValue)",
+                                                   message: "'\(VisibleText.of(String(text.prefix(80))))' is not a pattern (1 to \(CommandRules.wordCap) words of plain text)")
+                    }
+                    patterns.append(words)
+                }
+                switch key.stringValue {
+                case "deny": rules.deny = patterns
+                case "ask": rules.ask = patterns
+                default: rules.approve = patterns
+                }
+            case "default":
+                guard let text = try? object.decode(String.self, forKey: key), let level = PolicyLevel(rawValue: text) else {
+                    throw AssistantPolicyError(field: "\(field).default", message: "expected \"deny\", \"ask\" or \"approve\"")
+                }
+                rules.fallback = level
+            default:
+                throw AssistantPolicyError(field: field, message: "unknown key '\(VisibleText.of(String(key.stringValue.prefix(80))))' (expected deny, ask, approve, default)")
+            }
+        }
+        return rules
+    }
+}
+
+private struct PolicyFileKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }
 
 /// Tool names as tools.h has them: `[a-z][a-z0-9_]{0,63}`.

@@ -1,0 +1,69 @@
+import AssistantCore
+import Testing
+
+/// Per-command rules for ssh_exec (issue 27 item 6): patterns on the parsed argument vector,
+/// wrappers looked through, Deny first, approve only when every command of the line matches,
+/// the operator's file still over the user's.
+@Suite struct CommandRulesTests {
+    static let operatorFile = #"{"assistant":{"tools":{"ssh_exec":{"deny":["rm *","systemctl restart *","systemctl stop *"],"approve":["systemctl status *","uptime"],"default":"ask"}}}}"#
+
+    static func policy(_ op: String, _ user: String = "{}") throws -> AssistantPolicy {
+        AssistantPolicy(operatorPart: try AssistantPolicyPart.parse(Array(op.utf8), source: "operator policy P"),
+                        userPart: try AssistantPolicyPart.parse(Array(user.utf8), source: "user config U"))
+    }
+
+    static let cases: [(String, PolicyLevel, String)] = [
+        ("systemctl status nginx", .approve, "assistant.tools.ssh_exec.approve 'systemctl status *'"),
+        ("uptime", .approve, "approve 'uptime'"),
+        ("uptime -p", .ask, "assistant.tools.ssh_exec)"),   // "uptime" matches only itself: the default
+        ("systemctl restart nginx", .deny, "deny 'systemctl restart *'"),
+        ("systemctl status nginx && systemctl stop nginx", .deny, "deny 'systemctl stop *'"),
+        ("sudo rm -rf /", .deny, "deny 'rm *'"),                  // sudo looked through
+        ("bash -c 'cd /tmp && rm x'", .deny, "deny 'rm *'"),       // and bash -c
+        ("timeout 5 rm x", .deny, "deny 'rm *'"),
+        ("uptime && rm x", .deny, "deny 'rm *'"),
+        ("uptime && ls", .ask, "assistant.tools.ssh_exec)"),       // approve needs every command to match
+        ("echo $(rm x)", .deny, "cannot be parsed"),               // cannot tell: deny
+        ("ls -la", .ask, "assistant.tools.ssh_exec)"),
+    ]
+
+    @Test(arguments: cases)
+    func patternsDecideOnTheParsedCommand(_ command: String, _ level: PolicyLevel, _ origin: String) throws {
+        let rule = try Self.policy(Self.operatorFile).rule(for: "ssh_exec", readOnly: false, command: command)
+        #expect(rule.level == level, "\(command): \(rule.origin)")
+        #expect(rule.origin.contains(origin), "\(command): \(rule.origin)")
+    }
+
+    /// Deny first, whatever is more specific (as Claude Code's rules): a deny of `systemctl *`
+    /// also denies `systemctl status`, which its approve pattern then cannot lift.
+    @Test func denyWinsOverAMoreSpecificApprove() throws {
+        let policy = try Self.policy(#"{"assistant":{"tools":{"ssh_exec":{"deny":["systemctl *"],"approve":["systemctl status *"]}}}}"#)
+        #expect(policy.rule(for: "ssh_exec", readOnly: true, command: "systemctl status nginx").level == .deny)
+    }
+
+    @Test func theUsersPatternsNeverWidenTheOperators() throws {
+        let user = #"{"assistant":{"tools":{"ssh_exec":{"approve":["rm *","systemctl restart *"]}}}}"#
+        let policy = try Self.policy(Self.operatorFile, user)
+        #expect(policy.rule(for: "ssh_exec", readOnly: false, command: "rm -rf /tmp/x").level == .deny)
+        #expect(policy.rule(for: "ssh_exec", readOnly: false, command: "systemctl restart nginx").level == .deny)
+        // The user may narrow: deny what the operator approves.
+        let narrowing = try Self.policy(Self.operatorFile, #"{"assistant":{"tools":{"ssh_exec":{"deny":["uptime"]}}}}"#)
+        #expect(narrowing.rule(for: "ssh_exec", readOnly: false, command: "uptime").level == .deny)
+    }
+
+    @Test func malformedRulesNameTheirField() {
+        let bad: [(String, String)] = [
+            (#"{"assistant":{"tools":{"ssh_exec":{"deny":"rm *"}}}}"#, "assistant.tools.ssh_exec.deny: expected a list of command patterns"),
+            (#"{"assistant":{"tools":{"ssh_exec":{"deny":[""]}}}}"#, "assistant.tools.ssh_exec.deny: '' is not a pattern"),
+            (#"{"assistant":{"tools":{"ssh_exec":{"default":"maybe"}}}}"#, "assistant.tools.ssh_exec.default: expected"),
+            (#"{"assistant":{"tools":{"ssh_exec":{"allow":["ls"]}}}}"#, "unknown key 'allow' (expected deny, ask, approve, default)"),
+            (#"{"assistant":{"tools":{"sftp_write":{"deny":["x"]}}}}"#, "per-command rules apply to ssh_exec only"),
+        ]
+        for (file, message) in bad {
+            #expect(throws: AssistantPolicyError.self) { _ = try AssistantPolicyPart.parse(Array(file.utf8), source: "P") }
+            do { _ = try AssistantPolicyPart.parse(Array(file.utf8), source: "P") } catch {
+                #expect(error.message.contains(message), "\(file): \(error.message)")
+            }
+        }
+    }
+}
