@@ -164,7 +164,7 @@ import TestSupport
         let marker = dir.path + "/started"
         let call = #"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ssh_exec","arguments":{"host":"lab","command":"touch \#(marker); sleep 30","timeout_seconds":60}}}"#
         input.fileHandleForWriting.write(Data((call + "\n").utf8))
-        #expect(Wait.until(timeout: 30) { FileManager.default.fileExists(atPath: marker) }, "the command never started")
+        #expect(Wait.until(timeout: 120) { FileManager.default.fileExists(atPath: marker) }, "the command never started")
         return (p, input, output)
     }
 
@@ -247,9 +247,9 @@ import TestSupport
         defer { if p.isRunning { p.terminate() } }
         let call = #"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait_cancel","arguments":{}}}"#
         input.fileHandleForWriting.write(Data((call + "\n").utf8))
-        #expect(Wait.until(timeout: 30) { FileManager.default.fileExists(atPath: started) }, "the tool never started")
+        #expect(Wait.until(timeout: 120) { FileManager.default.fileExists(atPath: started) }, "the tool never started")
         try input.fileHandleForWriting.close()
-        #expect(Wait.until(timeout: 30) { !p.isRunning })
+        #expect(Wait.until(timeout: 120) { !p.isRunning })
         p.waitUntilExit()
         #expect(p.terminationStatus == 0)
         let answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -294,7 +294,7 @@ import TestSupport
         try p.run()
         stdin.fileHandleForWriting.write(Data((input.joined(separator: "\n") + "\n").utf8))
         var received = Data()
-        #expect(Wait.until(timeout: 30) {
+        #expect(Wait.until(timeout: 120) {
             received.append(stdout.fileHandleForReading.availableData)
             return received.filter { $0 == UInt8(ascii: "\n") }.count >= 3
         })

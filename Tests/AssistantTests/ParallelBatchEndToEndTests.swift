@@ -59,9 +59,9 @@ import TestSupport
         _ = try Fixtures.bundle("libSFTPPlugin.so", as: "org.termhost.sftp", in: h.ssh.plugins)
         try h.termhost(["hosts", "add", "web2", "127.0.0.1", "--port", "\(h.ssh.server.port)", "--user", NSUserName()])
         let p = try h.start(["ask", "read both pipes"])
-        let together = Wait.until(timeout: 30) { Self.sftpServersWaitingOnAPipe(under: h.ssh.server.pid) >= 2 }
+        let together = Wait.until(timeout: 120) { Self.sftpServersWaitingOnAPipe(under: h.ssh.server.pid) >= 2 }
         #expect(together, "the second sftp_read did not start while the first was running")
-        for pipe in pipes { #expect(Wait.until(timeout: 30) { Self.release(pipe) }) }
+        for pipe in pipes { #expect(Wait.until(timeout: 120) { Self.release(pipe) }) }
         p.waitUntilExit()
         #expect(p.terminationStatus == 0)
         // Both calls answered, in the model's order (sftp-server cannot seek a pipe, so each

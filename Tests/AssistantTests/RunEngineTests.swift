@@ -36,7 +36,7 @@ import TestSupport
             // A parallel batch shows itself by every call being in flight at once.
             Wait.until(timeout: 5) { most.withLock { $0 } >= waitForPeers || cancelled.withLock { $0.contains(number) } }
             if call.name == "slow" {
-                Wait.until(timeout: 30) { cancelled.withLock { $0.contains(number) } }
+                Wait.until(timeout: 120) { cancelled.withLock { $0.contains(number) } }
                 return .cancelled
             }
             return .result("{\"call\":\"\(call.id)\"}")

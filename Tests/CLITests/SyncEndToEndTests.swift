@@ -121,7 +121,7 @@ import TestSupport
         #expect(flock(lock, LOCK_EX) == 0)
         let sync = try Background(Paths.termhost, ["sync", "now"], environment: a.env)
         let pid = sync.process.processIdentifier
-        let waiting = Wait.until(timeout: 30) {
+        let waiting = Wait.until(timeout: 120) {
             ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").split(separator: "\n")
                 .contains { $0.contains("-> FLOCK") && $0.split(separator: " ").contains("\(pid)") }
         }

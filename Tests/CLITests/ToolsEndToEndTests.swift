@@ -182,7 +182,7 @@ import TestSupport
         let s = try Setup()
         defer { s.dir.remove() }
         let p = try Background(Paths.termhost, ["tools", "call", "wait_cancel"], environment: s.cli.environment)
-        #expect(Wait.until(timeout: 30) { FileManager.default.fileExists(atPath: s.started) }, "the tool never started")
+        #expect(Wait.until(timeout: 120) { FileManager.default.fileExists(atPath: s.started) }, "the tool never started")
         kill(p.process.processIdentifier, SIGINT)
         #expect(Wait.until(timeout: 10) { !p.process.isRunning }, "the call was not cancelled")
         p.process.waitUntilExit()

@@ -108,7 +108,7 @@ import TestSupport
                                                   Self.arguments(["host": "lab", "command": command, "timeout_seconds": 120])],
                                  environment: h.environment)
         var pid: pid_t = 0
-        #expect(Wait.until(timeout: 30) {
+        #expect(Wait.until(timeout: 120) {
             pid = pid_t((try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
             return pid > 0
         }, "the command never started")

@@ -127,9 +127,9 @@ final class PostgresSyncEndToEndTests {
                                     ["-X", "-h", socket, "-U", PostgresServer.adminUser, "-d", PostgresTeam.database, "-c",
                                      "BEGIN; SELECT 1 FROM termhost_sync.vaults WHERE name = 'team' FOR NO KEY UPDATE; SELECT pg_sleep(600); COMMIT;"],
                                     environment: ["PGPASSWORD": PostgresServer.adminPassword, "PGAPPNAME": "lock-holder", "PATH": "/usr/bin:/bin"])
-        #expect(Wait.until(timeout: 30) { activity("application_name = 'lock-holder' AND wait_event = 'PgSleep'") })
+        #expect(Wait.until(timeout: 120) { activity("application_name = 'lock-holder' AND wait_event = 'PgSleep'") })
         let sync = try Background(Paths.termhost, ["sync", "now"], environment: a.env)
-        let waiting = Wait.until(timeout: 30) { activity("application_name = 'termhost-sync' AND wait_event_type = 'Lock'") }
+        let waiting = Wait.until(timeout: 120) { activity("application_name = 'termhost-sync' AND wait_event_type = 'Lock'") }
         #expect(waiting, "the sync never waited for the vault's row")
         kill(sync.process.processIdentifier, SIGKILL)
         sync.process.waitUntilExit()

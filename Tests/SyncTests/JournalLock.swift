@@ -28,9 +28,10 @@ final class JournalLock {
         fd = -1
     }
 
-    /// Whether process `pid` comes to wait for a flock (this one) within 30 s, per /proc/locks.
+    /// Whether process `pid` comes to wait for a flock (this one) within 120 s, per /proc/locks
+    /// (a bound for a loaded machine, where starting termhost alone once took over 30 s).
     static func isWaited(by pid: Int32) -> Bool {
-        Wait.until(timeout: 30) {
+        Wait.until(timeout: 120) {
             ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").split(separator: "\n")
                 .contains { $0.contains("-> FLOCK") && $0.split(separator: " ").contains("\(pid)") }
         }

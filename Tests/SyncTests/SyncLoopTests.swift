@@ -106,7 +106,7 @@ import TestSupport
         #expect(flock(lock, LOCK_EX) == 0)
         let (loop, _) = loop(a, interval: 60, firstDelay: 0)
         loop.start()
-        let waiting = Wait.until(timeout: 30) {
+        let waiting = Wait.until(timeout: 120) {
             ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").split(separator: "\n")
                 .contains { $0.contains("-> FLOCK") && $0.split(separator: " ").contains("\(getpid())") }
         }

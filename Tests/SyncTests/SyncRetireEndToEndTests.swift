@@ -85,7 +85,7 @@ import TestSupport
         #expect(try b.run("forward", "rm", "fwd").status == 0)
         #expect(try b.run("sync", "now").status == 0)
         // Its only rule gone, the run has nothing left to do and ends.
-        #expect(Wait.until(timeout: 30) { !run.process.isRunning }, "\(run.output)")
+        #expect(Wait.until(timeout: 120) { !run.process.isRunning }, "\(run.output)")
         #expect(run.output.hasSuffix("forward 'fwd': stopped: rule 'fwd' was removed on another device (sync)\n"), "\(run.output)")
     }
 
@@ -94,7 +94,7 @@ import TestSupport
         defer { stop(run) }
         #expect(Wait.until { h.server.log.contains("Accepted publickey") }, "\(h.server.log)")
         try moveWebOnB()
-        #expect(Wait.until(timeout: 30) { !run.process.isRunning }, "\(run.output)")
+        #expect(Wait.until(timeout: 120) { !run.process.isRunning }, "\(run.output)")
         run.process.waitUntilExit()
         #expect(run.process.terminationStatus == 255)
         #expect(run.output == "termhost: host 'web' was changed on another device (sync); the connection was closed\n")
@@ -110,7 +110,7 @@ import TestSupport
         #expect(Wait.until { h.server.log.contains("Accepted publickey") }, "\(h.server.log)")
         #expect(try b.run("identities", "edit", "deploy", "--key", b.dir.write("id_other", "not a key\n")).status == 0)
         #expect(try b.run("sync", "now").status == 0)
-        #expect(Wait.until(timeout: 30) { !run.process.isRunning }, "\(run.output)")
+        #expect(Wait.until(timeout: 120) { !run.process.isRunning }, "\(run.output)")
         #expect(run.output == "termhost: host 'web' logs in as identity 'deploy', which was changed on another device (sync); the connection was closed\n")
     }
 
@@ -125,7 +125,7 @@ import TestSupport
         #expect(Wait.until { h.server.log.contains("Accepted publickey") }, "\(run.output)\n\(h.server.log)")
         #expect(try b.run("hosts", "edit", "other", "--port", String(h.server.port)).status == 0)
         #expect(try b.run("sync", "now").status == 0)
-        #expect(Wait.until(timeout: 30) { !run.process.isRunning }, "\(run.output)")
+        #expect(Wait.until(timeout: 120) { !run.process.isRunning }, "\(run.output)")
         #expect(run.output == "termhost: host 'web' goes through jump host 'other', which was changed on another device (sync); the connection was closed\n")
     }
 
@@ -139,7 +139,7 @@ import TestSupport
         defer { stop(run) }
         #expect(Wait.until { ((try? FileManager.default.contentsOfDirectory(atPath: target)) ?? []).count == 1 }, "\(run.output)")
         try moveWebOnB()
-        #expect(Wait.until(timeout: 30) { !run.process.isRunning }, "\(run.output)")
+        #expect(Wait.until(timeout: 120) { !run.process.isRunning }, "\(run.output)")
         run.process.waitUntilExit()
         #expect(run.process.terminationStatus == 1)
         #expect(run.output.contains("paused: host 'web' was changed on another device (sync)"), "\(run.output)")
@@ -163,7 +163,7 @@ import TestSupport
         #expect(Wait.until { h.server.log.contains("Accepted publickey") }, "\(run.output)")
         try moveWebOnB()
         // The sampler's connection is long-lived: only a reconnect reaches the second sshd.
-        #expect(Wait.until(timeout: 30) { second.log.contains("Accepted publickey") }, "\(run.output)")
+        #expect(Wait.until(timeout: 120) { second.log.contains("Accepted publickey") }, "\(run.output)")
         #expect(run.process.isRunning)
     }
 

@@ -34,7 +34,7 @@ extension SyncRetireEndToEndTests {
         }
         #expect(Wait.until { h.server.log.contains("Accepted publickey") }, "\(h.server.log)")
         try moveWebOnB()
-        let ended = Wait.until(timeout: 30) { !process.isRunning }
+        let ended = Wait.until(timeout: 120) { !process.isRunning }
         #expect(ended, "termhost still runs, its stderr full")
         guard ended else { return }
         process.waitUntilExit()
