@@ -39,7 +39,7 @@ import Testing
         "kubectl get pods", "kubectl get pods -A -o wide", "kubectl -n prod get deploy", "kubectl --namespace=prod describe pod web-1",
         "kubectl logs web-1 --tail=50", "kubectl top nodes", "kubectl --context staging get svc",
         "git branch", "git branch -a", "git branch --show-current", "git branch -vv", "git rev-parse HEAD", "git -C /srv/app rev-parse HEAD",
-        "git --no-pager describe --tags", "git ls-files", "git ls-files -s -z", "git describe",
+        "git --no-pager describe --tags", "git describe", "git rev-parse --show-toplevel",
         // `--` ends the options: what follows is counted as operands.
         "uniq -- counts.txt", "xxd -- /bin/true", "cat -- -weird-name", "grep -- -v file", "sed -n -- 1p file", "sed -n -e 1p -- file", "sed -n -- 1p -i",
         // Wrappers.
@@ -183,7 +183,8 @@ import Testing
         ("git -C /srv/app status", "'git status' runs programs"), ("git log --oneline -20", "'git log' runs programs"),
         ("git diff HEAD~1", "'git diff' runs programs"), ("git show HEAD", "'git show' runs programs"),
         ("git --no-pager log -5", "'git log' runs programs"), ("git blame README.md", "'git blame' runs programs"),
-        ("git ls-files -m", "'git ls-files -m' is not a proven read-only option"), ("git describe --dirty", "'git describe --dirty'"),
+        ("git ls-files", "'git ls-files' runs programs"), ("git ls-files -s", "'git ls-files' runs programs"),
+        ("git rev-parse :README", "reads the index, which runs the repository's core.fsmonitor"), ("git describe --dirty", "'git describe --dirty'"),
         ("git shortlog -s", "'git shortlog' runs programs"), ("sort ^a", "the glob '^a'"), ("sort [ab]", "the glob '[ab]'"), ("sort a?", "the glob 'a?'"), ("tree -R -H x .", "'tree -R'"),
     ]
 

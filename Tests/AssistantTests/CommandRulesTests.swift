@@ -25,6 +25,14 @@ import Testing
         ("uptime && ls", .ask, "assistant.tools.ssh_exec)"),       // approve needs every command to match
         ("echo $(rm x)", .deny, "cannot be parsed"),               // cannot tell: deny
         ("ls -la", .ask, "assistant.tools.ssh_exec)"),
+        // Review findings: deny sees through a path and a glob; approve through no wrapper that
+        // changes what runs.
+        ("/bin/rm -rf /", .deny, "deny 'rm *'"),
+        ("./rm x", .deny, "deny 'rm *'"),
+        ("r[m] -rf /", .deny, "holds a glob"),
+        ("env LD_PRELOAD=/tmp/x.so systemctl status nginx", .ask, "assistant.tools.ssh_exec)"),
+        ("sudo systemctl status nginx", .ask, "assistant.tools.ssh_exec)"),
+        ("/tmp/evil/uptime", .ask, "assistant.tools.ssh_exec)"),
     ]
 
     @Test(arguments: cases)

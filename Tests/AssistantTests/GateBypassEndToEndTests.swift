@@ -50,6 +50,7 @@ import TestSupport
             "xxd -- /etc/hostname -mY",           // and xxd's
             "git -C \(repo) status",
             "git -C \(repo) diff",
+            "git -C \(repo) ls-files",        // reading the index runs core.fsmonitor too
         ]
         let calls = commands.enumerated().map { AssistantRunEndToEndTests.exec("call_\($0.offset)", $0.element) }
         let h = try Harness(dir: dir, script: [Chat.calls(calls), Chat.text(["done"])])

@@ -93,12 +93,19 @@ import TestSupport
         #expect(refused.stderr.contains("refused: ssh_exec is set to deny by operator policy"), "\(refused.stderr)")
         #expect(h.commandSessions == 0)
         #expect(!FileManager.default.fileExists(atPath: file))
-        _ = dir.write("policy.json", "{}")
+        // Per-command deny rules only the gate can match: the command line fails closed.
+        _ = dir.write("policy.json", #"{"assistant":{"tools":{"ssh_exec":{"deny":["rm *"]}}}}"#)
+        let patterns = try h.termhost(["tools", "call", "ssh_exec", arguments])
+        #expect(patterns.status == 1 && patterns.stderr.contains("has per-command deny rules"), "\(patterns.output)")
+        #expect(!FileManager.default.fileExists(atPath: file))
+        // The tool's own entry decides before "*".
+        _ = dir.write("policy.json", #"{"assistant":{"tools":{"*":"deny","ssh_exec":"approve"}}}"#)
         let ran = try h.termhost(["tools", "call", "ssh_exec", arguments])
         #expect(ran.status == 0, "\(ran.output)")
         #expect(FileManager.default.fileExists(atPath: file))
         let audit = try RunAccessEndToEndTests.audit(h)
         #expect(audit.contains("ssh_exec on web1: refused by cli: touch \(file)"), "\(audit)")
+        #expect(audit.contains("per-command deny rules"), "\(audit)")
         #expect(audit.contains("ssh_exec on web1: approved by cli: touch \(file)"), "\(audit)")
     }
 

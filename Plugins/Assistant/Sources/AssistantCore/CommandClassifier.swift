@@ -127,6 +127,10 @@ public enum CommandClassifier {
                 return "'\(path)' is read-only here only with \(rule.requiredOptions.joined(separator: " "))"
             }
         }
+        // `git rev-parse :path` reads the index, which runs the repository's core.fsmonitor.
+        if path.hasPrefix("git "), let index = operands.first(where: { $0.hasPrefix(":") }) {
+            return "'\(path)' with \(CommandWrappers.quoted(index)) reads the index, which runs the repository's core.fsmonitor: not proven read-only"
+        }
         return operandProblem(operands, rule.operands, path)
     }
 

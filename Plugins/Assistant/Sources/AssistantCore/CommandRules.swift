@@ -30,17 +30,38 @@ public struct CommandRules: Sendable, Equatable {
     }
 
     /// The level the patterns give `command` and the pattern that gave it, or nil.
+    ///
+    /// Deny and ask see through disguises: the program by the last part of its path (`/bin/rm`
+    /// is `rm`), and a line with a glob (`r[m] -rf /`, which the shell may expand into anything)
+    /// or that cannot be parsed counts as matching when deny patterns exist. Approve sees none:
+    /// the program must be a bare name, no word may be a glob, and no wrapper that changes what
+    /// runs may be in the way (`sudo`, `env NAME=value`, `sudo -n`), so an approve of
+    /// `systemctl status *` never runs `env LD_PRELOAD=x systemctl status` or `sudo systemctl status`.
     public func level(for command: String) -> (level: PolicyLevel, pattern: String)? {
-        guard let argvs = Self.commands(command, depth: 0) else {
-            return deny.isEmpty ? nil : (.deny, "a command line that cannot be parsed, checked against deny patterns")
+        guard let line = Self.commands(command, depth: 0), !line.hasGlob else {
+            return deny.isEmpty ? nil : (.deny, "a command line that cannot be parsed or holds a glob, checked against deny patterns")
         }
-        if let hit = first(deny, in: argvs) { return (.deny, hit) }
-        if let hit = first(ask, in: argvs) { return (.ask, hit) }
-        if !approve.isEmpty, !argvs.isEmpty,
-           argvs.allSatisfy({ argv in approve.contains { Self.matches($0, argv) } }) {
-            return (.approve, approve.first { p in argvs.contains { Self.matches(p, $0) } }.map { $0.joined(separator: " ") } ?? "")
+        let byName = line.argvs.map { argv in argv.isEmpty ? argv : [Self.baseName(argv[0])] + argv.dropFirst() }
+        if let hit = first(deny, in: byName) { return (.deny, hit) }
+        if let hit = first(ask, in: byName) { return (.ask, hit) }
+        if !approve.isEmpty, !line.widened, !line.argvs.isEmpty,
+           line.argvs.allSatisfy({ argv in !(argv.first ?? "").contains("/") && approve.contains { Self.matches($0, argv) } }) {
+            return (.approve, approve.first { p in line.argvs.contains { Self.matches(p, $0) } }.map { $0.joined(separator: " ") } ?? "")
         }
         return nil
+    }
+
+    static func baseName(_ program: String) -> String {
+        program.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? program
+    }
+
+    /// The simple commands of a line, wrappers looked through; whether any word was a glob, and
+    /// whether a wrapper that changes what runs (sudo, env with an assignment, any refused
+    /// wrapper form) was looked through.
+    struct Line {
+        var argvs: [[String]] = []
+        var hasGlob = false
+        var widened = false
     }
 
     private func first(_ patterns: [[String]], in argvs: [[String]]) -> String? {
@@ -60,24 +81,35 @@ public struct CommandRules: Sendable, Equatable {
 
     /// Every simple command's argument vector, wrappers looked through; nil when the line is
     /// outside what ShellWords parses or a wrapper's command cannot be told.
-    static func commands(_ command: String, depth: Int) -> [[String]]? {
+    static func commands(_ command: String, depth: Int) -> Line? {
         guard depth <= CommandClassifier.maxDepth, let script = try? ShellWords.parse(command) else { return nil }
-        var out: [[String]] = []
+        var line = Line()
         for argv in script.commands {
-            guard let inner = unwrapped(argv[...], depth: depth) else { return nil }
-            out += inner
+            guard unwrapped(argv[...], depth: depth, into: &line) else { return nil }
         }
-        return out
+        return line
     }
 
-    private static func unwrapped(_ argv: ArraySlice<ShellWord>, depth: Int) -> [[String]]? {
-        guard depth <= CommandClassifier.maxDepth, let program = argv.first else { return nil }
-        guard let wrapped = CommandWrappers.unwrap(program.text, argv.dropFirst()) else { return [argv.map(\.text)] }
+    private static func unwrapped(_ argv: ArraySlice<ShellWord>, depth: Int, into line: inout Line) -> Bool {
+        guard depth <= CommandClassifier.maxDepth, let program = argv.first else { return false }
+        if argv.contains(where: \.hasGlob) { line.hasGlob = true }
+        guard let wrapped = CommandWrappers.unwrap(program.text, argv.dropFirst()) else {
+            line.argvs.append(argv.map(\.text))
+            return true
+        }
+        if wrapped.refusal != nil || program.text == "sudo" { line.widened = true }
         switch wrapped.inner {
-        case .command(let inner): return unwrapped(inner, depth: depth + 1)
-        case .script(let script): return commands(script, depth: depth + 1)
-        case .nothing: return [argv.map(\.text)]
-        case .unknown: return nil
+        case .command(let inner): return unwrapped(inner, depth: depth + 1, into: &line)
+        case .script(let script):
+            guard let inner = commands(script, depth: depth + 1) else { return false }
+            line.argvs += inner.argvs
+            line.hasGlob = line.hasGlob || inner.hasGlob
+            line.widened = line.widened || inner.widened
+            return true
+        case .nothing:
+            line.argvs.append(argv.map(\.text))
+            return true
+        case .unknown: return false
         }
     }
 }

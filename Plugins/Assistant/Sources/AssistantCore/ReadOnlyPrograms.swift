@@ -116,15 +116,16 @@ public enum ReadOnlyPrograms {
     static let git = ProgramRule(
         unsafeWords: ["-c", "--config-env"],
         subcommands: [
+            // Refs and objects only; `:path` operands read the index (below).
             "rev-parse": gitReadOptions, "describe": gitReadOptions,
-            // The index only: no work-tree refresh, so no fsmonitor hook or clean filter.
-            "ls-files": ProgramRule(allowedOptions: ["-c", "--cached", "-s", "--stage", "-z", "--full-name", "--error-unmatch"]),
             "branch": ProgramRule(allowedOptions: ["--list", "-l", "--show-current", "-a", "--all", "-r", "--remotes",
                                                    "-v", "-vv", "--verbose", "--no-color", "--color"],
                                   operands: .atMost(0)),
         ],
         globalOptions: ["-C=", "--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"],
         familyGroups: ["stash", "remote", "worktree", "submodule", "notes", "lfs"],
-        refusedSubcommands: Dictionary(uniqueKeysWithValues: ["status", "diff", "show", "log", "blame", "shortlog", "grep", "whatchanged"]
+        // Reading the index alone runs core.fsmonitor too (git refreshes it on load), so ls-files
+        // is refused with the work-tree readers.
+        refusedSubcommands: Dictionary(uniqueKeysWithValues: ["status", "diff", "show", "log", "blame", "shortlog", "grep", "whatchanged", "ls-files"]
             .map { ($0, gitRunsConfiguredPrograms) }))
 }
