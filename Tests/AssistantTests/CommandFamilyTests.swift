@@ -44,6 +44,8 @@ import Testing
     @Test func anApprovalOfAnInterpreterOrFindCoversThatExactCommandOnly() {
         #expect(CommandFamily.of("python3 -c 'print(1)'") != CommandFamily.of("python3 -c 'import os; os.remove(\"/x\")'"))
         #expect(CommandFamily.of("find / -name x") != CommandFamily.of("find / -fprint /etc/cron.d/x"))
+        #expect(CommandFamily.of("find . -name '*'") != CommandFamily.of("find . -name *"), "a quoted glob is not an unquoted one")
+        #expect(CommandFamily.of("python3 -c \"print('a')\"") == "python3 -c 'print('\\''a'\\'')'")
         #expect(CommandFamily.of("systemctl restart nginx") == CommandFamily.of("systemctl restart sshd"), "other programs keep their families")
     }
 

@@ -93,14 +93,17 @@ public enum CommandFamily {
         "mysql", "sqlite3", "redis-cli", "mongosh", "vim", "vi", "nvim", "emacs", "less", "busybox",
     ]
 
-    /// The argument vector as one shell-quoted line: what an exact family matches.
+    /// The argument vector as one shell-quoted line: what an exact family matches. A word with
+    /// an unquoted glob stays unquoted, so `find . -name '*'` and `find . -name *` (whose
+    /// expansion could bring in `-delete` from a planted file name) are different families.
     static func exact(_ argv: ArraySlice<ShellWord>) -> String {
         argv.map { word in
             let text = word.text
+            if word.hasGlob { return text }
             let plain = !text.isEmpty && text.unicodeScalars.allSatisfy {
                 ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "_@%+=:,./-".unicodeScalars.contains($0)
             }
-            return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            return plain ? text : "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
         }.joined(separator: " ")
     }
 
