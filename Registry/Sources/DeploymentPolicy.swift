@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(TermhostSDK)
+import TermhostSDK   // PathText; the fuzz targets compile PathText.swift in instead
+#endif
 
 /// The operator's deployment policy (`/etc/termhost/policy.json`): which features run, which
 /// are required, their settings, and which settings a user may override.
@@ -103,7 +106,7 @@ public struct DeploymentPolicy: Sendable, Equatable, Codable {
     /// The signer files for plugin sets: as named, a relative path starting at the directory
     /// of the policy file `policyPath`, and by default `allowed_signers` and `revoked_signers` there.
     public func signerFiles(policyPath: String) -> (allowed: String, revoked: String) {
-        let dir = policyPath.isEmpty ? "/etc/termhost" : (policyPath as NSString).deletingLastPathComponent
+        let dir = policyPath.isEmpty ? "/etc/termhost" : PathText.parent(policyPath)
         func resolve(_ path: String?, _ name: String) -> String {
             let p = path ?? name
             return p.hasPrefix("/") ? p : (dir.isEmpty ? "." : dir) + "/" + p

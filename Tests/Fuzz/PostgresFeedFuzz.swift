@@ -1,9 +1,10 @@
 // fuzz-sources: Plugins/Sync/Sources/SyncPostgres/PostgresFeed.swift Plugins/Sync/Sources/SyncCore/SyncBackend.swift
 // What a PostgreSQL server (or whoever answers on its address) sends the Sync backend, on any
 // bytes: rows of a pull page and of a push answer (fields split at 0x00, rows at 0x01, 0x02 a
-// NULL), a NOTIFY payload, a cursor and a hexadecimal body. An accepted page is in strictly
-// increasing sequence order and accounts for every row; push results match the changes one
-// for one; hexadecimal round-trips; nothing traps.
+// NULL), of a history answer, a NOTIFY payload, a cursor and a hexadecimal body. An accepted
+// page is in strictly increasing sequence order and accounts for every row; an accepted
+// history is in strictly falling order, one version per row, each usable or damaged, never
+// both; push results match the changes one for one; hexadecimal round-trips; nothing traps.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -18,6 +19,12 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let seqs = page.records.map { Int64($0.version.token)! }
         precondition(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "records out of order")
         precondition(page.records.allSatisfy { ($0.payload?.count ?? 0) <= PostgresFeed.maxPayload })
+    }
+    if let history = try? PostgresFeed.history(rows, of: nil, limit: 100) {
+        precondition(history.count == rows.count, "a version vanished")
+        precondition(zip(history, history.dropFirst()).allSatisfy { $0.number > $1.number }, "versions out of order")
+        precondition(history.allSatisfy { $0.damage == nil || $0.payload == nil })
+        precondition(history.allSatisfy { ($0.payload?.count ?? 0) <= PostgresFeed.maxPayload })
     }
     let changes = rows.indices.map { SyncChange(changeID: "c\($0)", id: SyncRecordID(namespace: "n", collection: "c", key: "k\($0)"), base: nil, payload: nil) }
     if let results = try? PostgresFeed.pushResults(rows, changes: changes) {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import TermhostLoader
+import TermhostSDK
 
 /// `termhost plugins manifest <library> [--output FILE]`: the manifest.json a built library
 /// declares, derived from its own code so that nobody writes it by hand (Docs/PluginGuide.md).
@@ -67,7 +68,7 @@ enum ManifestCommand {
             problems.append(failure.description)
         case .passed(let report):
             if let elf { problems += BundleReview.exportProblems(elf, library: path, actions: BundleReview.actionSymbols(report.features)) }
-            let name = (path as NSString).lastPathComponent
+            let name = PathText.lastComponent(path)
             let derived = PluginManifest(derivedFrom: report, library: name)
             // The loader's own rules (namespaces, at least one feature), on the bytes it will read.
             do {
@@ -84,7 +85,7 @@ enum ManifestCommand {
     /// Writes a temporary file beside `file` and renames it over `file`, so that a reader (or a
     /// make rule interrupted half way) never sees a truncated manifest. Returns the error, or nil.
     static func writeAtomically(_ text: String, to file: String) -> String? {
-        let directory = (file as NSString).deletingLastPathComponent
+        let directory = PathText.parent(file)
         var template = Array(((directory.isEmpty ? "." : directory) + "/.manifest.json.XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { return String(cString: strerror(errno)) }

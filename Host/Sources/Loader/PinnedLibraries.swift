@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import TermhostRegistry
+import TermhostSDK
 
 /// Design: a plugin set may pin, besides a plugin's library, the private shared libraries it
 /// loads (`libraries` in its entry: the staged libssh2 that the SSH and SFTP plugins share).
@@ -38,14 +39,14 @@ public enum PinnedLibraries {
     /// a real path holds no symbolic link), so that messages say `lib/termhost/libssh2/...`
     /// rather than `lib/termhost/plugins/../libssh2/...`.
     static func location(of library: PluginSet.Library, setPath: String) -> String {
-        guard !library.path.hasPrefix("/"), let real = realpath((setPath as NSString).deletingLastPathComponent, nil) else {
+        guard !library.path.hasPrefix("/"), let real = realpath(PathText.parent(setPath), nil) else {
             return library.resolvedPath(setPath: setPath)
         }
         defer { free(real) }
         var directory = String(cString: real)
         var rest = Substring(library.path)
         while rest.hasPrefix("../") || rest.hasPrefix("./") {
-            if rest.hasPrefix("../") { directory = (directory as NSString).deletingLastPathComponent }
+            if rest.hasPrefix("../") { directory = PathText.parent(directory) }
             rest = rest.drop { $0 == "." }.dropFirst()
         }
         return (directory == "/" ? "" : directory) + "/" + rest

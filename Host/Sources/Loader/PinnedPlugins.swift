@@ -1,4 +1,5 @@
 import Foundation
+import TermhostSDK
 
 extension PluginCatalog {
     /// The labels (descriptor `source`s) of the plugins a distribution's plugin set pins and that
@@ -9,7 +10,7 @@ extension PluginCatalog {
         Set(records.compactMap { record in
             guard record.failure == nil, record.origin == .distribution || record.origin == .system,
                   let id = record.manifest?.id, let pin = pin(for: id),
-                  pin.path == (record.directory as NSString).deletingLastPathComponent + "/plugin-set.json"
+                  pin.path == PathText.parent(record.directory) + "/plugin-set.json"
             else { return nil }
             return record.label
         })

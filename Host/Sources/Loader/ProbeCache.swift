@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import TermhostRegistry
+import TermhostSDK
 
 /// Design: a library is in one of three states in this cache: unknown (no entry for its path),
 /// stale (size, mtime or sha256 of the library, or the sha256 of its manifest, differ from the
@@ -117,7 +118,7 @@ public struct ProbeCache: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         guard let data = try? encoder.encode(entries), data.count <= ProbeCache.cap else { return }
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = PathText.parent(path)
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
         let tmp = path + ".tmp"

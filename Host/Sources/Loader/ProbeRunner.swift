@@ -24,7 +24,7 @@ public struct ProbeRunner: Sendable {
     /// `$TERMHOST_PROBE`, else `termhost-probe` beside the running executable.
     public static func defaultExecutable() -> String {
         if let p = ProcessInfo.processInfo.environment["TERMHOST_PROBE"], !p.isEmpty { return p }
-        return (ExecutablePath.current as NSString).deletingLastPathComponent + "/termhost-probe"
+        return PathText.parent(ExecutablePath.current) + "/termhost-probe"
     }
 
     /// The range `$TERMHOST_PROBE_TIMEOUT` must be in, in seconds. Below 0.1 s no plugin could

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TermhostSDK
 
 /// Who may have changed a plugin file: OpenSSH's `safe_path()` rule for authorized_keys, applied
 /// to plugin libraries, manifests and plugin sets.
@@ -31,10 +32,10 @@ public enum SafePath {
         // The directories through which the name was reached, and those of the file as opened
         // (they differ when a symbolic link is on the way).
         var chains: [String] = []
-        if let named = resolved((path as NSString).deletingLastPathComponent) { chains.append(named) }
+        if let named = resolved(PathText.parent(path)) { chains.append(named) }
         if let opened = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"),
            opened.hasPrefix("/") {
-            let dir = (opened as NSString).deletingLastPathComponent
+            let dir = PathText.parent(opened)
             if !chains.contains(dir) { chains.append(dir) }
         }
         for start in chains {
@@ -55,7 +56,7 @@ public enum SafePath {
                 return "directory \(current) is writable by \(whom(st.st_mode)) (mode \(mode(st.st_mode))); \(rule(uid))"
             }
             if current == "/" || current.isEmpty { return nil }
-            current = (current as NSString).deletingLastPathComponent
+            current = PathText.parent(current)
         }
     }
 

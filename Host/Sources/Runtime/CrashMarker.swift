@@ -36,7 +36,7 @@ public enum CrashMarker {
 
     /// `<directory of the probe cache>/crash-marker`, or nil when the host keeps no cache.
     public static func path(_ paths: HostPaths) -> String? {
-        paths.probeCache.map { ($0 as NSString).deletingLastPathComponent + "/crash-marker" }
+        paths.probeCache.map { PathText.parent($0) + "/crash-marker" }
     }
 
     /// A library path may hold any byte but NUL; tab, newline, carriage return and % would break
@@ -88,7 +88,7 @@ public enum CrashMarker {
     public static func arm(path: String?) {
         var fd: Int32 = -1
         if let path {
-            let dir = (path as NSString).deletingLastPathComponent
+            let dir = PathText.parent(path)
             try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                      attributes: [.posixPermissions: 0o700])
             fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)

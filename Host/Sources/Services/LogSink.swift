@@ -26,7 +26,7 @@ public final class LogSink: @unchecked Sendable {
         self.stderrLevel = stderrLevel
         self.fileLevel = fileLevel
         if let filePath {
-            let dir = (filePath as NSString).deletingLastPathComponent
+            let dir = PathText.parent(filePath)
             try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                      attributes: [.posixPermissions: 0o700])
             // O_NOFOLLOW: a symbolic link planted at the log's name must not make the host

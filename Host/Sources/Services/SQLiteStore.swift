@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TermhostSDK
 
 /// The host store: one SQLite file (`$XDG_DATA_HOME/termhost/termhost.db`) in WAL mode with
 /// versioned migrations, key/value collections namespaced per plugin, transactions, and a
@@ -34,7 +35,7 @@ public final class SQLiteStore: @unchecked Sendable {
     public init(path: String, busyTimeoutMilliseconds: Int32 = 2000) throws(StoreError) {
         self.path = path
         if path != ":memory:" {
-            let dir = (path as NSString).deletingLastPathComponent
+            let dir = PathText.parent(path)
             if let reason = SQLiteStore.makeDirectories(dir) {
                 throw StoreError(.io, "cannot create the store's directory \(dir): \(reason)")
             }
@@ -82,8 +83,8 @@ public final class SQLiteStore: @unchecked Sendable {
     public static func diagnose(path: String) -> String? {
         guard FileManager.default.fileExists(atPath: path) else {
             // The first start will create it: check that the nearest existing directory lets us.
-            var dir = (path as NSString).deletingLastPathComponent
-            while !FileManager.default.fileExists(atPath: dir) && dir != "/" { dir = (dir as NSString).deletingLastPathComponent }
+            var dir = PathText.parent(path)
+            while !FileManager.default.fileExists(atPath: dir) && dir != "/" { dir = PathText.parent(dir) }
             return access(dir, W_OK | X_OK) == 0 ? nil
                 : "cannot create the store \(path): \(dir) is not writable (\(String(cString: strerror(errno))))"
         }

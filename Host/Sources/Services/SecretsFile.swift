@@ -2,6 +2,7 @@ import CCrypto
 import Foundation
 import Glibc
 import TermhostRegistry
+import TermhostSDK
 
 /// Secrets kept apart from the store: one JSON file, mode 0600 in a 0700 directory
 /// (`$XDG_DATA_HOME/termhost/secrets.json`), namespaced per plugin, values base64-encoded.
@@ -102,7 +103,7 @@ public final class SecretsFile: @unchecked Sendable {
     /// Creates the file's directory with mode 0700 (never loosening an existing one).
     private func makeDirectory() throws(StoreError) {
         guard let path else { return }
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = PathText.parent(path)
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])

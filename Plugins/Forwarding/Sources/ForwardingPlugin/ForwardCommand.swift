@@ -14,6 +14,8 @@ struct ForwardCommand {
            termhost forward run HOST (-L|-R|-D) SPEC [(-L|-R|-D) SPEC]...
            termhost forward stop NAME...
            termhost forward retry NAME...
+           termhost forward restore NAME [--version N]   (a version the sync vault holds; without
+                                                          --version, a deleted rule's last version)
     HOST is a saved host (termhost hosts list) or user@host[:port]. SPEC is ssh's:
       -L [bind_address:]port:host:hostport  listen here; the server connects to host:hostport
       -R [bind_address:]port:host:hostport  the server listens (port 0: it picks); we connect here
@@ -31,6 +33,8 @@ struct ForwardCommand {
     let c: CommandInvocation
     let rules: RuleStore
     let manager: () throws -> ForwardingManager
+    /// For `restore`, which runs the sync feature's `sync restore`.
+    let commands: Commands?
 
     func run() -> Int32 {
         var args = c.arguments
@@ -45,8 +49,11 @@ struct ForwardCommand {
             case "show": return try show(args)
             case "run": return try runRules(args)
             case "stop", "retry": return try control(sub, args)
+            case "restore":
+                return SyncedRecordRestore.run(c, args, commands: commands, namespace: ForwardingFeature.info.id, collection: RuleStore.collection,
+                                               command: "termhost forward restore")
             default:
-                c.printError("termhost forward: unknown subcommand '\(VisibleText.of(sub))' (add, edit, rm, list, show, run, stop, retry)")
+                c.printError("termhost forward: unknown subcommand '\(VisibleText.of(sub))' (add, edit, rm, list, show, run, stop, retry, restore)")
                 return 2
             }
         } catch let e as CommandFinished {

@@ -24,7 +24,8 @@ final class ForwardingFeature: Feature {
 
     func run(_ command: CommandInvocation) -> Int32 {
         guard let store = host.store else { command.printError("termhost: the host store is unavailable"); return 1 }
-        return ForwardCommand(c: command, rules: RuleStore(store: store), manager: { [self] in try startManager() }).run()
+        return ForwardCommand(c: command, rules: RuleStore(store: store), manager: { [self] in try startManager() },
+                              commands: host.commands).run()
     }
 
     private func startManager() throws -> ForwardingManager {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TermhostSDK
 
 /// Where `forward run` processes leave their status files and control sockets, and the checks
 /// that make that place safe to trust.
@@ -22,8 +23,8 @@ enum RunDirectory {
     /// the way), then checks it. [the run]
     static func prepare() throws(ForwardError) -> String {
         let dir = path()
-        let parent = (dir as NSString).deletingLastPathComponent
-        let grandparent = (parent as NSString).deletingLastPathComponent
+        let parent = PathText.parent(dir)
+        let grandparent = PathText.parent(parent)
         if access(grandparent, F_OK) != 0 {
             try? FileManager.default.createDirectory(atPath: grandparent, withIntermediateDirectories: true)
         }

@@ -8,6 +8,8 @@ struct MetricsCommand {
     usage: termhost metrics add HOST [--interval SECONDS] [--interface NAME]...
            termhost metrics rm|pause|resume HOST
            termhost metrics move HOST POSITION
+           termhost metrics restore HOST [--version N]   (a version the sync vault holds; without
+                                                          --version, a deleted monitor's last version)
            termhost metrics list [--json]
            termhost metrics show HOST [--json]
            termhost metrics watch [HOST]...
@@ -34,6 +36,9 @@ struct MetricsCommand {
         do {
             switch sub {
             case "add": return try add(args, monitors)
+            case "restore":
+                return SyncedRecordRestore.run(invocation, args, commands: host.commands, namespace: MetricsFeature.info.id,
+                                               collection: MonitorStore.collection, command: "termhost metrics restore")
             case "rm", "remove": return try one(args, sub) { m in
                 try monitors.remove(m.host)
                 Samplers.remove(m.host)

@@ -163,7 +163,7 @@ enum HostKeyTrust {
     ///   its old length, so a failed save leaves no half line.
     static func save(host: String, port: Int, keyType: String, key: [UInt8]) throws(SSHError) {
         let path = userKnownHosts
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = PathText.parent(path)
         mkdir(dir, 0o700)
         func failure(_ reason: String) -> SSHError { SSHError("cannot add the host key to \(VisibleText.of(path)): \(reason)") }
         // Read and write: the last byte is read back to see whether the file ends with a newline.

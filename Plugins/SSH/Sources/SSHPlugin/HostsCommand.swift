@@ -11,13 +11,15 @@ enum HostsCommand {
            termhost hosts list [--json]
            termhost hosts show NAME [--json]
            termhost hosts rm NAME
+           termhost hosts restore NAME [--version N]   (a version the sync vault holds; without
+                                 --version, a deleted host's last version: 'termhost sync history hosts/NAME')
            termhost hosts import [FILE] [--yes] [--replace]   (FILE defaults to ~/.ssh/config;
                                  saved hosts of the same name are kept unless --replace)
            termhost hosts history HOST [--json]   (sessions that authenticated, newest last)
            termhost hosts commands HOST [--json]  (commands shell integration reported, newest last)
     """
 
-    static func run(_ c: CommandInvocation, vault: Vault) -> Int32 {
+    static func run(_ c: CommandInvocation, vault: Vault, commands: Commands?) -> Int32 {
         var args = c.arguments[...]
         guard let sub = args.popFirst() else { c.printError(usage); return 2 }
         do {
@@ -96,6 +98,9 @@ enum HostsCommand {
                 for r in rows { c.print(r.command) }
             case "import":
                 return importConfig(c, vault: vault, args: Array(args))
+            case "restore":
+                return SyncedRecordRestore.run(c, Array(args), commands: commands, namespace: SSHFeature.info.id, collection: "hosts",
+                                               command: "termhost hosts restore")
             case "rm":
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
                 // Existence only: a host whose value cannot be read must still be removable.

@@ -11,6 +11,8 @@ enum IdentitiesCommand {
            termhost identities list [--json]
            termhost identities show NAME
            termhost identities rm NAME
+           termhost identities restore NAME [--version N]   (from the sync vault; its key or
+                                 password stays on the device that stored it)
     Use one with: termhost hosts add|edit HOST ... --use-identity NAME
     """
 
@@ -80,6 +82,9 @@ enum IdentitiesCommand {
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
                 guard let i = try vault.identity(name) else { c.printError("termhost identities: no saved identity '\(VisibleText.of(name))'"); return 1 }
                 c.print(HostsCommand.json(Shown(i)))
+            case "restore":
+                return SyncedRecordRestore.run(c, Array(args), commands: host.commands, namespace: SSHFeature.info.id, collection: "identities",
+                                               command: "termhost identities restore")
             case "rm":
                 guard let name = args.popFirst() else { c.printError(usage); return 2 }
                 guard let i = try vault.identity(name) else { c.printError("termhost identities: no saved identity '\(VisibleText.of(name))'"); return 1 }

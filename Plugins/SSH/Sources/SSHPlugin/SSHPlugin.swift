@@ -72,7 +72,7 @@ final class SSHFeature: Feature {
         guard let store = host.store else { command.printError("termhost: the host store is unavailable"); return 1 }
         let vault = Vault(store: store, interact: host.interact)
         switch command.command {
-        case "hosts": return HostsCommand.run(command, vault: vault)
+        case "hosts": return HostsCommand.run(command, vault: vault, commands: host.commands)
         case "identities": return IdentitiesCommand.run(command, vault: vault, host: host)
         case "known-hosts": return KnownHostsCommand.run(command, store: store)
         case "exec": return exec(command, vault: vault)

@@ -127,7 +127,7 @@ struct Sandbox {
         let key = try String(contentsOfFile: dir + "/host_ed25519_key.pub", encoding: .utf8)
             .split(separator: " ").prefix(2).joined(separator: " ")
         let file = HostKeyTrust.termhostKnownHosts
-        let dir = (file as NSString).deletingLastPathComponent
+        let dir = PathText.parent(file)
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try HostKeyTrust.checkOwnKnownHosts()
         let kept = ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n")

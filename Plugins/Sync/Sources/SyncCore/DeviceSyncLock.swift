@@ -38,7 +38,7 @@ public final class DeviceSyncLock: Sendable {
     }
 
     private func openFile() throws -> Int32 {
-        try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(atPath: FolderVaultLocation.parent(path), withIntermediateDirectories: true)
         // Close-on-exec: a program this process starts (a ProxyCommand) must not keep it held.
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SyncEngineError("cannot open the sync lock \(path): \(String(cString: strerror(errno)))") }

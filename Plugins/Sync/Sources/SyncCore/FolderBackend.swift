@@ -208,6 +208,19 @@ public final class FolderBackend: SyncBackend {
 
     public func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool { false }
 
+    /// Numbered per record, 1 its oldest version here: the folder has no sequence all devices
+    /// share, and versions order by Lamport stamp, not by time.
+    public func history(of id: SyncRecordID?, limit: Int) throws(SyncBackendError) -> [SyncHistoryEntry] {
+        var entries: [(FolderVersion, SyncHistoryEntry)] = []
+        for (record, heads) in try load().versions(of: id) {
+            for (n, head) in heads.enumerated() {
+                entries.append((head.version, SyncHistoryEntry(id: record, number: Int64(n + 1), version: SyncVersion(head.version.token),
+                                                               payload: head.payload, changeID: head.change, device: head.version.device)))
+            }
+        }
+        return entries.sorted { $0.0 > $1.0 }.prefix(max(0, limit)).map(\.1)
+    }
+
     public func close() { cache.removeAll() }
 
     // MARK: - Reading the folder

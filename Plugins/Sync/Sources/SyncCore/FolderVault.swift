@@ -50,6 +50,10 @@ struct FolderVault {
     /// Which records each segment touched: (device, index) -> IDs.
     var touched: [String: [Int64: Set<SyncRecordID>]] = [:]
     var damaged: [(device: String, index: Int64, damage: SyncDamage)] = []
+    /// What `history` reads: the snapshot's heads and the segments applied after it (their
+    /// payloads are shared with `heads`, not copied).
+    var snapshotHeads: [SyncRecordID: [Head]] = [:]
+    var segments: [FolderSegment] = []
 
     mutating func load(snapshot: Snapshot) {
         covers = snapshot.covers
@@ -68,10 +72,12 @@ struct FolderVault {
             }
             for h in heads[id] ?? [] { versionOfChange[h.change] = h.version }
         }
+        snapshotHeads = heads
     }
 
     /// Applies segments (any order given; sorted here by version so parents come first).
     mutating func apply(_ segments: [FolderSegment]) {
+        self.segments += segments
         var entries: [(FolderVersion, FolderSegment.Entry)] = []
         for s in segments {
             vector[s.device] = max(vector[s.device] ?? 0, s.index)
@@ -85,13 +91,36 @@ struct FolderVault {
             if versionOfChange[entry.change] != nil { continue }   // a change is applied once
             let parents = Set(entry.parents)
             var current = heads[entry.id] ?? []
-            current.removeAll { parents.contains($0.version.token) }
+            // Only what was written before: a write's parents were read before it, so they
+            // are ordered below it. A segment naming a later version (hostile, or broken) must
+            // not hide the newest write, which is the record's winner and its current version.
+            current.removeAll { parents.contains($0.version.token) && $0.version < version }
             current.append(Head(version: version, change: entry.change, payload: entry.bytes))
             heads[entry.id] = current
             versionOfChange[entry.change] = version
             if let last = lastChange[version.device], last.0 > version { continue }
             lastChange[version.device] = (version, entry.change)
         }
+    }
+
+    /// Every version the folder holds of `wanted` (of every record when nil), oldest first per
+    /// record: the snapshot's heads (a purge kept only those), then the writes of the segments
+    /// after it, each change once, in version order.
+    func versions(of wanted: SyncRecordID?) -> [SyncRecordID: [Head]] {
+        var out: [SyncRecordID: [Head]] = [:]
+        var seen = Set<String>()
+        for (id, hs) in snapshotHeads where wanted == nil || id == wanted {
+            out[id] = hs.sorted { $0.version < $1.version }
+            seen.formUnion(hs.map(\.change))
+        }
+        var later: [(FolderVersion, FolderSegment.Entry)] = []
+        for s in segments {
+            for (n, e) in s.entries.enumerated() where wanted == nil || e.id == wanted { later.append((s.version(of: n), e)) }
+        }
+        for (version, entry) in later.sorted(by: { $0.0 < $1.0 }) where seen.insert(entry.change).inserted {
+            out[entry.id, default: []].append(Head(version: version, change: entry.change, payload: entry.bytes))
+        }
+        return out
     }
 
     func record(_ id: SyncRecordID) -> SyncServerRecord? {

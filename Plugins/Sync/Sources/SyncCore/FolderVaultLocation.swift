@@ -42,6 +42,14 @@ public enum FolderVaultLocation {
         path.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The path without its last component, on bytes like `components` (NSString's
+    /// deletingLastPathComponent traps on "/srv//été").
+    public static func parent(_ path: String) -> String {
+        var parts = components(path)
+        _ = parts.popLast()
+        return (isAbsolute(path) ? "/" : "") + parts.joined(separator: "/")
+    }
+
     public static func isAbsolute(_ path: String) -> Bool { path.utf8.first == UInt8(ascii: "/") }
 
     private static func systemRefusal(_ path: String) -> String? {
@@ -68,14 +76,16 @@ public enum FolderVaultLocation {
         return nil
     }
 
-    /// realpath(3) of the longest existing prefix of `path`, with the rest appended.
+    /// realpath(3) of the longest existing prefix of `path`, with the rest appended. Split on
+    /// bytes like `components`: NSString's path methods trap on some paths that are not UTF-8
+    /// ("/;//" and a stray byte, found by the SyncFolder fuzz target).
     private static func resolvedExistingPrefix(_ path: String) -> String? {
-        var existing = path
+        var parts = components(path)
         var rest: [String] = []
-        while existing != "/" && access(existing, F_OK) != 0 {
-            rest.insert((existing as NSString).lastPathComponent, at: 0)
-            existing = (existing as NSString).deletingLastPathComponent
+        while !parts.isEmpty && access("/" + parts.joined(separator: "/"), F_OK) != 0 {
+            rest.insert(parts.removeLast(), at: 0)
         }
+        let existing = "/" + parts.joined(separator: "/")
         guard let real = realpath(existing, nil) else { return nil }
         defer { free(real) }
         let base = String(cString: real)

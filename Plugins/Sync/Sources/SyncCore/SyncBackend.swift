@@ -133,6 +133,41 @@ extension SyncServerRecord {
     }
 }
 
+/// One version of a record the vault still holds (`termhost sync history`, `sync restore`).
+/// Every write is kept, deletions included, until `termhost sync purge`, which keeps only
+/// each live record's current version.
+public struct SyncHistoryEntry: Equatable, Sendable {
+    public let id: SyncRecordID
+    /// What names this version in `restore --version N`. PostgreSQL: the vault's sequence
+    /// number of the write. Folder: the version's place among the record's versions the folder
+    /// holds, 1 the oldest (a folder has no sequence every device shares).
+    public let number: Int64
+    public let version: SyncVersion
+    /// nil for a deletion, and for a version whose bytes are damaged (`damage` says why).
+    public let payload: [UInt8]?
+    public let changeID: String
+    public let device: String
+    /// When the server stored it, in seconds since 1970 by the server's one clock
+    /// (PostgreSQL); nil for a folder, where only device clocks exist and none is trusted.
+    public let storedAt: Double?
+    /// Why this version cannot be used (changed outside Termhost, too large), or nil.
+    public let damage: String?
+
+    public init(id: SyncRecordID, number: Int64, version: SyncVersion, payload: [UInt8]?, changeID: String, device: String,
+                storedAt: Double? = nil, damage: String? = nil) {
+        self.id = id
+        self.number = number
+        self.version = version
+        self.payload = payload
+        self.changeID = changeID
+        self.device = device
+        self.storedAt = storedAt
+        self.damage = damage
+    }
+
+    public var isDeletion: Bool { payload == nil && damage == nil }
+}
+
 /// Bytes in the backend that do not decode as a record: kept by the engine in quarantine with
 /// the reason, never applied, never re-uploaded, never deleted by the engine.
 public struct SyncDamage: Equatable, Sendable {
@@ -246,6 +281,11 @@ public protocol SyncBackend: AnyObject {
     /// Waits up to `seconds` for a hint that the vault changed after `cursor` (PostgreSQL's
     /// NOTIFY). Only a hint: correctness comes from `pull`. Returns whether a hint arrived.
     func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool
+
+    /// The versions the vault holds of `id` (of every record when nil), newest first, in the
+    /// vault's own order (never a device clock), at most `limit`. The newest version of a
+    /// record is its current one.
+    func history(of id: SyncRecordID?, limit: Int) throws(SyncBackendError) -> [SyncHistoryEntry]
 
     /// Releases connections and locks. Idempotent.
     func close()

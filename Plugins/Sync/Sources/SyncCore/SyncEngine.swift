@@ -124,7 +124,7 @@ public final class SyncEngine {
         }
     }
 
-    private func capture() throws {
+    func capture() throws {
         let (ids, last) = try local.changes(after: state.journalSequence)
         try store.transaction {
             for id in Set(ids) where rule(id) != nil {
@@ -313,19 +313,22 @@ public final class SyncEngine {
     /// this device's secrets to someone else's host), or when its owning plugin's rules refuse it
     /// (what its `add` checks: a host named "..", a port of 2^63). True when refused.
     private func refusedByRules(_ id: SyncRecordID, version: SyncVersion, payload: [UInt8], rule: SyncCollection) throws -> Bool {
-        let why: String
-        if payload.count > SyncEngine.maxRecordBytes {   // a conflict's server copy comes this way, unchecked before
-            why = "is \(payload.count) bytes, more than the \(SyncEngine.maxRecordBytes) a record may hold: refused unread"
-        } else if case let carried = FieldMerge.carriedLocalFields(payload, rule.localFields), !carried.isEmpty {
-            why = "carries \(carried.joined(separator: ", ")), which stays on each device and no device sends (a secret's ID names this device's secrets only): refused"
-        } else if let broken = try local.refusal(id, payload: payload) {
-            why = "breaks a rule of \(id.namespace): \(broken): refused"
-        } else {
-            return false
-        }
+        guard let why = try ruleBreak(id, payload: payload, rule: rule) else { return false }
         try passOver(id, version: version)
         try quarantine(SyncDamage(location: "\(backend.summary): \(id) version \(version)", reason: why, raw: Array(payload.prefix(4096))))
         return true
+    }
+
+    /// Why a version is refused by the rules every incoming version meets (see above), or nil.
+    func ruleBreak(_ id: SyncRecordID, payload: [UInt8], rule: SyncCollection) throws -> String? {
+        if payload.count > SyncEngine.maxRecordBytes {   // a conflict's server copy comes this way, unchecked before
+            return "is \(payload.count) bytes, more than the \(SyncEngine.maxRecordBytes) a record may hold: refused unread"
+        }
+        if case let carried = FieldMerge.carriedLocalFields(payload, rule.localFields), !carried.isEmpty {
+            return "carries \(carried.joined(separator: ", ")), which stays on each device and no device sends (a secret's ID names this device's secrets only): refused"
+        }
+        if let broken = try local.refusal(id, payload: payload) { return "breaks a rule of \(id.namespace): \(broken): refused" }
+        return nil
     }
 
     /// A refused version is not applied, but it is the vault's current one: the local copy
@@ -508,9 +511,13 @@ public final class SyncEngine {
             _ = try backend.open(device: state.device)
             return try backend.purgeTombstones(force: force)
         } catch {
-            // Named once, here, as a failed sync names it.
-            throw SyncEngineError("\(backend.summary): \(error.message)" + (SyncEngine.remedy(error).map { "; \($0)" } ?? ""))
+            throw named(error)
         }
+    }
+
+    /// A backend's failure, named once as a failed sync names it: the vault, what went wrong, what to do.
+    func named(_ error: SyncBackendError) -> SyncEngineError {
+        SyncEngineError("\(backend.summary): \(error.message)" + (SyncEngine.remedy(error).map { "; \($0)" } ?? ""))
     }
 
     public func setPaused(_ paused: Bool) throws {
@@ -556,25 +563,25 @@ public final class SyncEngine {
     func rule(_ id: SyncRecordID) -> SyncCollection? { rules[SyncEngine.ruleKey(id.namespace, id.collection)] }
 
     /// The declared collections, read again for every sync or resolve (a plugin may declare more).
-    private func loadRules() throws {
+    func loadRules() throws {
         rules = Dictionary(try local.collections().map { (SyncEngine.ruleKey($0.namespace, $0.collection), $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     private static func ruleKey(_ namespace: String, _ collection: String) -> String { "\(namespace)\u{0}\(collection)" }
 
-    private func strippedLocal(_ id: SyncRecordID) throws -> [UInt8]? {
+    func strippedLocal(_ id: SyncRecordID) throws -> [UInt8]? {
         FieldMerge.strip(try local.read(id), rule(id)?.localFields ?? [])
     }
 
-    private func recordState(_ id: SyncRecordID) throws -> RecordState? {
+    func recordState(_ id: SyncRecordID) throws -> RecordState? {
         try store.get("records", StateKey.of(id)).flatMap { try? JSONDecoder().decode(RecordState.self, from: Data($0)) }
     }
 
-    private func openConflict(_ id: SyncRecordID) throws -> SyncConflict? {
+    func openConflict(_ id: SyncRecordID) throws -> SyncConflict? {
         try store.get("conflicts", StateKey.conflictID(id)).flatMap { try? JSONDecoder().decode(SyncConflict.self, from: Data($0)) }
     }
 
-    private func pendingChange(_ id: SyncRecordID) throws -> PendingChange? {
+    func pendingChange(_ id: SyncRecordID) throws -> PendingChange? {
         try store.get("outbox", StateKey.of(id)).flatMap { try? JSONDecoder().decode(PendingChange.self, from: Data($0)) }
     }
 
@@ -591,11 +598,11 @@ public final class SyncEngine {
         try store.put("quarantine", damage.location, try encode(item))
     }
 
-    private func saveState() throws { try store.put("engine", "state", try encode(state)) }
+    func saveState() throws { try store.put("engine", "state", try encode(state)) }
 
-    private func encode<T: Encodable>(_ value: T) throws -> [UInt8] { Array(try JSONEncoder().encode(value)) }
+    func encode<T: Encodable>(_ value: T) throws -> [UInt8] { Array(try JSONEncoder().encode(value)) }
 
-    private func newChangeID() -> String { UUID().uuidString.lowercased() }
+    func newChangeID() -> String { UUID().uuidString.lowercased() }
 }
 
 public enum SyncOutcome: Equatable, Sendable {

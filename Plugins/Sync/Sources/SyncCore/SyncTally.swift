@@ -30,6 +30,7 @@ final class TalliedBackend: SyncBackend {
     func acknowledge(device: String, cursor: SyncCursor) throws(SyncBackendError) { try inner.acknowledge(device: device, cursor: cursor) }
     func purgeTombstones(force: Bool) throws(SyncBackendError) -> Int { try inner.purgeTombstones(force: force) }
     func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool { inner.waitForChanges(after: cursor, seconds: seconds) }
+    func history(of id: SyncRecordID?, limit: Int) throws(SyncBackendError) -> [SyncHistoryEntry] { try inner.history(of: id, limit: limit) }
     /// The loop keeps the real backend open between syncs.
     func close() {}
 }

@@ -15,6 +15,12 @@ struct SyncCommand {
            termhost sync discard-local [--yes]  list the changes not yet sent; with --yes drop them,
                                                 each record back to the vault's copy (for a role
                                                 that may only read the vault)
+           termhost sync history [COLLECTION/KEY] [--limit N] [--json]
+                                                the versions the vault holds (of one record, or
+                                                the newest of all), newest first, with device and change
+           termhost sync restore COLLECTION/KEY [--version N]
+                                                bring a version back as a new change; without
+                                                --version, a deleted record's last version
            termhost sync reset                  forget the vault's cursor and versions; the next
                                                 sync reconciles everything (nothing local is deleted)
            termhost sync purge [--force]        drop deletions every device has seen; --force drops
@@ -28,7 +34,8 @@ struct SyncCommand {
                                                 the password: one line on stdin, else asked on a
                                                 terminal (empty: none); kept in the secrets store
     """
-    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep"), .flag("--force"), .flag("--password-stdin"), .flag("--create"), .flag("--yes")],
+    static let spec = CommandArguments("termhost sync", usage: usage, options: [.flag("--json"), .value("--keep"), .flag("--force"), .flag("--password-stdin"), .flag("--create"), .flag("--yes"),
+                                                 .value("--version"), .value("--limit")],
                                        maxArguments: 12)
 
     let c: CommandInvocation
@@ -77,6 +84,8 @@ struct SyncCommand {
                 let n = try engine().purge(force: parsed.has("--force"))
                 c.print(json ? "{\"purged\":\(n)}" : "purged \(n) deletion(s) from the vault")
                 return 0
+            case "history", "restore":
+                return try history(words, parsed: parsed, json: json)
             case "discard-local":
                 return try discardLocal(confirmed: parsed.has("--yes"), json: json)
             case "reset":
@@ -123,6 +132,23 @@ struct SyncCommand {
         if s.paused { c.print("paused ('termhost sync resume' restarts it)") }
         if let e = s.lastError { c.print("last error: \(VisibleText.of(e))") }
         return 0
+    }
+
+    private func history(_ words: [String], parsed: ParsedArguments, json: Bool) throws -> Int32 {
+        var numbers: [String: Int64] = [:]
+        for option in ["--version", "--limit"] {
+            guard let text = parsed.value(option) else { continue }
+            guard let n = Int64(text), n > 0 else { c.printError("termhost sync \(words[0]): \(option) takes a number from 1 (got '\(VisibleText.of(text))')"); return 2 }
+            numbers[option] = n
+        }
+        let restoring = words[0] == "restore"
+        guard restoring ? words.count == 2 : words.count <= 2, restoring || numbers["--version"] == nil, !restoring || numbers["--limit"] == nil else {
+            c.printError("termhost sync \(words[0]): \(restoring ? "give one record, COLLECTION/KEY" : "give at most one record")\n\(SyncCommand.usage)")
+            return 2
+        }
+        let command = HistoryCommand(c: c, engine: try engine(), collections: try HostRecords(syncStore).collections())
+        if restoring { return try command.restore(words[1], version: numbers["--version"], json: json) }
+        return try command.history(words.count == 2 ? words[1] : nil, limit: numbers["--limit"].map { Int(min($0, 100_000)) }, json: json)
     }
 
     /// Lists the pending changes; with `confirmed`, drops them (SyncEngine.discardLocal).

@@ -123,6 +123,17 @@ public final class PostgresBackend: SyncBackend {
         return rows.rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
     }
 
+    public func history(of id: SyncRecordID?, limit: Int) throws(SyncBackendError) -> [SyncHistoryEntry] {
+        let limit = min(max(limit, 1), 100_000)
+        let rows = try run("""
+            SELECT seq, namespace, collection, key,
+                   CASE WHEN length(body) > $6::integer THEN '\(PostgresFeed.oversizeMarker)' || (length(body) / 2)::text ELSE body END,
+                   intact, change_id, device, stored_at
+            FROM termhost_sync.history($1::uuid, $2, $3, $4, $5::integer)
+            """, [try openVault(), id?.namespace, id?.collection, id?.key, String(limit), String(2 * PostgresFeed.maxPayload)])
+        return try PostgresFeed.history(rows.rows, of: id, limit: limit)
+    }
+
     public func waitForChanges(after cursor: SyncCursor, seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(max(0, seconds))
         guard let db, db.isOpen else {

@@ -77,6 +77,45 @@ enum PostgresFeed {
         return results
     }
 
+    /// The rows of `termhost_sync.history`, newest first: seq, namespace, collection, key, body
+    /// (hex), intact, change_id, device, stored_at (seconds since 1970, or NULL). Rows must be
+    /// in strictly falling sequence order, of `id` when one was asked for, at most `limit`; a
+    /// body that fails its digest, is not hexadecimal or is too large is kept as a version with
+    /// `damage`, never as one that could be restored.
+    static func history(_ rows: [[String?]], of id: SyncRecordID?, limit: Int) throws(SyncBackendError) -> [SyncHistoryEntry] {
+        guard rows.count <= limit else { throw .invalid("the server's history answered \(rows.count) versions for a limit of \(limit)") }
+        var entries: [SyncHistoryEntry] = []
+        var previous = Int64.max
+        for row in rows {
+            guard row.count == 9, let seqText = row[0], let seq = Int64(seqText), seq > 0, seq < previous,
+                  let namespace = row[1], let collection = row[2], let key = row[3] else {
+                throw .invalid("the server's vault history is not in sequence order: is the schema another program's?")
+            }
+            previous = seq
+            let record = SyncRecordID(namespace: namespace, collection: collection, key: key)
+            if let id, record != id { throw .invalid("the server's history of \(id) holds a version of another record") }
+            var storedAt: Double?
+            if let text = row[8] {
+                guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds < 1e11 else {
+                    throw .invalid("the server's history has a time that is not a time")
+                }
+                storedAt = seconds
+            }
+            let hexBody = row[4]
+            var payload: [UInt8]?, damage: String?
+            if let size = oversize(hexBody) {
+                damage = "its body is \(size) bytes, more than the \(maxPayload) a record may hold"
+            } else if row[5] != "t" {
+                damage = "its body does not match the SHA-256 the server stored with it (changed outside Termhost)"
+            } else if let hexBody {
+                if let body = bytes(hex: hexBody), body.count <= maxPayload { payload = body } else { damage = "its body is not hexadecimal of at most 1 MiB" }
+            }
+            entries.append(SyncHistoryEntry(id: record, number: seq, version: SyncVersion(String(seq)), payload: payload,
+                                            changeID: row[6] ?? "", device: row[7] ?? "", storedAt: storedAt, damage: damage))
+        }
+        return entries
+    }
+
     /// The size a body over the limit was replaced by (`oversizeMarker`), or nil.
     static func oversize(_ text: String?) -> Int64? {
         guard let text, text.hasPrefix(oversizeMarker) else { return nil }

@@ -325,6 +325,74 @@ enum PostgresSchema {
         CREATE TRIGGER record_size BEFORE INSERT OR UPDATE ON termhost_sync.records
             FOR EACH ROW EXECUTE FUNCTION termhost_sync.record_size_check()
         """,
+    ], [
+        // Migration 4: history. Every version a write stores, deletions included, is kept in
+        // `history` (filled by a trigger, so every path that writes a record keeps its
+        // version, and no function of earlier migrations is copied) until a purge moves the
+        // vault's fence past it; a record's current version is always kept. stored_at is the
+        // server's clock (the one clock every device shares); NULL for versions stored before
+        // this migration, which are copied in from `records` (their current versions only).
+        """
+        CREATE TABLE termhost_sync.history (
+            vault_id uuid NOT NULL REFERENCES termhost_sync.vaults ON DELETE CASCADE,
+            seq bigint NOT NULL,
+            namespace text NOT NULL, collection text NOT NULL, key text NOT NULL,
+            body bytea,
+            digest bytea,
+            change_id text NOT NULL,
+            device text NOT NULL,
+            stored_at timestamptz,
+            PRIMARY KEY (vault_id, seq))
+        """,
+        "CREATE INDEX history_record ON termhost_sync.history (vault_id, namespace, collection, key, seq)",
+        """
+        INSERT INTO termhost_sync.history (vault_id, seq, namespace, collection, key, body, digest, change_id, device)
+            SELECT vault_id, seq, namespace, collection, key, body, digest, change_id, device FROM termhost_sync.records
+        """,
+        """
+        CREATE FUNCTION termhost_sync.keep_history() RETURNS trigger
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN
+            INSERT INTO termhost_sync.history (vault_id, seq, namespace, collection, key, body, digest, change_id, device, stored_at)
+                VALUES (NEW.vault_id, NEW.seq, NEW.namespace, NEW.collection, NEW.key, NEW.body, NEW.digest, NEW.change_id, NEW.device, now())
+                ON CONFLICT (vault_id, seq) DO NOTHING;
+            RETURN NULL;
+        END $$
+        """,
+        "REVOKE EXECUTE ON FUNCTION termhost_sync.keep_history() FROM PUBLIC",
+        """
+        CREATE TRIGGER record_history AFTER INSERT OR UPDATE ON termhost_sync.records
+            FOR EACH ROW EXECUTE FUNCTION termhost_sync.keep_history()
+        """,
+        """
+        CREATE FUNCTION termhost_sync.drop_purged_history() RETURNS trigger
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN
+            DELETE FROM termhost_sync.history h WHERE h.vault_id = NEW.id AND h.seq <= NEW.purged_before
+                AND NOT EXISTS (SELECT 1 FROM termhost_sync.records r WHERE r.vault_id = h.vault_id AND r.seq = h.seq);
+            RETURN NULL;
+        END $$
+        """,
+        "REVOKE EXECUTE ON FUNCTION termhost_sync.drop_purged_history() FROM PUBLIC",
+        """
+        CREATE TRIGGER purge_history AFTER UPDATE OF purged_before ON termhost_sync.vaults
+            FOR EACH ROW WHEN (NEW.purged_before > OLD.purged_before) EXECUTE FUNCTION termhost_sync.drop_purged_history()
+        """,
+        // p_key NULL: every record's versions. Newest first; the digest is checked as pull does.
+        """
+        CREATE FUNCTION termhost_sync.history(p_vault uuid, p_namespace text, p_collection text, p_key text, p_limit integer)
+        RETURNS TABLE (seq bigint, namespace text, collection text, key text, body text, intact boolean, change_id text, device text, stored_at text)
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
+        #variable_conflict use_column
+        BEGIN
+            PERFORM termhost_sync.require_access(p_vault, ARRAY['owner', 'editor', 'reader']);
+            RETURN QUERY SELECT h.seq, h.namespace, h.collection, h.key, encode(h.body, 'hex'),
+                    h.body IS NULL OR h.digest = sha256(h.body), h.change_id, h.device, extract(epoch FROM h.stored_at)::text
+                FROM termhost_sync.history h
+                WHERE h.vault_id = p_vault AND (p_key IS NULL OR (h.namespace = p_namespace AND h.collection = p_collection AND h.key = p_key))
+                ORDER BY h.seq DESC LIMIT p_limit;
+        END $$
+        """,
     ]]
 
     /// Brings the schema to `migrations.count`, or says why it cannot.
