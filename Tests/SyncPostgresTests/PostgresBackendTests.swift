@@ -206,13 +206,43 @@ import TestSupport
     @Test func theSchemaIsMigratedOnceAndANewerSchemaIsRefused() throws {
         let team = try PostgresTeam()
         defer { team.remove() }
-        #expect(try team.server.psql("SELECT version FROM termhost_sync.schema_version ORDER BY version", database: PostgresTeam.database) == "1\n2\n3\n")
+        #expect(try team.server.psql("SELECT version FROM termhost_sync.schema_version ORDER BY version", database: PostgresTeam.database) == "1\n2\n3\n4\n")
         _ = try team.device("alice", "laptop")
-        #expect(try team.server.psql("SELECT count(*) FROM termhost_sync.schema_version", database: PostgresTeam.database) == "3\n")
+        #expect(try team.server.psql("SELECT count(*) FROM termhost_sync.schema_version", database: PostgresTeam.database) == "4\n")
         try team.server.psql("INSERT INTO termhost_sync.schema_version (version) VALUES (99)", database: PostgresTeam.database)
-        #expect(throws: SyncBackendError.invalid("the vault schema in this database is version 99, newer than this Termhost knows (3): update Termhost")) {
+        #expect(throws: SyncBackendError.invalid("the vault schema in this database is version 99, newer than this Termhost knows (4): update Termhost")) {
             _ = try team.device("bob", "workstation")
         }
+    }
+
+    /// A vault written before history was kept (schema 3): the upgrade keeps each record's
+    /// current version, without a time, and every later write is kept with the server's time.
+    @Test func upgradingAVaultKeepsItsCurrentVersionsAsHistory() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let a = try team.device("alice", "laptop")
+        // Back to schema 3, as a vault made by an earlier Termhost.
+        try team.server.psql("""
+            DROP TRIGGER record_history ON termhost_sync.records; DROP TRIGGER purge_history ON termhost_sync.vaults;
+            DROP FUNCTION termhost_sync.history(uuid, text, text, text, integer); DROP FUNCTION termhost_sync.keep_history();
+            DROP FUNCTION termhost_sync.drop_purged_history(); DROP TABLE termhost_sync.history;
+            DELETE FROM termhost_sync.schema_version WHERE version = 4
+            """, database: PostgresTeam.database)
+        guard case .applied(let first) = try a.push([.put(.host("web"), "v1")], device: "laptop")[0] else { Issue.record("refused"); return }
+        guard case .applied(let second) = try a.push([.put(.host("web"), "v2", base: first)], device: "laptop")[0] else { Issue.record("refused"); return }
+
+        // The schema's owner upgrades it (a member may not), as the error to members says.
+        let admin = team.backend(user: PostgresServer.adminUser, device: "admin-console")
+        _ = try admin.open(device: "admin-console")
+        admin.close()
+        let b = try team.device("bob", "workstation")
+        let upgraded = try b.history(of: .host("web"), limit: 10)
+        #expect(upgraded.map(\.version) == [second] && upgraded.first?.payload == Array("v2".utf8) && upgraded.first?.storedAt == nil)
+        guard case .applied(let third) = try b.push([.put(.host("web"), "v3", base: second)], device: "workstation")[0] else { Issue.record("refused"); return }
+        let later = try a.history(of: .host("web"), limit: 10)
+        #expect(later.map(\.version) == [third, second])
+        #expect(later.first.flatMap(\.storedAt).map { abs($0 - Date().timeIntervalSince1970) < 600 } == true)
+        #expect(later.first?.device == "workstation" && later.first?.number == Int64(third.token))
     }
 
     @Test func aRoleThatMayNotMigrateIsToldWhoCan() throws {
@@ -224,7 +254,7 @@ import TestSupport
         try server.createRole("alice", password: "Alice-Pw-1")
         let settings = PostgresSettings(host: server.socketDirectory, database: "fresh", user: "alice", vault: "team")
         let error = try #require(throws: SyncBackendError.self) { _ = try PostgresBackend(settings: settings, password: "Alice-Pw-1").open(device: "laptop") }
-        #expect(error.message.hasPrefix("the vault schema needs migration 1 of 3 and this role may not apply it (permission denied for database fresh): have the database's owner connect once"))
+        #expect(error.message.hasPrefix("the vault schema needs migration 1 of 4 and this role may not apply it (permission denied for database fresh): have the database's owner connect once"))
     }
 
     @Test func aWrongPasswordIsDeniedAndNeverShown() throws {
