@@ -36,6 +36,31 @@ import Testing
         }
     }
 
+    /// Each device's edit meets the owner's rule alone, the field-by-field merge of the two
+    /// does not (a rule across fields): the merge is never applied, the record is a conflict
+    /// naming the rule, and keeping the local side over the other's fields is refused too.
+    @Test func aMergeThatBreaksTheOwnersRuleIsAConflict() throws {
+        let a = try device("a"), b = try device("b")
+        let rule: (SyncRecordID, [UInt8]) -> String? = { _, payload in
+            let o = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any]
+            return o?["jump"] != nil && o?["proxy"] != nil ? "jump and proxy may not both be set" : nil
+        }
+        a.refuse = rule
+        b.refuse = rule
+        try a.putHost("web", #"{"address":"web","port":22}"#)
+        a.engine.sync(); b.engine.sync()
+        try a.putHost("web", #"{"address":"web","port":22,"jump":"bastion"}"#)
+        try b.putHost("web", #"{"address":"web","port":22,"proxy":"socks"}"#)
+        #expect(a.engine.sync() == .synced)
+        #expect(b.engine.sync() == .synced)
+        #expect(try b.host("web")?["jump"] == nil && b.host("web")?["proxy"] as? String == "socks")
+        let conflicts = try b.engine.conflicts()
+        #expect(conflicts.map(\.reason) == ["the two devices' changes together break a rule of org.termhost.ssh: jump and proxy may not both be set"])
+        #expect(throws: (any Error).self) { try b.engine.resolve(conflicts[0].conflictID, keep: .local) }
+        try b.engine.resolve(conflicts[0].conflictID, keep: .remote)
+        #expect(try b.host("web")?["jump"] as? String == "bastion" && b.host("web")?["proxy"] == nil)
+    }
+
     @Test func theSameFieldEditedTwiceIsAConflictTheUserResolves() throws {
         let a = try device("a"), b = try device("b")
         try a.putHost("web", #"{"address":"web","port":22}"#)

@@ -66,6 +66,10 @@ final class SyncDevice: SyncLocalRecords, SyncStateStore {
         }
     }
 
+    /// The owning plugin's check of another device's version, as a test sets it (none by default).
+    var refuse: ((SyncRecordID, [UInt8]) -> String?)?
+    func refusal(_ id: SyncRecordID, payload: [UInt8]) throws -> String? { refuse?(id, payload) }
+
     // SyncStateStore
     static let ns = "org.termhost.sync"
     func get(_ collection: String, _ key: String) throws -> [UInt8]? { try db.get(namespace: SyncDevice.ns, collection: collection, key: key) }

@@ -350,7 +350,14 @@ public final class SyncEngine {
             try store.remove("conflicts", StateKey.conflictID(id))
             return
         }
+        // A merge is a record neither device wrote: it meets the owner's rules too (each side
+        // did alone, but a rule across fields may refuse the mix); refused, it is a conflict.
+        var mergeRefusal: String?
         if rule.merge == .fields, let l = localValue, let r = remote.payload,
+           case .success(let merged) = FieldMerge.merge(base: base, local: l, remote: r) {
+            mergeRefusal = try local.refusal(id, payload: merged)
+        }
+        if mergeRefusal == nil, rule.merge == .fields, let l = localValue, let r = remote.payload,
            case .success(let merged) = FieldMerge.merge(base: base, local: l, remote: r) {
             try local.apply(id, payload: FieldMerge.keepLocal(merged, from: try local.read(id), rule.localFields))
             known.version = remote.version.token
@@ -365,6 +372,8 @@ public final class SyncEngine {
         }
         let reason: String
         switch (localValue, remote.payload) {
+        case _ where mergeRefusal != nil:
+            reason = "the two devices' changes together break a rule of \(id.namespace): \(mergeRefusal!)"
         case (nil, _): reason = "deleted here, changed on another device"
         case (_, nil): reason = "changed here, deleted on another device"
         default:
@@ -490,6 +499,10 @@ public final class SyncEngine {
             case .local:
                 if let rule = rule(c.id), rule.merge == .fields, let mine = try strippedLocal(c.id), let theirs = c.remote,
                    let merged = FieldMerge.mergeKeepingLocal(base: c.base.map { [UInt8]($0) }, local: mine, remote: [UInt8](theirs)) {
+                    if let why = try local.refusal(c.id, payload: merged) {
+                        throw SyncEngineError("keeping this device's fields over the other device's record breaks a rule of \(c.id.namespace): \(why); "
+                                              + "edit the record so it holds, or keep the remote version")
+                    }
                     try local.apply(c.id, payload: FieldMerge.keepLocal(merged, from: try local.read(c.id), rule.localFields))
                 }
                 try store.put("records", StateKey.of(c.id), try encode(known))
