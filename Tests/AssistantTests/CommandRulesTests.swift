@@ -64,13 +64,80 @@ import Testing
             (#"{"assistant":{"tools":{"ssh_exec":{"deny":"rm *"}}}}"#, "assistant.tools.ssh_exec.deny: expected a list of command patterns"),
             (#"{"assistant":{"tools":{"ssh_exec":{"deny":[""]}}}}"#, "assistant.tools.ssh_exec.deny: '' is not a pattern"),
             (#"{"assistant":{"tools":{"ssh_exec":{"default":"maybe"}}}}"#, "assistant.tools.ssh_exec.default: expected"),
-            (#"{"assistant":{"tools":{"ssh_exec":{"allow":["ls"]}}}}"#, "unknown key 'allow' (expected deny, ask, approve, default)"),
+            (#"{"assistant":{"tools":{"ssh_exec":{"allow":["ls"]}}}}"#, "unknown key 'allow' (expected deny, ask, approve, default, hosts, tags)"),
             (#"{"assistant":{"tools":{"sftp_write":{"deny":["x"]}}}}"#, "per-command rules apply to ssh_exec only"),
         ]
         for (file, message) in bad {
             #expect(throws: AssistantPolicyError.self) { _ = try AssistantPolicyPart.parse(Array(file.utf8), source: "P") }
             do { _ = try AssistantPolicyPart.parse(Array(file.utf8), source: "P") } catch {
                 #expect(error.message.contains(message), "\(file): \(error.message)")
+            }
+        }
+    }
+}
+
+/// Rules by host and by tag (issue 27 item 6): every set that applies is read together, deny
+/// first; the host's default over its tags' (the strictest), over the tool's own; tags that
+/// cannot be read deny where tag rules could decide; the operator's file still wins.
+@Suite struct ScopedCommandRulesTests {
+    static let operatorFile = #"""
+    {"assistant":{"tools":{"ssh_exec":{"deny":["rm *"],"approve":["uptime"],"default":"ask",
+      "tags":{"prod":{"deny":["systemctl *"],"default":"deny"},"web":{"default":"ask","approve":["systemctl status *"]}},
+      "hosts":{"staging-1":{"approve":["systemctl restart app"],"default":"approve"}}}}}}
+    """#
+
+    func rule(_ command: String, host: String?, tags: [String]?, user: String = "{}") throws -> AssistantPolicy.Rule {
+        try CommandRulesTests.policy(Self.operatorFile, user).rule(for: "ssh_exec", readOnly: false, command: command, host: host, tags: tags)
+    }
+
+    @Test func theSetsOfTheHostAndItsTagsApply() throws {
+        // The tool's own rules everywhere.
+        #expect(try rule("rm -rf /", host: "staging-1", tags: []).level == .deny)
+        #expect(try rule("uptime", host: "db", tags: ["prod"]).level == .approve)
+        // A tag's deny pattern, and its default for what no pattern decides.
+        let denied = try rule("systemctl status nginx", host: "db", tags: ["prod", "web"])
+        #expect(denied.level == .deny && denied.origin.contains("assistant.tools.ssh_exec.tags.prod.deny 'systemctl *'"), "\(denied.origin)")
+        let byDefault = try rule("ls /", host: "db", tags: ["prod"])
+        #expect(byDefault.level == .deny && byDefault.origin.contains("tags.prod.default"), "\(byDefault.origin)")
+        // Several tags: the strictest default.
+        #expect(try rule("ls /", host: "api", tags: ["web", "prod"]).level == .deny)
+        #expect(try rule("systemctl status nginx", host: "api", tags: ["web"]).level == .approve)
+        // The host's own set: its approve and its default, over the tool's.
+        #expect(try rule("systemctl restart app", host: "staging-1", tags: []).level == .approve)
+        let hostDefault = try rule("ls /", host: "staging-1", tags: [])
+        #expect(hostDefault.level == .approve && hostDefault.origin.contains("hosts.staging-1.default"), "\(hostDefault.origin)")
+        // Another host gets the tool's default.
+        #expect(try rule("ls /", host: "other", tags: []).level == .ask)
+    }
+
+    @Test func tagsThatCannotBeReadDeny() throws {
+        let unknown = try rule("uptime", host: "db", tags: nil)
+        #expect(unknown.level == .deny && unknown.origin.contains("tags could not be read"), "\(unknown.origin)")
+        // A policy without rules by tag needs no tags.
+        let plain = try CommandRulesTests.policy(CommandRulesTests.operatorFile)
+        #expect(!plain.needsTags("ssh_exec"))
+        #expect(plain.rule(for: "ssh_exec", readOnly: false, command: "uptime", host: "db", tags: nil).level == .approve)
+        #expect(try CommandRulesTests.policy(Self.operatorFile).needsTags("ssh_exec"))
+    }
+
+    @Test func theUserMayNarrowAHostButNotWidenIt() throws {
+        let narrower = #"{"assistant":{"tools":{"ssh_exec":{"hosts":{"staging-1":{"deny":["systemctl *"]}}}}}}"#
+        #expect(try rule("systemctl restart app", host: "staging-1", tags: [], user: narrower).level == .deny)
+        let wider = #"{"assistant":{"tools":{"ssh_exec":{"tags":{"prod":{"approve":["systemctl restart *"],"default":"approve"}}}}}}"#
+        #expect(try rule("systemctl restart app", host: "db", tags: ["prod"], user: wider).level == .deny)
+    }
+
+    @Test func malformedScopesAreRefusedNamingTheField() throws {
+        for (file, field) in [
+            (#"{"assistant":{"tools":{"ssh_exec":{"hosts":["db"]}}}}"#, "assistant.tools.ssh_exec.hosts"),
+            (#"{"assistant":{"tools":{"ssh_exec":{"tags":{"prod":{"hosts":{}}}}}}}"#, "assistant.tools.ssh_exec.tags.prod"),
+            (#"{"assistant":{"tools":{"ssh_exec":{"tags":{"prod":{"deny":["rm*"]}}}}}}"#, "assistant.tools.ssh_exec.tags.prod.deny"),
+            (#"{"assistant":{"tools":{"ssh_exec":{"hosts":{"a b":{"deny":["rm *"]}}}}}}"#, "assistant.tools.ssh_exec.hosts"),
+            (#"{"assistant":{"tools":{"ssh_exec":{"deny":["--force=*"]}}}}"#, "assistant.tools.ssh_exec.deny"),
+        ] {
+            #expect(throws: AssistantPolicyError.self, "\(file)") { _ = try AssistantPolicyPart.parse(Array(file.utf8), source: "P") }
+            do { _ = try AssistantPolicyPart.parse(Array(file.utf8), source: "P") } catch {
+                #expect(error.field == field, "\(file): \(error)")
             }
         }
     }

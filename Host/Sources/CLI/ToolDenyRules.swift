@@ -4,8 +4,8 @@ import Foundation
 /// same `"assistant": {"tools": {...}}` rules the Assistant's gate reads, Deny only. A person at
 /// the CLI may run a tool the policy asks about (they typed it), but never one it denies. Fails
 /// closed: a policy file that exists but cannot be read, assistant rules that are not the shape
-/// the Assistant reads, and per-command deny patterns (which only the Assistant's gate can
-/// match against a parsed command) all refuse the call.
+/// the Assistant reads, and per-command deny patterns and rules by host or tag (which only the
+/// Assistant's gate can match against a parsed command and a saved host) all refuse the call.
 enum ToolDenyRules {
     /// Why `tool` is refused, or nil.
     static func refusal(tool: String, operatorPolicy: String, userConfig: String) -> String? {
@@ -35,6 +35,9 @@ enum ToolDenyRules {
             case let object as [String: Any]:
                 if object["default"] as? String == "deny" {
                     return "\(tool) is set to deny by \(source) \(path) (assistant.tools.\(key).default); the command line is held to it too"
+                }
+                for scope in ["hosts", "tags"] where !((object[scope] as? [String: Any])?.isEmpty ?? (object[scope] == nil)) {
+                    return "\(tool) has rules by \(scope == "hosts" ? "host" : "tag") in \(source) \(path) (assistant.tools.\(key).\(scope)), which only the assistant's gate matches; run it through 'termhost ask', or call it there"
                 }
                 if let patterns = object["deny"] as? [Any], !patterns.isEmpty {
                     return "\(tool) has per-command deny rules in \(source) \(path) (assistant.tools.\(key).deny), which only the assistant's gate matches; run it through 'termhost ask', or call it there"

@@ -39,9 +39,11 @@ public struct AssistantPolicy: Sendable, Equatable {
 
     /// The rule for a call of `tool`; `readOnly` is the call's kind (for `ssh_exec`, the
     /// classifier's verdict on its command, not the catalog's flag).
-    public func rule(for tool: String, readOnly: Bool, command: String? = nil) -> Rule {
-        let fixed = operatorPart.rule(for: tool, command: command)
-        let chosen = userPart.rule(for: tool, command: command)
+    /// `host` is the call's host argument and `tags` that saved host's tags (nil when they
+    /// could not be read: rules by tag then deny).
+    public func rule(for tool: String, readOnly: Bool, command: String? = nil, host: String? = nil, tags: [String]? = []) -> Rule {
+        let fixed = operatorPart.rule(for: tool, command: command, host: host, tags: tags)
+        let chosen = userPart.rule(for: tool, command: command, host: host, tags: tags)
         switch (fixed, chosen) {
         case let (op?, user?):
             return user.level > op.level ? user : op
@@ -55,6 +57,9 @@ public struct AssistantPolicy: Sendable, Equatable {
                         isExplicit: false)
         }
     }
+
+    /// Whether either file has rules by tag for `tool`, so a call's host's tags must be read.
+    public func needsTags(_ tool: String) -> Bool { operatorPart.needsTags(tool) || userPart.needsTags(tool) }
 
     /// Whether a run may use full access: both files must allow it (the default is yes).
     public var allowsFullAccess: Bool { operatorPart.fullAccess != false && userPart.fullAccess != false }
@@ -113,13 +118,15 @@ public struct AssistantPolicyPart: Sendable, Equatable {
 
     /// This file's rule for `tool` and, for `ssh_exec`, its command: a per-command pattern
     /// first, else the tool's level by name, else `"*"`, else none.
-    func rule(for tool: String, command: String?) -> AssistantPolicy.Rule? {
-        if let command, let rules = commandRules[tool], let hit = rules.level(for: command) {
-            return .init(level: hit.level, origin: "\(source) (assistant.tools.\(tool).\(hit.level.rawValue) '\(VisibleText.of(hit.pattern))')",
-                         isExplicit: true)
+    func rule(for tool: String, command: String?, host: String? = nil, tags: [String]? = []) -> AssistantPolicy.Rule? {
+        if let command, let rules = commandRules[tool], let hit = rules.level(for: command, host: host, tags: tags) {
+            return .init(level: hit.level, origin: "\(source) (assistant.tools.\(tool).\(VisibleText.of(hit.origin)))", isExplicit: true)
         }
         return rule(for: tool)
     }
+
+    /// Whether this file has rules by tag for `tool`: the call's host's tags are then needed.
+    func needsTags(_ tool: String) -> Bool { !(commandRules[tool]?.tags.isEmpty ?? true) }
 
     /// This file's rule for `tool`: by name, else `"*"`, else none.
     func rule(for tool: String) -> AssistantPolicy.Rule? {

@@ -141,10 +141,14 @@ private struct ToolRuleProbe: Decodable {
     }
 
     static func rules(_ decoder: any Decoder) throws -> CommandRules {
-        let tool = decoder.codingPath.last?.stringValue ?? "?"
-        let field = "assistant.tools.\(tool)"
+        try rules(decoder, field: "assistant.tools.\(decoder.codingPath.last?.stringValue ?? "?")", scoped: true)
+    }
+
+    /// `scoped`: the tool's own entry, which may hold "hosts" and "tags" (whose entries may not).
+    static func rules(_ decoder: any Decoder, field: String, scoped: Bool) throws -> CommandRules {
         guard let object = try? decoder.container(keyedBy: PolicyFileKey.self) else {
-            throw AssistantPolicyError(field: field, message: "expected \"deny\", \"ask\", \"approve\" or an object of per-command rules")
+            throw AssistantPolicyError(field: field, message: scoped ? "expected \"deny\", \"ask\", \"approve\" or an object of per-command rules"
+                                                                  : "expected an object of per-command rules (deny, ask, approve, default)")
         }
         var rules = CommandRules()
         for key in object.allKeys {
@@ -163,6 +167,12 @@ private struct ToolRuleProbe: Decodable {
                         throw AssistantPolicyError(field: "\(field).\(key.stringValue)",
                                                    message: "'\(VisibleText.of(String(text.prefix(80))))' is not a pattern (1 to \(CommandRules.wordCap) words of plain text)")
                     }
+                    // "*" matches whole words only: "rm*" or "--force=*" would be taken as
+                    // meaning more than they match (they match only themselves), so refuse them.
+                    if let partial = words.first(where: { $0 != "*" && $0.contains("*") }) {
+                        throw AssistantPolicyError(field: "\(field).\(key.stringValue)",
+                                                   message: "'\(VisibleText.of(String(text.prefix(80))))': '*' matches a whole word only, not part of '\(VisibleText.of(String(partial.prefix(40))))'")
+                    }
                     patterns.append(words)
                 }
                 switch key.stringValue {
@@ -175,8 +185,27 @@ private struct ToolRuleProbe: Decodable {
                     throw AssistantPolicyError(field: "\(field).default", message: "expected \"deny\", \"ask\" or \"approve\"")
                 }
                 rules.fallback = level
+            case "hosts" where scoped, "tags" where scoped:
+                let what = key.stringValue == "hosts" ? "host" : "tag"
+                guard let entries = try? object.nestedContainer(keyedBy: PolicyFileKey.self, forKey: key) else {
+                    throw AssistantPolicyError(field: "\(field).\(key.stringValue)", message: "expected an object of rules by \(what) name")
+                }
+                guard entries.allKeys.count <= CommandRules.patternCap else {
+                    throw AssistantPolicyError(field: "\(field).\(key.stringValue)", message: "more than \(CommandRules.patternCap) \(what)s")
+                }
+                var scoped: [String: CommandRules] = [:]
+                for name in entries.allKeys {
+                    let text = name.stringValue
+                    guard !text.isEmpty, text.utf8.count <= 255, VisibleText.isPlain(text), !text.contains(" ") else {
+                        throw AssistantPolicyError(field: "\(field).\(key.stringValue)",
+                                                   message: "'\(VisibleText.of(String(text.prefix(80))))' is not a \(what) name (1 to 255 bytes of plain text, no spaces)")
+                    }
+                    scoped[text] = try Self.rules(try entries.superDecoder(forKey: name), field: "\(field).\(key.stringValue).\(text)", scoped: false)
+                }
+                if key.stringValue == "hosts" { rules.hosts = scoped } else { rules.tags = scoped }
             default:
-                throw AssistantPolicyError(field: field, message: "unknown key '\(VisibleText.of(String(key.stringValue.prefix(80))))' (expected deny, ask, approve, default)")
+                throw AssistantPolicyError(field: field, message: "unknown key '\(VisibleText.of(String(key.stringValue.prefix(80))))' "
+                                           + (scoped ? "(expected deny, ask, approve, default, hosts, tags)" : "(expected deny, ask, approve, default)"))
             }
         }
         return rules

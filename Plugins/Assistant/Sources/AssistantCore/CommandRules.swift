@@ -11,12 +11,28 @@
 /// parsed (whether it holds a denied command cannot be told). Then ask, when any command
 /// matches an ask pattern; then approve, only when every command matches an approve pattern.
 /// Otherwise `default`, else the rules for the tool as if the entry named no patterns.
+///
+/// Per host and per tag, the same rules again, for calls on that saved host or on a host with
+/// that tag:
+///
+///     "ssh_exec": { "deny": ["rm *"], "default": "ask",
+///                   "tags": { "prod": { "deny": ["systemctl *"], "default": "deny" } },
+///                   "hosts": { "staging-1": { "approve": ["systemctl restart app"] } } }
+///
+/// Every set that applies to the call (the tool's own, each of the host's tags, the host's)
+/// is read together: a deny pattern of any of them denies, then an ask pattern of any asks,
+/// then approve needs every command approved by the patterns of one set. When no pattern
+/// decides, the most specific `default` holds: the host's, else the strictest of its tags',
+/// else the tool's own.
 public struct CommandRules: Sendable, Equatable {
     public var deny: [[String]] = []
     public var ask: [[String]] = []
     public var approve: [[String]] = []
     /// The level when no pattern decides; nil leaves it to "*" or the default by kind.
     public var fallback: PolicyLevel?
+    /// Rules for calls on one saved host (by its name), and on hosts with one tag.
+    public var hosts: [String: CommandRules] = [:]
+    public var tags: [String: CommandRules] = [:]
 
     /// Patterns per list, and words per pattern, a file may give.
     public static let patternCap = 256
@@ -48,6 +64,29 @@ public struct CommandRules: Sendable, Equatable {
            line.argvs.allSatisfy({ argv in !(argv.first ?? "").contains("/") && approve.contains { Self.matches($0, argv) } }) {
             return (.approve, approve.first { p in line.argvs.contains { Self.matches(p, $0) } }.map { $0.joined(separator: " ") } ?? "")
         }
+        return nil
+    }
+
+    /// The level for `command` on `host` (the call's host argument) with `tags` (nil when
+    /// they could not be read): the tool's own rules and those of the host and its tags, read
+    /// together (see above), and where the level came from (`tags.prod.deny 'systemctl *'`,
+    /// `hosts.db1.default`). nil when nothing decides (the tool's own `default` is the
+    /// policy's level for the tool). Tag rules with unknown tags deny: whether they apply
+    /// cannot be told.
+    public func level(for command: String, host: String?, tags: [String]?) -> (level: PolicyLevel, origin: String)? {
+        if !self.tags.isEmpty && tags == nil {
+            return (.deny, "tags (the host's tags could not be read, so whether its tag rules apply cannot be told)")
+        }
+        var sets: [(scope: String, rules: CommandRules)] = [("", self)]
+        for tag in Set(tags ?? []).sorted() { if let r = self.tags[tag] { sets.append(("tags.\(tag).", r)) } }
+        if let host, let r = hosts[host] { sets.append(("hosts.\(host).", r)) }
+        let hits = sets.compactMap { set in set.rules.level(for: command).map { (level: $0.level, origin: "\(set.scope)\($0.level.rawValue) '\($0.pattern)'") } }
+        for wanted in [PolicyLevel.deny, .ask, .approve] {
+            if let hit = hits.first(where: { $0.level == wanted }) { return hit }
+        }
+        if let host, let level = hosts[host]?.fallback { return (level, "hosts.\(host).default") }
+        let tagged = sets.dropFirst().filter { $0.scope.hasPrefix("tags.") }.compactMap { set in set.rules.fallback.map { ($0, set.scope) } }
+        if let strictest = tagged.max(by: { $0.0 < $1.0 }) { return (strictest.0, "\(strictest.1)default") }
         return nil
     }
 

@@ -65,7 +65,7 @@ public final class ToolGate: Sendable {
                 + "could change state (\(unproven!)); a person can allow it by running the request in acting mode "
                 + "(termhost ask --acting)", by: .policy))
         }
-        let rule = policy.rule(for: tool, readOnly: readOnly, command: command)
+        let rule = policy.rule(for: tool, readOnly: readOnly, command: command, host: call.host, tags: call.hostTags)
         // A call given a secret is never auto-approved: only the person answers it (its output
         // could carry the secret in any encoding: `base64`, `rev`, `od -c` of stdin are reads).
         let secret = call.carriesSecret

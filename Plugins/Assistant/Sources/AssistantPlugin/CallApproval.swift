@@ -83,8 +83,9 @@ struct CallApproval {
         var modes = Set<RunMode>()
         if tool.planning { modes.insert(.planning) }
         if tool.acting { modes.insert(.acting) }
-        let gateCall = GateCall(runID: runID, toolName: call.name, toolReadOnly: tool.readOnly, modes: modes,
+        var gateCall = GateCall(runID: runID, toolName: call.name, toolReadOnly: tool.readOnly, modes: modes,
                                 argumentsJSON: call.argumentsJSON)
+        if gate.policy.needsTags(call.name) { gateCall.hostTags = HostTags.of(gateCall.host, tools: host.tools, scene: scene) }
         let person: (any ApprovalPrompter)? = host.interact.flatMap { interact in
             interact.canPrompt(scene: scene) ? InteractPrompter(interact: interact, scene: scene) : nil
         }

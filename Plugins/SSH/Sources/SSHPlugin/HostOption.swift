@@ -4,7 +4,7 @@ import TermhostSDK
 /// through BoundedNumber) before it changes the record, and a refusal names the option, the
 /// value and the rule, e.g. `--port must be a whole number from 1 to 65535, not '99999'`.
 enum HostOption: String, CaseIterable {
-    case port = "--port", user = "--user", identity = "--identity", tag = "--tag", jump = "--jump",
+    case port = "--port", user = "--user", identity = "--identity", tag = "--tag", untag = "--untag", jump = "--jump",
          address = "--address", keepalive = "--keepalive", keepaliveCount = "--keepalive-count",
          forwardAgent = "--forward-agent"
 
@@ -25,7 +25,11 @@ enum HostOption: String, CaseIterable {
                 record.identityFile = value
             case .tag:
                 if let why = HostRules.tag(value) { return refused(value, why) }
-                record.tags = (record.tags ?? []) + [value]
+                if !(record.tags ?? []).contains(value) { record.tags = (record.tags ?? []) + [value] }
+            case .untag:   // a tag decides which assistant rules hold on the host: it must be removable
+                guard (record.tags ?? []).contains(value) else { return "\(rawValue) '\(VisibleText.of(value))': the host has no such tag" }
+                record.tags = record.tags?.filter { $0 != value }
+                if record.tags?.isEmpty == true { record.tags = nil }
             case .address:
                 if let why = HostRules.address(value) { return refused(value, why) }
                 record.address = value

@@ -126,7 +126,8 @@ extension MCPServer {
         var modes = Set<RunMode>()
         if tool.planning { modes.insert(.planning) }
         if tool.acting { modes.insert(.acting) }
-        let call = GateCall(runID: runID, toolName: tool.name, toolReadOnly: tool.readOnly, modes: modes, argumentsJSON: arguments)
+        var call = GateCall(runID: runID, toolName: tool.name, toolReadOnly: tool.readOnly, modes: modes, argumentsJSON: arguments)
+        if gate.policy.needsTags(tool.name) { call.hostTags = HostTags.of(call.host, tools: tools?.tools, scene: tools?.scene ?? 0) }
         let person: (any ApprovalPrompter)? = elicits ? MCPElicitation(server: self, call: id) : nil
         switch gate.decide(call, run: GateRun(mode: mode), prompter: person, reviewer: nil) {
         case .run: return .run
