@@ -26,10 +26,19 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         // Per-command rules: for a command, the combined level is never wider than the
         // operator's own level for that command.
+        // Per host and tag too: on any host with any tags (or tags unknown), never wider than
+        // the operator's; unknown tags where tag rules exist always deny.
+        let hostNames = ["staging-1", "db"] + (policy.operatorPart.commandRules["ssh_exec"]?.hosts.keys.prefix(2).map { $0 } ?? [])
+        let tagSets: [[String]?] = [[], ["prod"], nil] + (policy.operatorPart.commandRules["ssh_exec"]?.tags.keys.prefix(2).map { [$0] } ?? [])
         for command in ["rm -rf /", "systemctl status nginx", "sudo -u x rm y", "ls && rm x", "bash -c 'rm x'", "echo $(id)"] {
-            let rule = policy.rule(for: "ssh_exec", readOnly: false, command: command)
-            if let op = policy.operatorPart.rule(for: "ssh_exec", command: command) {
-                precondition(rule.level >= op.level, "user widened ssh_exec for '\(command)' past the operator")
+            for host in hostNames {
+                for tags in tagSets {
+                    let rule = policy.rule(for: "ssh_exec", readOnly: false, command: command, host: host, tags: tags)
+                    if let op = policy.operatorPart.rule(for: "ssh_exec", command: command, host: host, tags: tags) {
+                        precondition(rule.level >= op.level, "user widened ssh_exec for '\(command)' on \(host) past the operator")
+                    }
+                    if tags == nil && policy.needsTags("ssh_exec") { precondition(rule.level == .deny, "unknown tags did not deny") }
+                }
             }
         }
         if policy.operatorPart.fullAccess == false { precondition(!policy.allowsFullAccess) }
