@@ -207,3 +207,51 @@ import TestSupport
         #expect(try cli.run("hello").status == 1)
     }
 }
+
+/// Issue 27 item 15 through the binary: Termhost's files and directories under the XDG
+/// directories that an older Termhost left readable by others (0755, 0644: the store and its
+/// -wal, the log, the probe cache) are made private at the next start; one that others could
+/// write is refused with its path and the fix, and `doctor` says so without changing anything.
+@Suite struct PrivateFilesEndToEndTests {
+    func mode(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1
+    }
+
+    @Test func filesLeftReadableAreTightenedAndWritableOnesRefused() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cli = CLI(dir)
+        try Fixtures.sshPlugin(in: cli.plugins)
+        #expect(try cli.run("hosts", "add", "web", "web.internal").status == 0)
+        let data = dir.path + "/data/termhost", state = dir.path + "/state/termhost", cache = dir.path + "/cache/termhost"
+        let files = [data + "/termhost.db", state + "/termhost.log", cache + "/probe-cache.json"]
+        for path in files + [data + "/termhost.db-wal"] where FileManager.default.fileExists(atPath: path) { chmod(path, 0o644) }
+        for path in [data, state, cache] { chmod(path, 0o755) }
+
+        #expect(try cli.run("hosts", "list").stdout.contains("web.internal"))
+        for path in [data, state, cache] { #expect(mode(path) == 0o700, "\(path): \(String(mode(path), radix: 8))") }
+        for path in files { #expect(mode(path) == 0o600, "\(path): \(String(mode(path), radix: 8))") }
+
+        // Writable by the group: refused with the path and the fix, reported by doctor.
+        let wal = data + "/termhost.db-wal"
+        if !FileManager.default.fileExists(atPath: wal) { _ = FileManager.default.createFile(atPath: wal, contents: nil) }
+        chmod(wal, 0o664)
+        let refused = try cli.run("hosts", "list")
+        #expect(refused.status != 0 && refused.stderr.contains("\(wal) can be written by its group or others (mode 664)")
+                && refused.stderr.contains("chmod 600 \(wal)"), "\(refused.output)")
+        let doctor = try cli.run("doctor")
+        #expect(doctor.stdout.contains("\(wal) can be written by its group or others"), "\(doctor.stdout)")
+        #expect(mode(wal) == 0o664, "doctor changed a mode")
+        chmod(wal, 0o600)
+
+        let probeCache = cache + "/probe-cache.json"
+        chmod(probeCache, 0o666)
+        let set = try cli.run("doctor")
+        #expect(set.stdout.contains("probe cache set aside, every plugin is probed again: \(probeCache) can be written by its group or others"), "\(set.stdout)")
+        let log = state + "/termhost.log"
+        chmod(log, 0o622)
+        let logRefused = try cli.run("hosts", "list")
+        #expect(logRefused.stdout.contains("web.internal"), "\(logRefused.output)")
+        #expect(logRefused.stderr.contains("not logging to a file: \(log) can be written by its group or others"), "\(logRefused.stderr)")
+    }
+}

@@ -49,6 +49,18 @@ public struct ProbeCache: Sendable {
     /// Reads the cache (never following a symbolic link, at most `cap` bytes). A missing or
     /// corrupt file is an empty cache; one that cannot be used at all is too, and says why.
     public static func load(path: String) -> ProbeCache {
+        // It decides which plugins run unprobed and which stay quarantined: one someone else
+        // could have written is set aside (and replaced by the next save), never believed.
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd >= 0 {
+            let refused = PrivateFile.check(fd: fd, path: path, privateMode: 0o600, fix: "chmod 600 \(path)")
+            close(fd)
+            if let refused {
+                var cache = ProbeCache(path: path, entries: [:])
+                cache.problem = "probe cache set aside, every plugin is probed again: \(refused)"
+                return cache
+            }
+        }
         let data: Data
         do { data = try BoundedFile.read(path, cap: cap, followSymlinks: false) } catch {
             var cache = ProbeCache(path: path, entries: [:])
@@ -118,9 +130,7 @@ public struct ProbeCache: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         guard let data = try? encoder.encode(entries), data.count <= ProbeCache.cap else { return }
-        let dir = PathText.parent(path)
-        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
+        guard PrivateFile.prepare(ownDirectory: PathText.parent(path)) == nil else { return }
         let tmp = path + ".tmp"
         unlink(tmp)
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)

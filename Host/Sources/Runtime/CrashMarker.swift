@@ -75,7 +75,8 @@ public enum CrashMarker {
         guard fd >= 0 else { return [] }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(), st.st_size > 0 else { return [] }
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 0,
+              PrivateFile.check(fd: fd, path: path, privateMode: 0o600, fix: "chmod 600 \(path)") == nil else { return [] }
         let data: Data
         do { data = try BoundedFile.read(fd: fd, file: path, cap: cap) } catch { _ = ftruncate(fd, 0); return [] }
         _ = ftruncate(fd, 0)
@@ -88,12 +89,12 @@ public enum CrashMarker {
     public static func arm(path: String?) {
         var fd: Int32 = -1
         if let path {
-            let dir = PathText.parent(path)
-            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                     attributes: [.posixPermissions: 0o700])
-            fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            if PrivateFile.prepare(ownDirectory: PathText.parent(path)) == nil {
+                fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            }
             var st = stat()
-            if fd >= 0, fstat(fd, &st) != 0 || (st.st_mode & S_IFMT) != S_IFREG {
+            if fd >= 0, fstat(fd, &st) != 0 || (st.st_mode & S_IFMT) != S_IFREG
+                || PrivateFile.check(fd: fd, path: path, privateMode: 0o600, fix: "chmod 600 \(path)") != nil {
                 close(fd)
                 fd = -1
             }

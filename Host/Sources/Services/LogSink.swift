@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TermhostRegistry
 import TermhostSDK
 
 /// Leveled log lines to stderr (at or above `stderrLevel`) and to a file (at or above
@@ -26,12 +27,20 @@ public final class LogSink: @unchecked Sendable {
         self.stderrLevel = stderrLevel
         self.fileLevel = fileLevel
         if let filePath {
-            let dir = PathText.parent(filePath)
-            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                     attributes: [.posixPermissions: 0o700])
-            // O_NOFOLLOW: a symbolic link planted at the log's name must not make the host
-            // append to (or create) whatever file it points to.
-            fileFD = open(filePath, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            // Private (0700, 0600) whatever the umask, tightened when an older Termhost left them
+            // readable, and not written at all when someone else could have put lines in it.
+            var problem = PrivateFile.prepare(ownDirectory: PathText.parent(filePath))
+            if problem == nil {
+                // O_NOFOLLOW: a symbolic link planted at the log's name must not make the host
+                // append to (or create) whatever file it points to.
+                fileFD = open(filePath, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+                if fileFD >= 0, let refused = PrivateFile.check(fd: fileFD, path: filePath, privateMode: 0o600, fix: "chmod 600 \(filePath)") {
+                    problem = refused
+                    close(fileFD)
+                    fileFD = -1
+                }
+            }
+            if let problem { emit(2, "termhost: not logging to a file: \(VisibleText.of(problem))\n") }
         }
     }
 

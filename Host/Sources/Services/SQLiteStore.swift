@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TermhostRegistry
 import TermhostSDK
 
 /// The host store: one SQLite file (`$XDG_DATA_HOME/termhost/termhost.db`) in WAL mode with
@@ -41,7 +42,8 @@ public final class SQLiteStore: @unchecked Sendable {
             }
             // Private whatever the umask: created 0600 here (SQLite gives its -wal and -shm the
             // database's mode), and refused when someone else could have written it.
-            if let problem = PrivateFile.prepare(directory: dir) ?? PrivateFile.prepare(file: path) {
+            if let problem = PrivateFile.prepare(directory: dir) ?? PrivateFile.prepare(file: path)
+                ?? PrivateFile.prepare(existingFile: path + "-wal") ?? PrivateFile.prepare(existingFile: path + "-shm") {
                 throw StoreError(.io, "the store: \(problem)")
             }
         }
@@ -81,6 +83,9 @@ public final class SQLiteStore: @unchecked Sendable {
     /// Why the store at path could not be opened, or nil if it can (or does not exist yet and
     /// can be created). Read-only: diagnosing never creates, migrates or changes anything.
     public static func diagnose(path: String) -> String? {
+        for file in [PathText.parent(path), path, path + "-wal", path + "-shm"] {
+            if let refused = PrivateFile.refusal(at: file) { return "the store: \(refused)" }
+        }
         guard FileManager.default.fileExists(atPath: path) else {
             // The first start will create it: check that the nearest existing directory lets us.
             var dir = PathText.parent(path)
