@@ -208,6 +208,55 @@ import TestSupport
         #expect(answers.allSatisfy { $0.contains(#""isError":false"#) && !$0.contains("already running") }, "\(answers.filter { !$0.contains(#""isError":false"#) })")
     }
 
+    /// Calls held while one runs alone hold their arguments: beyond 64 MiB in all (22 calls of
+    /// 3 MiB), the next is refused at once, saying why, instead of the server holding up to
+    /// 256 lines of 4 MiB (1 GiB); the calls held are answered when input ends.
+    @Test func argumentsHeldByWaitingCallsAreBounded() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.lab(dir, tools: #"{"wait_cancel": "approve"}"#)
+        defer { h.server.stop() }
+        try Fixtures.toolsPlugin(in: h.plugins)
+        let started = dir.path + "/started"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.termhost)
+        p.arguments = ["mcp"]
+        p.environment = h.environment.merging(["TOOLS_FIXTURE_STARTED": started]) { $1 }
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        let received = UnsafeSendableBox<[String]>([])
+        let reader = Thread {
+            var pending = Data()
+            while case let chunk = output.fileHandleForReading.availableData, !chunk.isEmpty {
+                pending.append(chunk)
+                while let nl = pending.firstIndex(of: 0x0A) {
+                    received.append(String(decoding: pending[..<nl], as: UTF8.self))
+                    pending = Data(pending[(nl + 1)...])
+                }
+            }
+        }
+        reader.start()
+        input.fileHandleForWriting.write(Data((#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait_cancel","arguments":{}}}"# + "\n").utf8))
+        #expect(Wait.until(timeout: 120) { FileManager.default.fileExists(atPath: started) }, "the tool never started")
+        let pad = String(repeating: "x", count: 3 << 20)
+        for id in 2...30 {
+            let line = #"{"jsonrpc":"2.0","id":\#(id),"method":"tools/call","params":{"name":"wait_cancel","arguments":{"pad":"\#(pad)"}}}"#
+            input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        }
+        #expect(Wait.until(timeout: 120) { received.value.contains { $0.contains("bytes of arguments") } }, "\(received.value.map { $0.prefix(200) })")
+        try input.fileHandleForWriting.close()
+        #expect(Wait.until(timeout: 120) { !p.isRunning })
+        p.waitUntilExit()
+        let answers = received.value
+        #expect(answers.count == 30, "\(answers.count) answers")
+        let refused = answers.filter { $0.contains("(at most 67108864); wait for one to finish") }
+        #expect((5...9).contains(refused.count), "\(refused.count) refused")
+    }
+
     @Test func theEndOfInputCancelsARunningCallAndEndsWithin3Seconds() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -35,6 +35,9 @@ final class MCPServer: @unchecked Sendable {
     /// Calls accepted at once, running or waiting for one of the `maxCallsInFlight` threads in
     /// arrival order; one more is refused until one ends.
     static let maxCallsQueued = 256
+    /// Bytes of arguments the accepted calls may hold together: 256 calls of 4 MiB lines would
+    /// hold 1 GiB; a call beyond this is refused until others end.
+    static let maxArgumentBytesHeld = 64 << 20
     static let maxLineBytes = 4 << 20
 
     let output: MCPOutput
@@ -56,6 +59,8 @@ final class MCPServer: @unchecked Sendable {
         var number: UInt64?
         /// Its answer is written (by its thread, or by the end of the session for it).
         var answered = false
+        /// The bytes of its arguments, counted against `maxArgumentBytesHeld` while it is held.
+        var argumentBytes = 0
     }
 
     enum Reply {
@@ -66,6 +71,8 @@ final class MCPServer: @unchecked Sendable {
     let lock = NSCondition()
     var clientElicits = false
     var calls: [JSONRPCID: CallState] = [:]
+    /// The sum of `calls`' argument bytes.
+    var argumentBytesHeld = 0
     /// This side's requests (elicitation/create) waiting for the client's answer.
     var replies: [JSONRPCID: Reply] = [:]
     var nextRequest = 0

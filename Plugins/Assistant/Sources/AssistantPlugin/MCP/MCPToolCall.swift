@@ -32,7 +32,14 @@ extension MCPServer {
                 return JSONRPCError(.internalError, "\(Self.maxCallsQueued) tool calls are already running or waiting; "
                     + "wait for one to finish")
             }
-            calls[id] = CallState()
+            if argumentBytesHeld + arguments.utf8.count > Self.maxArgumentBytesHeld {
+                return JSONRPCError(.internalError, "the tool calls running or waiting already hold \(argumentBytesHeld) bytes of arguments "
+                    + "(at most \(Self.maxArgumentBytesHeld)); wait for one to finish")
+            }
+            var state = CallState()
+            state.argumentBytes = arguments.utf8.count
+            argumentBytesHeld += state.argumentBytes
+            calls[id] = state
             return nil
         }
         if let refusal { return output.send(JSONRPCMessage.error(id, refusal)) }
@@ -87,7 +94,7 @@ extension MCPServer {
         // leaves `calls`, which the end of the session waits for.
         lock.withLock {
             answerLocked(id, text, isError: isError)
-            calls.removeValue(forKey: id)
+            argumentBytesHeld -= calls.removeValue(forKey: id)?.argumentBytes ?? 0
             lock.broadcast()
         }
     }
