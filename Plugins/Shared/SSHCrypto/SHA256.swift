@@ -40,7 +40,7 @@ public final class SHA256 {
     }
 
     /// Lower-case hex, two digits a byte.
-    static func hex(_ bytes: [UInt8]) -> String {
+    public static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         text.reserveCapacity(bytes.count * 2)

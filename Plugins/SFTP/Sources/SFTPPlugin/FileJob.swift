@@ -1,4 +1,5 @@
 import Glibc
+import SSHCrypto
 
 /// One file to move. For a download, remotePath is the source and localPath the final name;
 /// for an upload the other way round. The bytes go to a partial file beside the final name
@@ -31,10 +32,9 @@ struct FileJob: Sendable {
         let name = path.lastComponent
         var partial = "." + name + partialSuffix
         if partial.utf8.count > nameMax {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325   // FNV-1a, 64 bits
-            for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-            let hex = String(hash, radix: 16)
-            let tag = "~" + String(repeating: "0", count: 16 - hex.count) + hex
+            // SHA-256, cut to 64 bits: the names come from a server, and a hash anyone can
+            // collide on purpose (FNV) would let one long name resume into another's partial.
+            let tag = "~" + String(SHA256.hex(SHA256.digest(Array(name.utf8))).prefix(16))
             let room = nameMax - 1 - tag.utf8.count - partialSuffix.utf8.count
             var prefix = ""
             for scalar in name.unicodeScalars {
