@@ -59,6 +59,7 @@ import TestSupport
         (["publish-not-json"], "error 1: publish: payload is not JSON: '{not json'"),
         (["publish-topic", "Org Test"], "error 1: publish: topic 'Org Test' contains 'O'; a topic is lowercase letters, digits, '.', '_' and '-'"),
         (["publish-topic", ""], "error 1: publish: topic is empty"),
+        (["publish-topic", "termhost.tools.cli-call"], "error 4: publish: topic 'termhost.tools.cli-call' is the host's (topics beginning with 'termhost.' are published by the host only)"),
         (["publish-long-topic"], "error 1: publish: topic is 201 bytes, more than the 200 a topic may have"),
         (["subscribe-topic"], "error 1: subscribe: topic 'Org.Test' contains 'O'"),
         (["setting-null-key"], "error 1: get_setting: key is NULL"),

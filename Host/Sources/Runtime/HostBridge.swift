@@ -320,6 +320,12 @@ public enum HostBridge {
                     topicText = try BoundaryArguments.topic(topic, call: "publish")
                     json = try BoundaryArguments.json(payload, call: "publish")
                 } catch { return HostBridge.refuse(err, error) }
+                // The host's topics are the host's: a plugin that could publish them could forge
+                // a phase change, a scene, or a command-line tool call for the audit log.
+                if topicText == "termhost" || topicText.hasPrefix("termhost.") {
+                    return termhostFail(err, TERMHOST_ERR_DENIED, "publish: topic '\(topicText)' is the host's (topics beginning with 'termhost.' "
+                                        + "are published by the host only); publish under your plugin's ID")
+                }
                 HostBridge.context(host).services.events.publish(topicText, json)
                 return termhost_status(TERMHOST_OK)
             },

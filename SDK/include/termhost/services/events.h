@@ -8,6 +8,9 @@
  *   "termhost.workspace.published"  {"scene":N,"workspace":W,"index":I}  (before it connects)
  *   "termhost.workspace.closed"     {"scene":N,"workspace":W}
  *   "termhost.feature.failed"       {"feature":"<id>"}
+ * Topics beginning with "termhost." are the host's: a plugin's publish of one is refused with
+ * TERMHOST_ERR_DENIED (a plugin that could publish them could forge a phase change or an audit
+ * record); publish under your plugin's ID. Subscribing to them is open to every plugin.
  * Delivery is synchronous, on the publisher's thread, in subscription order. */
 #ifndef TERMHOST_SERVICE_EVENTS_H
 #define TERMHOST_SERVICE_EVENTS_H
