@@ -67,7 +67,7 @@ public final class SyncEngine {
         }
     }
 
-    private func fail(_ message: String, remedy: String?) -> SyncOutcome {
+    func fail(_ message: String, remedy: String?) -> SyncOutcome {
         state.lastError = remedy.map { "\(message); \($0)" } ?? message
         try? saveState()
         return .failed(state.lastError!)
@@ -110,7 +110,7 @@ public final class SyncEngine {
 
     /// A first sync, or the vault was replaced: forget server versions, pull everything, and
     /// offer every local record (merged against what the vault has).
-    private func joinVault(_ vault: String) throws {
+    func joinVault(_ vault: String) throws {
         try store.transaction {
             for (key, _) in try store.list("records") { try store.remove("records", key) }
             for id in try local.all() where rule(id) != nil {
@@ -153,7 +153,7 @@ public final class SyncEngine {
     /// same transaction that saves the cursor past them, so a pull cut anywhere (server
     /// restarted, network gone, process killed) resumes where it stopped with the marks of the
     /// pages already applied, and nothing saved is untrue without the rest of the pull.
-    private func pull(restored: Bool) throws {
+    func pull(restored: Bool) throws {
         var cursor = SyncCursor(state.cursor)
         if cursor == .start && !state.fullReconcile {
             try startFullPull()
@@ -210,7 +210,7 @@ public final class SyncEngine {
     }
 
     /// Begins a full pull from the start of the feed: no record marked as seen yet.
-    private func startFullPull() throws {
+    func startFullPull() throws {
         try store.transaction {
             try clearReconcileMarks()
             state.cursor = ""
@@ -220,355 +220,8 @@ public final class SyncEngine {
         }
     }
 
-    private func clearReconcileMarks() throws {
+    func clearReconcileMarks() throws {
         for (key, _) in try store.list("reconcile") { try store.remove("reconcile", key) }
-    }
-
-    /// The most bytes one record may hold, and its key. Checked before anything decodes the
-    /// record: a peer's 140 MB record once cost a device 0.9 GB of memory and left 490 MB in
-    /// its store. A host, rule or monitor is a few hundred bytes.
-    public static let maxRecordBytes = 1 << 20
-    public static let maxKeyBytes = 512
-
-    /// Why a record from the vault is refused before it is decoded, or nil: too large, or a
-    /// key no local command could have made or could reach (empty, ".", "..", control
-    /// characters, too long). The owning plugin's own rules for the fields are its to check.
-    static func refusal(of record: SyncServerRecord) -> String? {
-        if let payload = record.payload, payload.count > maxRecordBytes {
-            return "is \(payload.count) bytes, more than the \(maxRecordBytes) a record may hold: refused unread"
-        }
-        let key = record.id.key
-        if key.isEmpty || key == "." || key == ".." { return "has the key \(key.debugDescription), which names nothing: refused" }
-        if key.utf8.count > maxKeyBytes { return "has a key of \(key.utf8.count) bytes, more than \(maxKeyBytes): refused" }
-        if key.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) {
-            return "has a key with control characters: refused"
-        }
-        return nil
-    }
-
-    private func receive(_ record: SyncServerRecord, restored: Bool) throws {
-        if let why = SyncEngine.refusal(of: record) {
-            try passOver(record.id, version: record.version)
-            try quarantine(SyncDamage(location: "\(backend.summary): \(record.id) version \(record.version)", reason: why,
-                                      raw: Array((record.payload ?? []).prefix(4096))))
-            return
-        }
-        let key = StateKey.of(record.id)
-        guard let rule = rule(record.id) else {
-            // A collection this device does not have (a newer client's): kept untouched.
-            try store.put("foreign", key, try encode(ForeignRecord(id: record.id, version: record.version.token, payload: record.payload.map { Data($0) })))
-            return
-        }
-        if let payload = record.payload, rule.merge == .fields, FieldMerge.object(payload) == nil {
-            try quarantine(SyncDamage(location: "\(backend.summary): \(record.id) version \(record.version)",
-                                      reason: "collection \(rule.collection) merges field by field but this record is not a JSON object", raw: payload))
-            return
-        }
-        if let payload = record.payload, try refusedByRules(record.id, version: record.version, payload: payload, rule: rule) {
-            return
-        }
-        var known = try recordState(record.id) ?? RecordState()
-        let pending = try pendingChange(record.id)
-        if let pending, pending.all.contains(record.changeID) {
-            // Our own write (its acknowledgement was lost, or it was sent by an earlier run).
-            try accepted(record.id, change: record.changeID, version: record.version, payload: record.payload, pending: pending)
-            return
-        }
-        if known.version == record.version.token { return }
-        if let mine = record.displaced.first(where: { $0.device == state.device && $0.version.token == known.version }),
-           mine.payload != record.payload {
-            // Our accepted write lost to a concurrent one: merge it as if it had been rejected.
-            try mergeOrConflict(record.id, base: known.ancestor.map { [UInt8]($0) }, local: mine.payload, remote: record, rule: rule)
-            return
-        }
-        if let open = try openConflict(record.id) {
-            // Merged from the copy the conflict was found against, so a newer remote version
-            // that no longer clashes ends the conflict and one that does replaces its remote side.
-            try mergeOrConflict(record.id, base: open.base.map { [UInt8]($0) }, local: try strippedLocal(record.id), remote: record, rule: rule)
-            return
-        }
-        if pending != nil {
-            try mergeOrConflict(record.id, base: known.base.map { [UInt8]($0) }, local: try strippedLocal(record.id), remote: record, rule: rule)
-            return
-        }
-        if record.payload == nil {
-            if restored, try local.read(record.id) != nil {
-                try conflict(record.id, base: known.base.map { [UInt8]($0) }, local: try strippedLocal(record.id), remote: record,
-                             reason: "deleted on another device after the backup this store was restored from")
-                return
-            }
-            try local.apply(record.id, payload: nil)
-            try store.remove("records", key)
-            return
-        }
-        try local.apply(record.id, payload: FieldMerge.keepLocal(record.payload!, from: try local.read(record.id), rule.localFields))
-        known.version = record.version.token
-        known.base = Data(record.payload!)
-        try store.put("records", key, try encode(known))
-    }
-
-    /// A version another device wrote is refused whole and quarantined, named in `sync status`,
-    /// when it carries device-local fields (IDs of stored secrets, above all: no device sends
-    /// them, so one that does is hostile or broken, and applying the rest of it would still bind
-    /// this device's secrets to someone else's host), or when its owning plugin's rules refuse it
-    /// (what its `add` checks: a host named "..", a port of 2^63). True when refused.
-    private func refusedByRules(_ id: SyncRecordID, version: SyncVersion, payload: [UInt8], rule: SyncCollection) throws -> Bool {
-        guard let why = try ruleBreak(id, payload: payload, rule: rule) else { return false }
-        try passOver(id, version: version)
-        try quarantine(SyncDamage(location: "\(backend.summary): \(id) version \(version)", reason: why, raw: Array(payload.prefix(4096))))
-        return true
-    }
-
-    /// Why a version is refused by the rules every incoming version meets (see above), or nil.
-    func ruleBreak(_ id: SyncRecordID, payload: [UInt8], rule: SyncCollection) throws -> String? {
-        if payload.count > SyncEngine.maxRecordBytes {   // a conflict's server copy comes this way, unchecked before
-            return "is \(payload.count) bytes, more than the \(SyncEngine.maxRecordBytes) a record may hold: refused unread"
-        }
-        if case let carried = FieldMerge.carriedLocalFields(payload, rule.localFields), !carried.isEmpty {
-            return "carries \(carried.joined(separator: ", ")), which stays on each device and no device sends (a secret's ID names this device's secrets only): refused"
-        }
-        if let broken = try local.refusal(id, payload: payload) { return "breaks a rule of \(id.namespace): \(broken): refused" }
-        return nil
-    }
-
-    /// A refused version is not applied, but it is the vault's current one: the local copy
-    /// stays as it is, and a local change is sent over it (base = that version), so an honest
-    /// edit replaces a hostile copy instead of conflicting with it forever.
-    private func passOver(_ id: SyncRecordID, version: SyncVersion) throws {
-        var known = try recordState(id) ?? RecordState()
-        known.version = version.token
-        try store.put("records", StateKey.of(id), try encode(known))
-    }
-
-    private func mergeOrConflict(_ id: SyncRecordID, base: [UInt8]?, local localValue: [UInt8]?, remote: SyncServerRecord, rule: SyncCollection) throws {
-        var known = try recordState(id) ?? RecordState()
-        if localValue == remote.payload {
-            known.version = remote.version.token
-            known.base = remote.payload.map { Data($0) }
-            try store.put("records", StateKey.of(id), try encode(known))
-            try store.remove("outbox", StateKey.of(id))
-            try store.remove("conflicts", StateKey.conflictID(id))
-            return
-        }
-        // A merge is a record neither device wrote: it meets the owner's rules too (each side
-        // did alone, but a rule across fields may refuse the mix); refused, it is a conflict.
-        var mergeRefusal: String?
-        if rule.merge == .fields, let l = localValue, let r = remote.payload,
-           case .success(let merged) = FieldMerge.merge(base: base, local: l, remote: r) {
-            mergeRefusal = try local.refusal(id, payload: merged)
-        }
-        if mergeRefusal == nil, rule.merge == .fields, let l = localValue, let r = remote.payload,
-           case .success(let merged) = FieldMerge.merge(base: base, local: l, remote: r) {
-            try local.apply(id, payload: FieldMerge.keepLocal(merged, from: try local.read(id), rule.localFields))
-            known.version = remote.version.token
-            known.base = Data(r)
-            try store.put("records", StateKey.of(id), try encode(known))
-            var pending = try pendingChange(id) ?? PendingChange(changeID: newChangeID())
-            pending.earlier = Array(pending.all.prefix(8))
-            pending.changeID = newChangeID()
-            try store.put("outbox", StateKey.of(id), try encode(pending))
-            try store.remove("conflicts", StateKey.conflictID(id))
-            return
-        }
-        let reason: String
-        switch (localValue, remote.payload) {
-        case _ where mergeRefusal != nil:
-            reason = "the two devices' changes together break a rule of \(id.namespace): \(mergeRefusal!)"
-        case (nil, _): reason = "deleted here, changed on another device"
-        case (_, nil): reason = "changed here, deleted on another device"
-        default:
-            if rule.merge == .fields, let l = localValue, let r = remote.payload,
-               case .failure(let clash) = FieldMerge.merge(base: base, local: l, remote: r) {
-                reason = "both devices changed \(clash.fields.joined(separator: ", "))"
-            } else {
-                reason = "changed on both devices"
-            }
-        }
-        try conflict(id, base: base, local: localValue, remote: remote, reason: reason)
-    }
-
-    private func conflict(_ id: SyncRecordID, base: [UInt8]?, local: [UInt8]?, remote: SyncServerRecord, reason: String) throws {
-        let c = SyncConflict(conflictID: StateKey.conflictID(id), id: id, reason: reason, local: local.map { Data($0) },
-                             remote: remote.payload.map { Data($0) }, remoteVersion: remote.version.token, base: base.map { Data($0) })
-        try store.put("conflicts", c.conflictID, try encode(c))
-        try store.remove("outbox", StateKey.of(id))
-    }
-
-    /// Sends pending changes once; returns whether a merge left new ones to send. Appends the
-    /// versions the vault gave this device's writes to `written`.
-    private func push(_ written: inout [SyncVersion]) throws -> Bool {
-        let pending = try outbox()
-        guard !pending.isEmpty else { return false }
-        var again = false
-        for start in stride(from: 0, to: pending.count, by: 500) {
-            let batch = Array(pending[start..<min(pending.count, start + 500)])
-            var changes: [SyncChange] = []
-            for (id, change) in batch {
-                let payload: [UInt8]?
-                if rule(id) == nil {
-                    payload = try store.get("foreign", StateKey.of(id)).flatMap { try? JSONDecoder().decode(ForeignRecord.self, from: Data($0)) }?.payload.map { [UInt8]($0) }
-                } else {
-                    payload = try strippedLocal(id)
-                }
-                let base = try recordState(id)?.version.map(SyncVersion.init)
-                changes.append(SyncChange(changeID: change.changeID, id: id, base: base, payload: payload))
-            }
-            let results = try backend.push(changes, device: state.device)
-            guard results.count == changes.count else { throw SyncBackendError.invalid("the backend answered \(results.count) results for \(changes.count) changes") }
-            try store.transaction {
-                for ((id, pendingChange), (change, result)) in zip(batch, zip(changes, results)) {
-                    switch result {
-                    case .applied(let version):
-                        written.append(version)
-                        try accepted(id, change: change.changeID, version: version, payload: change.payload, pending: pendingChange)
-                    case .conflict(let server):
-                        if pendingChange.all.contains(server.changeID) {
-                            written.append(server.version)
-                            try accepted(id, change: server.changeID, version: server.version, payload: server.payload, pending: pendingChange)
-                        } else if let rule = rule(id), let payload = server.payload,
-                                  try refusedByRules(id, version: server.version, payload: payload, rule: rule) {
-                            again = true   // stays pending; sent again over the refused version
-                            continue
-                        } else if let rule = rule(id) {
-                            try mergeOrConflict(id, base: try recordState(id)?.base.map { [UInt8]($0) }, local: change.payload, remote: server, rule: rule)
-                            again = true
-                        }
-                    }
-                }
-                try saveState()
-            }
-        }
-        return again
-    }
-
-    /// The backend stored `change` as `version`: it is the new synced copy. The pending entry
-    /// goes only if the local value is still what was sent.
-    private func accepted(_ id: SyncRecordID, change: String, version: SyncVersion, payload: [UInt8]?, pending: PendingChange) throws {
-        var known = try recordState(id) ?? RecordState()
-        known.ancestor = known.base
-        known.version = version.token
-        known.base = payload.map { Data($0) }
-        try store.put("records", StateKey.of(id), try encode(known))
-        state.lastOwnChange = change
-        let current = rule(id) == nil ? payload : try strippedLocal(id)
-        if current == payload {
-            try store.remove("outbox", StateKey.of(id))
-        } else {
-            var next = pending
-            next.earlier = Array(pending.all.prefix(8))
-            next.changeID = newChangeID()
-            try store.put("outbox", StateKey.of(id), try encode(next))
-        }
-    }
-
-    // MARK: - Commands
-
-    public func status() throws -> SyncStatus {
-        SyncStatus(backend: backend.summary, device: state.device, vault: state.vault, lastSuccess: state.lastSuccess,
-                   pending: try store.list("outbox").count, conflicts: try store.list("conflicts").count,
-                   quarantined: try store.list("quarantine").count, lastError: state.lastError, paused: state.paused)
-    }
-
-    public func conflicts() throws -> [SyncConflict] {
-        try store.list("conflicts").compactMap { try? JSONDecoder().decode(SyncConflict.self, from: Data($0.value)) }
-            .sorted { $0.id < $1.id }
-    }
-
-    public func quarantined() throws -> [SyncQuarantined] {
-        try store.list("quarantine").compactMap { try? JSONDecoder().decode(SyncQuarantined.self, from: Data($0.value)) }
-    }
-
-    public enum Side: String, Sendable { case local, remote }
-
-    /// Resolves a conflict: `local` keeps this device's value of what both sides changed (in a
-    /// collection merged field by field, the other side's changes to other fields are kept too;
-    /// otherwise the whole local record) and sends it at the next sync, which pulls first: a
-    /// version newer than the conflict's is merged again, and only a new clash is a conflict
-    /// again. `remote` takes the other's value here. Throws when there is no such conflict.
-    public func resolve(_ conflictID: String, keep side: Side) throws {
-        guard let bytes = try store.get("conflicts", conflictID),
-              let c = try? JSONDecoder().decode(SyncConflict.self, from: Data(bytes)) else {
-            throw SyncEngineError("no conflict \(conflictID.debugDescription); 'termhost sync conflicts' lists them")
-        }
-        try loadRules()
-        try store.transaction {
-            var known = try recordState(c.id) ?? RecordState()
-            known.version = c.remoteVersion
-            known.base = c.remote
-            switch side {
-            case .local:
-                if let rule = rule(c.id), rule.merge == .fields, let mine = try strippedLocal(c.id), let theirs = c.remote,
-                   let merged = FieldMerge.mergeKeepingLocal(base: c.base.map { [UInt8]($0) }, local: mine, remote: [UInt8](theirs)) {
-                    if let why = try local.refusal(c.id, payload: merged) {
-                        throw SyncEngineError("keeping this device's fields over the other device's record breaks a rule of \(c.id.namespace): \(why); "
-                                              + "edit the record so it holds, or keep the remote version")
-                    }
-                    try local.apply(c.id, payload: FieldMerge.keepLocal(merged, from: try local.read(c.id), rule.localFields))
-                }
-                try store.put("records", StateKey.of(c.id), try encode(known))
-                try store.put("outbox", StateKey.of(c.id), try encode(PendingChange(changeID: newChangeID())))
-            case .remote:
-                let payload = c.remote.map { FieldMerge.keepLocal([UInt8]($0), from: try? local.read(c.id), rule(c.id)?.localFields ?? []) }
-                try local.apply(c.id, payload: payload)
-                try store.put("records", StateKey.of(c.id), try encode(known))
-                try store.remove("outbox", StateKey.of(c.id))
-            }
-            try store.remove("conflicts", conflictID)
-        }
-    }
-
-    /// Purges the vault's tombstones that every device has passed; with `force`, all of them
-    /// (devices behind then reconcile in full). Returns how many went.
-    public func purge(force: Bool) throws -> Int {
-        do throws(SyncBackendError) {
-            _ = try backend.open(device: state.device)
-            return try backend.purgeTombstones(force: force)
-        } catch {
-            throw named(error)
-        }
-    }
-
-    /// A backend's failure, named once as a failed sync names it: the vault, what went wrong, what to do.
-    func named(_ error: SyncBackendError) -> SyncEngineError {
-        SyncEngineError("\(backend.summary): \(error.message)" + (SyncEngine.remedy(error).map { "; \($0)" } ?? ""))
-    }
-
-    public func setPaused(_ paused: Bool) throws {
-        state.paused = paused
-        try saveState()
-    }
-
-    /// The records this device has changed and not yet sent (what a read-only vault refuses).
-    public func pendingChanges() throws -> [SyncRecordID] {
-        try loadRules()
-        try capture()   // edits made since the last sync count too
-        return try outbox().map(\.0).sorted()
-    }
-
-    /// Drops the pending changes: each record goes back to the copy last synced with the vault
-    /// (device-local fields kept), or away when the vault never had it, and nothing is left to
-    /// send. For a device whose role may only read the vault: without it, every sync would
-    /// fail on the same refused changes. Returns what was dropped.
-    @discardableResult
-    public func discardLocal() throws -> [SyncRecordID] {
-        let dropped = try pendingChanges()
-        try store.transaction {
-            for id in dropped {
-                let synced = try recordState(id)?.base.map { [UInt8]($0) }
-                if let rule = rule(id) {
-                    try local.apply(id, payload: synced.map { FieldMerge.keepLocal($0, from: try local.read(id), rule.localFields) })
-                }
-                try store.remove("outbox", StateKey.of(id))
-            }
-        }
-        return dropped
-    }
-
-    /// Forgets the cursor and the server versions: the next sync pulls everything and merges it
-    /// with the local records (nothing local is deleted by a reset itself).
-    public func reset() throws {
-        state.vault = nil
-        try saveState()
     }
 
     // MARK: - State plumbing
@@ -598,7 +251,7 @@ public final class SyncEngine {
         try store.get("outbox", StateKey.of(id)).flatMap { try? JSONDecoder().decode(PendingChange.self, from: Data($0)) }
     }
 
-    private func outbox() throws -> [(SyncRecordID, PendingChange)] {
+    func outbox() throws -> [(SyncRecordID, PendingChange)] {
         try store.list("outbox").compactMap { entry in
             guard let parts = try? JSONDecoder().decode([String].self, from: Data(entry.key.utf8)), parts.count == 3,
                   let change = try? JSONDecoder().decode(PendingChange.self, from: Data(entry.value)) else { return nil }
@@ -606,7 +259,7 @@ public final class SyncEngine {
         }
     }
 
-    private func quarantine(_ damage: SyncDamage) throws {
+    func quarantine(_ damage: SyncDamage) throws {
         let item = SyncQuarantined(location: damage.location, reason: damage.reason, raw: Data(damage.raw))
         try store.put("quarantine", damage.location, try encode(item))
     }
