@@ -10,25 +10,16 @@ import TermhostSDK
 enum ManifestCommand {
     static let usage = "usage: termhost plugins manifest <library.so> [--output FILE]"
 
+    static let spec = CommandArguments("termhost plugins manifest", usage: usage, options: [.value("--output")], maxArguments: 1)
+
     static func run(_ args: [String], _ g: GlobalOptions) -> Int32 {
-        var library: String?
-        var output: String?
-        var rest = args[...]
-        while let arg = rest.popFirst() {
-            if arg == "--output" {
-                guard let file = rest.popFirst(), output == nil else { Output.err(usage); return ExitCode.usage }
-                output = file
-            } else if arg.hasPrefix("-") {
-                Output.err("termhost plugins manifest: \(UsageError.unknownOption(arg, known: ["--output"]))\n\(usage)")
-                return ExitCode.usage
-            } else if library == nil {
-                library = arg
-            } else {
-                Output.err(usage)
-                return ExitCode.usage
-            }
+        let parsed: ParsedArguments
+        switch HostArguments.parse(args, spec) {
+        case .success(let p): parsed = p
+        case .failure(let finished): return finished.status
         }
-        guard let library else { Output.err(usage); return ExitCode.usage }
+        let output = parsed.value("--output")
+        guard let library = parsed.arguments.first else { Output.err(usage); return ExitCode.usage }
         let path = URL(fileURLWithPath: library).standardizedFileURL.path
         let derived: PluginManifest
         switch derive(path, g) {

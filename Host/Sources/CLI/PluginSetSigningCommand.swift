@@ -2,6 +2,7 @@ import Foundation
 import TermhostLoader
 import TermhostRegistry
 import TermhostRuntime
+import TermhostSDK
 
 /// `termhost plugins sign --key PRIVATE_KEY SET` and `termhost plugins verify SET
 /// [--allowed-signers FILE]`: the same SSHSIG signatures as `ssh-keygen -Y sign|verify -n
@@ -11,10 +12,17 @@ enum PluginSetSigningCommand {
     static let signUsage = "usage: termhost plugins sign --key PRIVATE_KEY PLUGIN_SET"
     static let verifyUsage = "usage: termhost plugins verify PLUGIN_SET [--allowed-signers FILE] [--revoked-signers FILE]"
 
+    static let signSpec = CommandArguments("termhost plugins sign", usage: signUsage, options: [.value("--key")], maxArguments: 1)
+    static let verifySpec = CommandArguments("termhost plugins verify", usage: verifyUsage,
+                                             options: [.value("--allowed-signers"), .value("--revoked-signers")], maxArguments: 1)
+
     static func sign(_ args: [String], _ g: GlobalOptions) -> Int32 {
-        guard args.count == 3, let k = args.firstIndex(of: "--key"), k + 1 < args.count else { Output.err(signUsage); return ExitCode.usage }
-        let keyPath = args[k + 1]
-        let setPath = args.enumerated().first { $0.offset != k && $0.offset != k + 1 }!.element
+        let parsed: ParsedArguments
+        switch HostArguments.parse(args, signSpec) {
+        case .success(let p): parsed = p
+        case .failure(let finished): return finished.status
+        }
+        guard let keyPath = parsed.value("--key"), let setPath = parsed.arguments.first else { Output.err(signUsage); return ExitCode.usage }
         do {
             let key = try OpenSSHPrivateKey(armored: String(decoding: BoundedFile.read(keyPath, cap: OpenSSHPrivateKey.maxArmoredBytes), as: UTF8.self))
             let set = try BoundedFile.read(setPath, cap: BoundedFile.pluginSetCap)
@@ -35,7 +43,6 @@ enum PluginSetSigningCommand {
     }
 
     static func verify(_ args: [String], _ g: GlobalOptions) -> Int32 {
-        var setPath: String?
         let options = g.runtimeOptions()
         var policy = DeploymentPolicy()
         if FileManager.default.fileExists(atPath: options.paths.operatorPolicy) {
@@ -45,16 +52,14 @@ enum PluginSetSigningCommand {
             }
         }
         var files = policy.signerFiles(policyPath: options.paths.operatorPolicy)
-        var i = 0
-        while i < args.count {
-            switch args[i] {
-            case "--allowed-signers" where i + 1 < args.count: files.allowed = args[i + 1]; i += 2
-            case "--revoked-signers" where i + 1 < args.count: files.revoked = args[i + 1]; i += 2
-            case let a where !a.hasPrefix("-") && setPath == nil: setPath = a; i += 1
-            default: Output.err(verifyUsage); return ExitCode.usage
-            }
+        let parsed: ParsedArguments
+        switch HostArguments.parse(args, verifySpec) {
+        case .success(let p): parsed = p
+        case .failure(let finished): return finished.status
         }
-        guard let setPath else { Output.err(verifyUsage); return ExitCode.usage }
+        if let allowed = parsed.value("--allowed-signers") { files.allowed = allowed }
+        if let revoked = parsed.value("--revoked-signers") { files.revoked = revoked }
+        guard let setPath = parsed.arguments.first else { Output.err(verifyUsage); return ExitCode.usage }
         // Verifying is asking for a signature: an unsigned set fails here whatever the policy says.
         let trust = PluginSetTrust(required: true, allowedSigners: files.allowed, revokedSigners: files.revoked,
                                    requirement: "plugins verify asks for a signature")
