@@ -136,7 +136,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", path: "Plugins/Sync/Sources/CLibPQ", providers: [.apt(["libpq-dev"])]),
         .target(name: "SyncPostgres", dependencies: ["SyncCore", "CLibPQ"], path: "Plugins/Sync/Sources/SyncPostgres", swiftSettings: strict),
         // Sync figures on the folder and a private PostgreSQL server (Benchmarks/sync.sh).
-        .executableTarget(name: "SyncBench", dependencies: ["SyncCore", "SyncPostgres", "TestSupport"], path: "Benchmarks/SyncBench", swiftSettings: strict),
+        .executableTarget(name: "SyncBench", dependencies: ["SyncCore", "SyncPostgres", "TestSupport", "SyncTestSupport"], path: "Benchmarks/SyncBench", swiftSettings: strict),
 
         // Example plugin in Swift (the C twin lives in SDK/Examples/hello-c, built with make).
         .target(name: "HelloSwiftPlugin", dependencies: ["TermhostSDK"], path: "SDK/Examples/hello-swift/Sources",

@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import SyncTestSupport
 import SyncPostgres
 import TestSupport
 
@@ -13,7 +14,7 @@ import TestSupport
 /// PostgreSQL is a private server this program starts (Tests/TestSupport's PostgresServer).
 let records = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 10_000
 let samples = 20
-let hosts = MemoryRecords.hosts
+let hosts = MemoryDevice.hosts
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
@@ -21,8 +22,8 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-func engine(_ backend: SyncBackend, _ local: MemoryRecords) throws -> SyncEngine {
-    try SyncEngine(backend: backend, local: local, store: MemoryState(), clock: { 0 })
+func engine(_ backend: SyncBackend, _ local: MemoryDevice) throws -> SyncEngine {
+    try SyncEngine(backend: backend, local: local, store: local, clock: { 0 })
 }
 
 func check(_ outcome: SyncOutcome, _ what: String) {
@@ -45,7 +46,7 @@ final class Shared<T>: @unchecked Sendable {
 
 /// Runs the three measurements for one backend kind; `make` gives each device its backend.
 func measure(_ name: String, make: () -> SyncBackend, waits: Bool) throws {
-    let a = MemoryRecords(), b = MemoryRecords()
+    let a = MemoryDevice(), b = MemoryDevice()
     for i in 0..<records { a.write(id(i), hostRecord(i)) }
     let backendA = make(), backendB = make()
     let engineA = try engine(backendA, a), engineB = try engine(backendB, b)

@@ -46,11 +46,11 @@ import TestSupport
     @Test func theNextSyncPullsNoneOfItsOwnUploadButAChangeMadeMeanwhile() throws {
         let team = try PostgresTeam()
         defer { team.remove() }
-        let bRecords = RecordsInMemory()
-        let b = try SyncEngine(backend: team.backend(user: "bob", device: "workstation"), local: bRecords, store: StateInMemory(), clock: { 0 })
+        let bRecords = MemoryDevice()
+        let b = try SyncEngine(backend: team.backend(user: "bob", device: "workstation"), local: bRecords, store: MemoryDevice(), clock: { 0 })
         let hooked = HookBeforePush(team.backend(user: "alice", device: "laptop"))
-        let aRecords = RecordsInMemory()
-        let a = try SyncEngine(backend: hooked, local: aRecords, store: StateInMemory(), clock: { 0 })
+        let aRecords = MemoryDevice()
+        let a = try SyncEngine(backend: hooked, local: aRecords, store: MemoryDevice(), clock: { 0 })
         #expect(a.sync() == .synced)
         for i in 0..<100 { aRecords.edit(.host("h\(i)"), #"{"address":"h\#(i)"}"#) }
         #expect(a.sync() == .synced)
@@ -66,38 +66,8 @@ import TestSupport
         hooked.hook = nil
         #expect(a.sync() == .synced)
         #expect(a.recordsPulled == 101)   // B's change left a gap: the cursor stayed before it
-        #expect(aRecords.values[.host("from-b")] != nil)
+        #expect((try aRecords.read(.host("from-b"))) != nil)
         #expect(a.sync() == .synced)
         #expect(a.recordsPulled == 0)
     }
-}
-
-/// One device's SSH host records in memory, journaled as the store journals them.
-final class RecordsInMemory: SyncLocalRecords {
-    private(set) var values: [SyncRecordID: [UInt8]] = [:]
-    private var journal: [(sequence: Int64, id: SyncRecordID)] = []
-
-    func edit(_ id: SyncRecordID, _ json: String) { apply(id, payload: Array(json.utf8)) }
-
-    func collections() -> [SyncCollection] { [SyncCollection(namespace: "org.termhost.ssh", collection: "hosts", merge: .fields)] }
-    func changes(after: Int64) -> (ids: [SyncRecordID], last: Int64) {
-        let rows = journal.filter { $0.sequence > after }
-        return (rows.map(\.id), rows.last?.sequence ?? after)
-    }
-    func all() -> [SyncRecordID] { Array(values.keys) }
-    func read(_ id: SyncRecordID) -> [UInt8]? { values[id] }
-    func apply(_ id: SyncRecordID, payload: [UInt8]?) {
-        values[id] = payload
-        journal.append((Int64(journal.count + 1), id))
-    }
-}
-
-/// The engine's own state in memory (no rollback: these tests never fail inside a transaction).
-final class StateInMemory: SyncStateStore {
-    private var tables: [String: [String: [UInt8]]] = [:]
-    func get(_ collection: String, _ key: String) -> [UInt8]? { tables[collection]?[key] }
-    func put(_ collection: String, _ key: String, _ value: [UInt8]) { tables[collection, default: [:]][key] = value }
-    func remove(_ collection: String, _ key: String) { tables[collection]?[key] = nil }
-    func list(_ collection: String) -> [(key: String, value: [UInt8])] { (tables[collection] ?? [:]).map { ($0.key, $0.value) } }
-    func transaction(_ body: () throws -> Void) throws { try body() }
 }

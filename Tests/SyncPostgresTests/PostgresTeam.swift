@@ -60,10 +60,6 @@ final class PostgresTeam {
 }
 
 /// Helpers to keep the tests about behaviour.
-extension SyncRecordID {
-    static func host(_ key: String) -> SyncRecordID { SyncRecordID(namespace: "org.termhost.ssh", collection: "hosts", key: key) }
-}
-
 extension SyncChange {
     static func put(_ id: SyncRecordID, _ text: String, base: SyncVersion? = nil, changeID: String = UUID().uuidString) -> SyncChange {
         SyncChange(changeID: changeID, id: id, base: base, payload: Array(text.utf8))

@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import SyncTestSupport
 import SyncPostgres
 import Testing
 import TestSupport
