@@ -131,4 +131,12 @@ import TestSupport
         sqlite3_exec(other, "ROLLBACK", nil, nil, nil)
         try store.put(namespace: "n", collection: "c", key: "k", value: [1])
     }
+
+    /// A relative store path whose directories do not exist yet is diagnosed against the working
+    /// directory (walking up its parents once looped forever at "").
+    @Test(.timeLimit(.minutes(1))) func aRelativeStorePathIsDiagnosedAgainstTheWorkingDirectory() {
+        let diagnosis = SQLiteStore.diagnose(path: "termhost-missing-\(getpid())/deeper/termhost.db")
+        let workingDirectoryWritable = access(".", W_OK | X_OK) == 0
+        #expect((diagnosis == nil) == workingDirectoryWritable, "\(diagnosis ?? "nil")")
+    }
 }

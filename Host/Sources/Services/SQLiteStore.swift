@@ -89,7 +89,9 @@ public final class SQLiteStore: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             // The first start will create it: check that the nearest existing directory lets us.
             var dir = PathText.parent(path)
-            while !FileManager.default.fileExists(atPath: dir) && dir != "/" { dir = PathText.parent(dir) }
+            // A relative path's parents end in "", the working directory.
+            while !dir.isEmpty && dir != "/" && !FileManager.default.fileExists(atPath: dir) { dir = PathText.parent(dir) }
+            if dir.isEmpty { dir = "." }
             return access(dir, W_OK | X_OK) == 0 ? nil
                 : "cannot create the store \(path): \(dir) is not writable (\(String(cString: strerror(errno))))"
         }
