@@ -248,6 +248,12 @@ import TestSupport
         chmod(probeCache, 0o666)
         let set = try cli.run("doctor")
         #expect(set.stdout.contains("probe cache set aside, every plugin is probed again: \(probeCache) can be written by its group or others"), "\(set.stdout)")
+        // Its directory too: whoever can write there can put a cache of their own in place.
+        chmod(probeCache, 0o600)
+        chmod(cache, 0o777)
+        let directory = try cli.run("doctor")
+        #expect(directory.stdout.contains("probe cache set aside, every plugin is probed again: \(cache) can be written by its group or others"), "\(directory.stdout)")
+        chmod(cache, 0o700)
         let log = state + "/termhost.log"
         chmod(log, 0o622)
         let logRefused = try cli.run("hosts", "list")

@@ -49,25 +49,26 @@ public struct ProbeCache: Sendable {
     /// Reads the cache (never following a symbolic link, at most `cap` bytes). A missing or
     /// corrupt file is an empty cache; one that cannot be used at all is too, and says why.
     public static func load(path: String) -> ProbeCache {
-        // It decides which plugins run unprobed and which stay quarantined: one someone else
-        // could have written is set aside (and replaced by the next save), never believed.
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        if fd >= 0 {
-            let refused = PrivateFile.check(fd: fd, path: path, privateMode: 0o600, fix: "chmod 600 \(path)")
-            close(fd)
-            if let refused {
-                var cache = ProbeCache(path: path, entries: [:])
-                cache.problem = "probe cache set aside, every plugin is probed again: \(refused)"
-                return cache
-            }
-        }
-        let data: Data
-        do { data = try BoundedFile.read(path, cap: cap, followSymlinks: false) } catch {
+        func setAside(_ why: String) -> ProbeCache {
             var cache = ProbeCache(path: path, entries: [:])
-            if case .unreadableFile(_, let reason) = error, reason == String(cString: strerror(ENOENT)) { return cache }
-            cache.problem = "probe cache set aside, every plugin is probed again: \(error.description)"
+            cache.problem = "probe cache set aside, every plugin is probed again: \(why)"
             return cache
         }
+        // It decides which plugins run unprobed and which stay quarantined: one someone else
+        // could have written, or kept in a directory someone else can write, is set aside (and
+        // replaced by the next save), never believed. What is read is the descriptor that was
+        // checked, so the file cannot be swapped between the check and the read.
+        if let refused = PrivateFile.refusal(at: PathText.parent(path)) { return setAside(refused) }
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            let e = errno
+            if e == ENOENT { return ProbeCache(path: path, entries: [:]) }
+            return setAside("\(path): \(e == ELOOP ? "it is a symbolic link, which is not followed here" : String(cString: strerror(e)))")
+        }
+        defer { close(fd) }
+        if let refused = PrivateFile.check(fd: fd, path: path, privateMode: 0o600, fix: "chmod 600 \(path)") { return setAside(refused) }
+        let data: Data
+        do { data = try BoundedFile.read(fd: fd, file: path, cap: cap) } catch { return setAside(error.description) }
         guard let entries = try? JSONDecoder().decode([String: Entry].self, from: data) else {
             return ProbeCache(path: path, entries: [:])
         }
