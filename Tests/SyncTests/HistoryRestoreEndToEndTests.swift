@@ -129,4 +129,56 @@ import TestSupport
         #expect(try a.run("identities", "show", "ops").status != 0)
         #expect(try a.run("sync", "status", "--json").stdout.contains("\"pending\":0"))
     }
+
+    /// Review finding: history listed a write the vault never applied. A change is applied once,
+    /// at its first version; a second write reusing its ID (a replay, or a peer's forgery) names
+    /// another record here and must not show up there as a version one could restore.
+    @Test func aReplayedChangeIDIsNoVersionOfTheRecordItNames() throws {
+        defer { shared.remove() }
+        let (a, _) = try devices()
+        try synced(a)
+        let peer = FolderBackend(root: vault)
+        _ = try peer.open(device: "peer-device")
+        func host(_ key: String, _ port: Int) -> SyncChange {
+            SyncChange(changeID: "same-change", id: SyncRecordID(namespace: "org.termhost.ssh", collection: "hosts", key: key), base: nil,
+                       payload: Array(#"{"name":"\#(key)","address":"\#(key).example","port":\#(port)}"#.utf8))
+        }
+        _ = try peer.push([host("good", 22), host("phantom", 2222)], device: "peer-device")
+        peer.close()
+        try synced(a)
+        #expect(try port(a, "good") == 22)
+        #expect(try port(a, "phantom") == nil)
+        let listed = try a.run("sync", "history", "hosts/phantom", "--json")
+        #expect(listed.status == 0 && listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(listed.output)")
+        let good = try a.run("sync", "history", "hosts/good", "--json")
+        #expect(good.stdout.contains("\"version\":1") && good.stdout.contains("good.example"), "\(good.output)")
+        let restored = try a.run("sync", "restore", "hosts/phantom", "--version", "1")
+        #expect(restored.status != 0 && restored.stderr.contains("holds no version"), "\(restored.output)")
+    }
+
+    /// Review finding: a restore sent over a version this device had not seen replaced it unseen.
+    /// `sync restore` syncs first; when it cannot (paused), the engine refuses instead.
+    @Test func aRestoreNeverGoesOverAVersionThisDeviceHasNotSeen() throws {
+        defer { shared.remove() }
+        let (a, b) = try devices()
+        try a.run("hosts", "add", "web", "web.internal")
+        try synced(a)
+        try a.run("hosts", "edit", "web", "--port", "2222")
+        try synced(a)
+        try synced(b)
+        // b changes it again; a, paused, has not seen that.
+        #expect(try a.run("sync", "pause").status == 0)
+        try b.run("hosts", "edit", "web", "--port", "3333")
+        try synced(b)
+        let refused = try a.run("sync", "restore", "hosts/web", "--version", "1")
+        #expect(refused.status != 0 && refused.stderr.contains("has not synced the vault's current version"), "\(refused.output)")
+        #expect(try port(a, "web") == 2222, "nothing restored here")
+        // Resumed, the restore syncs first and then goes over the version it has now seen.
+        #expect(try a.run("sync", "resume").status == 0)
+        let restored = try a.run("sync", "restore", "hosts/web", "--version", "1")
+        #expect(restored.status == 0, "\(restored.output)")
+        #expect(try port(a, "web") == 22)
+        try synced(b)
+        #expect(try port(b, "web") == 22)
+    }
 }

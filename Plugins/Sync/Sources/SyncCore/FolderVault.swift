@@ -105,7 +105,7 @@ struct FolderVault {
 
     /// Every version the folder holds of `wanted` (of every record when nil), oldest first per
     /// record: the snapshot's heads (a purge kept only those), then the writes of the segments
-    /// after it, each change once, in version order.
+    /// after it that were applied, each change once, in version order.
     func versions(of wanted: SyncRecordID?) -> [SyncRecordID: [Head]] {
         var out: [SyncRecordID: [Head]] = [:]
         var seen = Set<String>()
@@ -117,7 +117,10 @@ struct FolderVault {
         for s in segments {
             for (n, e) in s.entries.enumerated() where wanted == nil || e.id == wanted { later.append((s.version(of: n), e)) }
         }
-        for (version, entry) in later.sorted(by: { $0.0 < $1.0 }) where seen.insert(entry.change).inserted {
+        // Exactly the writes `apply` took: a change is applied once, at the version it was
+        // first applied at, whichever record a later copy of its ID (hostile, or replayed) names.
+        for (version, entry) in later.sorted(by: { $0.0 < $1.0 })
+        where versionOfChange[entry.change] == version && seen.insert(entry.change).inserted {
             out[entry.id, default: []].append(Head(version: version, change: entry.change, payload: entry.bytes))
         }
         return out

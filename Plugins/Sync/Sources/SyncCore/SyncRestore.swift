@@ -40,6 +40,11 @@ extension SyncEngine {
         guard let current = versions.first else {
             throw SyncEngineError("the vault holds no version of \(id): it was never synced, or 'termhost sync purge' dropped it")
         }
+        // Sent over a version this device has not seen, the restore would also replace what
+        // arrived with it, unseen: a write of this device's that another displaced, say.
+        if let known = try recordState(id)?.version, known != current.version.token {
+            throw SyncEngineError("this device has not synced the vault's current version of \(id) yet: run 'termhost sync now', then restore")
+        }
         let target: SyncHistoryEntry
         if let number {
             guard let found = versions.first(where: { $0.number == number }) else {

@@ -60,6 +60,12 @@ struct HistoryCommand {
         case .success(let found): id = found
         case .failure(let why): c.printError("termhost sync restore: \(why.reason)"); return 2
         }
+        // Up to date first, so the restore replaces what the vault holds now and a conflict
+        // waiting there is seen (and refused) rather than overwritten.
+        if case .failed(let m) = engine.sync() {
+            c.printError("termhost sync restore: the vault cannot be reached, nothing was restored: \(VisibleText.of(m))")
+            return 1
+        }
         let restored = try engine.restore(id, number: version)
         let outcome = engine.sync()
         if json {

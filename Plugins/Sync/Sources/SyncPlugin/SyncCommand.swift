@@ -23,8 +23,10 @@ struct SyncCommand {
                                                 --version, a deleted record's last version
            termhost sync reset                  forget the vault's cursor and versions; the next
                                                 sync reconciles everything (nothing local is deleted)
-           termhost sync purge [--force]        drop deletions every device has seen; --force drops
-                                                all (devices behind reconcile in full, never re-adding them)
+           termhost sync purge [--force]        drop deletions every device has seen and every
+                                                record's old versions (history and restore then
+                                                start again); --force drops all deletions (devices
+                                                behind reconcile in full, never re-adding them)
            termhost sync backend show [--json]
            termhost sync backend set folder PATH [--create]
                                                 a folder with a vault in it; --create makes one
