@@ -77,7 +77,7 @@ import Testing
 }
 
 /// Rules by host and by tag (issue 27 item 6): every set that applies is read together, deny
-/// first; the host's default over its tags' (the strictest), over the tool's own; tags that
+/// first; the strictest default of the host's and its tags' sets, over the tool's own; tags that
 /// cannot be read deny where tag rules could decide; the operator's file still wins.
 @Suite struct ScopedCommandRulesTests {
     static let operatorFile = #"""
@@ -93,7 +93,7 @@ import Testing
     @Test func theSetsOfTheHostAndItsTagsApply() throws {
         // The tool's own rules everywhere.
         #expect(try rule("rm -rf /", host: "staging-1", tags: []).level == .deny)
-        #expect(try rule("uptime", host: "db", tags: ["prod"]).level == .approve)
+        #expect(try rule("uptime", host: "db", tags: []).level == .approve)
         // A tag's deny pattern, and its default for what no pattern decides.
         let denied = try rule("systemctl status nginx", host: "db", tags: ["prod", "web"])
         #expect(denied.level == .deny && denied.origin.contains("assistant.tools.ssh_exec.tags.prod.deny 'systemctl *'"), "\(denied.origin)")
@@ -108,6 +108,25 @@ import Testing
         #expect(hostDefault.level == .approve && hostDefault.origin.contains("hosts.staging-1.default"), "\(hostDefault.origin)")
         // Another host gets the tool's default.
         #expect(try rule("ls /", host: "other", tags: []).level == .ask)
+    }
+
+    /// Review finding: a broad approve, or a host's own default, loosened a stricter tag.
+    /// Host names and tags are synced data, so a scoped set only tightens what a looser one gives.
+    @Test func aStricterDefaultOfAnotherScopeOutranksAnApprove() throws {
+        // The tool's approve of `uptime` does not reach a host whose tag denies by default...
+        let tagged = try rule("uptime", host: "db", tags: ["prod"])
+        #expect(tagged.level == .deny && tagged.origin.contains("tags.prod.default"), "\(tagged.origin)")
+        // ...or asks by default; a tag's own approve still lifts its own default.
+        #expect(try rule("uptime", host: "api", tags: ["web"]).level == .ask)
+        #expect(try rule("systemctl status nginx", host: "api", tags: ["web"]).level == .approve)
+        // The host's approve default does not outrank a stricter default of one of its tags,
+        // nor does its approve pattern.
+        let hostAndTag = try rule("ls /", host: "staging-1", tags: ["prod"])
+        #expect(hostAndTag.level == .deny && hostAndTag.origin.contains("tags.prod.default"), "\(hostAndTag.origin)")
+        #expect(try rule("systemctl restart app", host: "staging-1", tags: ["web"]).level == .ask)
+        // A caller that never read the tags fails closed where tag rules exist.
+        let unread = try CommandRulesTests.policy(Self.operatorFile).rule(for: "ssh_exec", readOnly: false, command: "uptime", host: "db")
+        #expect(unread.level == .deny, "\(unread.origin)")
     }
 
     @Test func tagsThatCannotBeReadDeny() throws {

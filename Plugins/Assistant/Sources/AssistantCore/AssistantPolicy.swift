@@ -41,7 +41,7 @@ public struct AssistantPolicy: Sendable, Equatable {
     /// classifier's verdict on its command, not the catalog's flag).
     /// `host` is the call's host argument and `tags` that saved host's tags (nil when they
     /// could not be read: rules by tag then deny).
-    public func rule(for tool: String, readOnly: Bool, command: String? = nil, host: String? = nil, tags: [String]? = []) -> Rule {
+    public func rule(for tool: String, readOnly: Bool, command: String? = nil, host: String? = nil, tags: [String]? = nil) -> Rule {
         let fixed = operatorPart.rule(for: tool, command: command, host: host, tags: tags)
         let chosen = userPart.rule(for: tool, command: command, host: host, tags: tags)
         switch (fixed, chosen) {
@@ -118,7 +118,7 @@ public struct AssistantPolicyPart: Sendable, Equatable {
 
     /// This file's rule for `tool` and, for `ssh_exec`, its command: a per-command pattern
     /// first, else the tool's level by name, else `"*"`, else none.
-    func rule(for tool: String, command: String?, host: String? = nil, tags: [String]? = []) -> AssistantPolicy.Rule? {
+    func rule(for tool: String, command: String?, host: String? = nil, tags: [String]? = nil) -> AssistantPolicy.Rule? {
         if let command, let rules = commandRules[tool], let hit = rules.level(for: command, host: host, tags: tags) {
             return .init(level: hit.level, origin: "\(source) (assistant.tools.\(tool).\(VisibleText.of(hit.origin)))", isExplicit: true)
         }

@@ -21,9 +21,13 @@
 ///
 /// Every set that applies to the call (the tool's own, each of the host's tags, the host's)
 /// is read together: a deny pattern of any of them denies, then an ask pattern of any asks,
-/// then approve needs every command approved by the patterns of one set. When no pattern
-/// decides, the most specific `default` holds: the host's, else the strictest of its tags',
-/// else the tool's own.
+/// then approve needs every command approved by the patterns of one set, and no other host
+/// or tag set whose `default` is stricter than approve. When no pattern decides, the
+/// strictest `default` of the host's and its tags' sets holds, else the tool's own.
+///
+/// Host names and tags are saved hosts' data, which sync carries from other devices: a scoped
+/// set is only as trusted as whoever can edit those hosts. Strictest-wins keeps adding a tag
+/// from ever loosening a host's rules; a hard limit belongs in the tool's own set.
 public struct CommandRules: Sendable, Equatable {
     public var deny: [[String]] = []
     public var ask: [[String]] = []
@@ -80,14 +84,22 @@ public struct CommandRules: Sendable, Equatable {
         var sets: [(scope: String, rules: CommandRules)] = [("", self)]
         for tag in Set(tags ?? []).sorted() { if let r = self.tags[tag] { sets.append(("tags.\(tag).", r)) } }
         if let host, let r = hosts[host] { sets.append(("hosts.\(host).", r)) }
-        let hits = sets.compactMap { set in set.rules.level(for: command).map { (level: $0.level, origin: "\(set.scope)\($0.level.rawValue) '\($0.pattern)'") } }
-        for wanted in [PolicyLevel.deny, .ask, .approve] {
-            if let hit = hits.first(where: { $0.level == wanted }) { return hit }
+        let hits = sets.compactMap { set in
+            set.rules.level(for: command).map { (level: $0.level, scope: set.scope, origin: "\(set.scope)\($0.level.rawValue) '\($0.pattern)'") }
         }
-        if let host, let level = hosts[host]?.fallback { return (level, "hosts.\(host).default") }
-        let tagged = sets.dropFirst().filter { $0.scope.hasPrefix("tags.") }.compactMap { set in set.rules.fallback.map { ($0, set.scope) } }
-        if let strictest = tagged.max(by: { $0.0 < $1.0 }) { return (strictest.0, "\(strictest.1)default") }
-        return nil
+        for wanted in [PolicyLevel.deny, .ask] {
+            if let hit = hits.first(where: { $0.level == wanted }) { return (hit.level, hit.origin) }
+        }
+        // The host's and its tags' defaults, strictest first (deny > ask > approve).
+        let defaults = sets.dropFirst().compactMap { set in set.rules.fallback.map { (level: $0, origin: "\(set.scope)default", scope: set.scope) } }
+            .sorted { $0.level > $1.level }
+        for hit in hits where hit.level == .approve {
+            if let stricter = defaults.first(where: { $0.scope != hit.scope && $0.level > .approve }) {
+                return (stricter.level, stricter.origin)
+            }
+            return (hit.level, hit.origin)
+        }
+        return defaults.first.map { ($0.level, $0.origin) }
     }
 
     static func baseName(_ program: String) -> String {

@@ -12,8 +12,9 @@ public struct GateCall: Sendable, Equatable {
     /// The model's arguments, already checked against the tool's schema by the host.
     public var argumentsJSON: String
     /// The tags of the saved host the call names, read by the plugin when the policy has rules
-    /// by tag (`AssistantPolicy.needsTags`); nil when they could not be read.
-    public var hostTags: [String]? = []
+    /// by tag (`AssistantPolicy.needsTags`); nil when they could not be read, or were not read:
+    /// tag rules then deny, so a caller that forgets them fails closed.
+    public var hostTags: [String]?
 
     public init(runID: String, toolName: String, toolReadOnly: Bool,
                 modes: Set<RunMode> = Set(RunMode.allCases), argumentsJSON: String) {
