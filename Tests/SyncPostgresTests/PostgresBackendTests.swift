@@ -246,6 +246,27 @@ import TestSupport
         #expect(later.first?.device == "workstation" && later.first?.number == Int64(third.token))
     }
 
+    /// Review finding: a member could fill the history with 100,000 versions of 1 MiB, and one
+    /// `sync history` held them all. An answer holds the newest 64 MiB of bodies (the version
+    /// that passes the budget included), whatever the limit.
+    @Test func aHistoryAnswerHoldsAtMostItsBudgetOfBodies() throws {
+        let team = try PostgresTeam()
+        defer { team.remove() }
+        let a = try team.device("alice", "laptop")
+        _ = try a.push([.put(.host("big"), "v1")], device: "laptop")
+        let body = "decode(repeat('78', 1048000), 'hex')"
+        try team.server.psql("""
+            INSERT INTO termhost_sync.history (vault_id, seq, namespace, collection, key, body, digest, change_id, device)
+            SELECT v.id, 1000000 + g, 'org.termhost.ssh', 'hosts', 'big', \(body), sha256(\(body)), 'c' || g, 'laptop'
+            FROM termhost_sync.vaults v, generate_series(1, 80) g WHERE v.name = 'team'
+            """, database: PostgresTeam.database)
+        let versions = try a.history(of: .host("big"), limit: 1000)
+        // 64 MiB of bodies: 64 versions of 1,048,000 bytes fit, and the 65th passes the budget.
+        #expect(versions.count == 65, "\(versions.count)")
+        #expect(versions.map(\.number) == (1000016...1000080).reversed().map { Int64($0) })
+        #expect(versions.allSatisfy { $0.payload?.count == 1_048_000 && $0.damage == nil })
+    }
+
     @Test func aRoleThatMayNotMigrateIsToldWhoCan() throws {
         let dir = TemporaryDirectory("termhost-pg")
         defer { dir.remove() }

@@ -123,14 +123,21 @@ public final class PostgresBackend: SyncBackend {
         return rows.rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
     }
 
+    /// Newest first, at most `limit` versions and about `PostgresFeed.historyBytes` of bodies
+    /// (a member could fill the history with 100,000 versions of 1 MiB): the server stops at the
+    /// version that passes the budget, so libpq never holds more.
     public func history(of id: SyncRecordID?, limit: Int) throws(SyncBackendError) -> [SyncHistoryEntry] {
         let limit = min(max(limit, 1), 100_000)
         let rows = try run("""
             SELECT seq, namespace, collection, key,
                    CASE WHEN length(body) > $6::integer THEN '\(PostgresFeed.oversizeMarker)' || (length(body) / 2)::text ELSE body END,
                    intact, change_id, device, stored_at
-            FROM termhost_sync.history($1::uuid, $2, $3, $4, $5::integer)
-            """, [try openVault(), id?.namespace, id?.collection, id?.key, String(limit), String(2 * PostgresFeed.maxPayload)])
+            FROM (SELECT h.*, sum(least(coalesce(length(h.body), 0), $6::integer)) OVER (ORDER BY h.seq DESC) AS before_and_this
+                  FROM termhost_sync.history($1::uuid, $2, $3, $4, $5::integer) h) h
+            WHERE before_and_this - least(coalesce(length(body), 0), $6::integer) < $7::bigint
+            ORDER BY seq DESC
+            """, [try openVault(), id?.namespace, id?.collection, id?.key, String(limit), String(2 * PostgresFeed.maxPayload),
+                  String(2 * PostgresFeed.historyBytes)])
         return try PostgresFeed.history(rows.rows, of: id, limit: limit)
     }
 

@@ -11,6 +11,9 @@ import SyncCore
 enum PostgresFeed {
     /// The largest record body accepted, either way.
     static let maxPayload = 1 << 20
+    /// Bodies one history answer holds at most (the version that passes it included): the
+    /// newest 64 MiB of versions, far more than any real record's history.
+    static let historyBytes = 64 << 20
     /// What the pull and push queries send instead of a body over `maxPayload`, followed by its
     /// size in bytes ("oversize:3145728"): never hexadecimal, so never taken for a body.
     static let oversizeMarker = "oversize:"
