@@ -98,15 +98,17 @@ let package = Package(
         // the one SHA-256 and HMAC-SHA1 both use. Static code each plugin links, not a plugin.
         .systemLibrary(name: "CLibSSH2", path: "Plugins/Shared/CLibSSH2"),
         .target(name: "SSHCrypto", dependencies: ["CLibSSH2"], path: "Plugins/Shared/SSHCrypto", swiftSettings: strict + libssh2Swift),
+        // libssh2's errors read, escaped and mapped (would-block) in one place, for SSH and SFTP.
+        .target(name: "LibSSH2", dependencies: ["CLibSSH2", "TermhostSDK"], path: "Plugins/Shared/LibSSH2", swiftSettings: strict + libssh2Swift),
         // How the plugins that offer tools read a call's arguments (range checks, messages).
         .target(name: "ToolArguments", dependencies: ["TermhostSDK", "CTermhost"], path: "Plugins/Shared/ToolArguments", swiftSettings: strict),
         // libssh2 1.10 ciphers one 16-byte block per call; this OpenSSL provider makes its
         // AES-CTR keystream in bulk (see its header).
         .target(name: "BatchedCTR", path: "Plugins/SSH/Sources/BatchedCTR", linkerSettings: [.linkedLibrary("crypto")]),
-        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto", "BatchedCTR", "ToolArguments"], path: "Plugins/SSH/Sources/SSHPlugin",
+        .target(name: "SSHPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "LibSSH2", "SSHCrypto", "BatchedCTR", "ToolArguments"], path: "Plugins/SSH/Sources/SSHPlugin",
                 swiftSettings: strict + libssh2Swift, linkerSettings: pluginLinkerSettings + libssh2Linker),
         // SFTP runs libssh2's SFTP layer on sessions the SSH plugin's transport service lends it.
-        .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "SSHCrypto", "ToolArguments"], path: "Plugins/SFTP/Sources/SFTPPlugin",
+        .target(name: "SFTPPlugin", dependencies: ["TermhostSDK", "CTermhost", "CLibSSH2", "LibSSH2", "SSHCrypto", "ToolArguments"], path: "Plugins/SFTP/Sources/SFTPPlugin",
                 swiftSettings: strict + libssh2Swift, linkerSettings: pluginLinkerSettings + libssh2Linker),
 
         // Metrics: procfs parsing and computation in a static library of its own (pure Swift,

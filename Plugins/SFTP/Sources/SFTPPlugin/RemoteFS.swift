@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Foundation
 import Glibc
 import SSHCrypto
@@ -30,16 +31,10 @@ struct RemoteFS {
         return SFTPError(.connectionLost, "\(prefix): connection to \(host) lost: \(lastErrorReason)")
     }
 
-    /// libssh2's text for its last error, never empty: a call that failed without saying why
-    /// (libssh2 1.10 leaves no message behind a 0 it returned) is named by its error code.
-    var lastErrorReason: String {
-        let code = libssh2_session_last_errno(session)
-        var message: UnsafeMutablePointer<CChar>?
-        var length: Int32 = 0
-        libssh2_session_last_error(session, &message, &length, 0)
-        let text = message.map { String(cString: $0) } ?? ""
-        return text.isEmpty ? "libssh2 error \(code), with no message" : text
-    }
+    /// libssh2's text for its last error, never empty and escaped (LibSSH2.lastError): a call
+    /// that failed without saying why (libssh2 1.10 leaves no message behind a 0 it returned)
+    /// is named by its error code.
+    var lastErrorReason: String { LibSSH2.lastError(session) }
 
     /// Waits until the session's socket has bytes to read (or room to write, when libssh2
     /// stopped on a full socket), or `milliseconds` pass. What unblocks a write that the

@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Glibc
 import TermhostSDK
 
@@ -80,7 +81,7 @@ final class AgentForwarding {
         for relay in relays where relay.step() { moved = true }
         for relay in relays where relay.finished { closing.append(relay.channel) }
         relays.removeAll { $0.finished }
-        closing.removeAll { libssh2_channel_free($0) != LIBSSH2_ERROR_EAGAIN }
+        closing.removeAll { !LibSSH2.wouldBlock(libssh2_channel_free($0)) }
         return moved
     }
 

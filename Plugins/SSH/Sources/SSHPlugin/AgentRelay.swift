@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Glibc
 
 /// One forwarded agent connection: an `auth-agent@openssh.com` channel the server opened,
@@ -57,7 +58,7 @@ final class AgentRelay {
             if n > 0 {
                 (toAgentStart, toAgentEnd) = (0, n)
                 moved = true
-            } else if n == 0 || n == Int(LIBSSH2_ERROR_EAGAIN) {
+            } else if n == 0 || LibSSH2.wouldBlock(n) {
                 serverDone = libssh2_channel_eof(channel) != 0
             } else {
                 (serverDone, agentDone) = (true, true)   // the channel is gone: nothing to answer
@@ -85,10 +86,10 @@ final class AgentRelay {
             let n = libssh2_channel_write_ex(channel, 0, (toServer + toServerStart).assumingMemoryBound(to: CChar.self),
                                              toServerEnd - toServerStart)
             if n > 0 { toServerStart += n; moved = true }
-            else if n != Int(LIBSSH2_ERROR_EAGAIN) { (serverDone, agentDone) = (true, true); toServerStart = toServerEnd }
+            else if !LibSSH2.wouldBlock(n) { (serverDone, agentDone) = (true, true); toServerStart = toServerEnd }
         }
         if agentDone && !serverDone && toServerStart == toServerEnd && !eofSent {
-            eofSent = libssh2_channel_send_eof(channel) != LIBSSH2_ERROR_EAGAIN
+            eofSent = !LibSSH2.wouldBlock(libssh2_channel_send_eof(channel))
         }
         return moved
     }

@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import CTermhost
 import Glibc
 import TermhostSDK
@@ -119,7 +120,7 @@ extension ChannelBridges {
     /// Frees a closing bridge's channel; the caller's end reads end-of-file. [executor]
     func free(_ b: Bridge) {
         ExecutorCheck.onExecutor(executor)
-        if libssh2_channel_free(b.channel) == LIBSSH2_ERROR_EAGAIN {
+        if LibSSH2.wouldBlock(libssh2_channel_free(b.channel)) {
             _ = halfSent(.free(b))
             return
         }
@@ -137,12 +138,12 @@ extension ChannelBridges {
         if b.inStart == b.inEnd && !b.channelEOF {
             let n = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), Bridge.capacity)
             if n > 0 { b.inStart = 0; b.inEnd = n; moved = true }
-            else if n == Int(LIBSSH2_ERROR_EAGAIN) { if halfSent(.read(b)) { return moved } }
+            else if LibSSH2.wouldBlock(n) { if halfSent(.read(b)) { return moved } }
             else if n < 0 { noteFatal(n); b.closing = true; return true }
             // Nothing reads a bridged channel's stderr; drain it so the window stays open.
             var e = 0
             repeat { e = libssh2_channel_read_ex(b.channel, 1, scratch, 4096) } while e > 0
-            if e == Int(LIBSSH2_ERROR_EAGAIN) && halfSent(.stderr(b)) { return moved }
+            if LibSSH2.wouldBlock(e) && halfSent(.stderr(b)) { return moved }
             if b.inStart == b.inEnd && libssh2_channel_eof(b.channel) != 0 { b.channelEOF = true }
         }
         if b.inStart < b.inEnd {
@@ -165,12 +166,12 @@ extension ChannelBridges {
         while b.outStart < b.outEnd {
             let n = libssh2_channel_write_ex(b.channel, 0, (b.toChannel + b.outStart).assumingMemoryBound(to: CChar.self), b.outEnd - b.outStart)
             if n > 0 { b.outStart += n; moved = true; continue }
-            if n == Int(LIBSSH2_ERROR_EAGAIN) { if halfSent(.write(b)) { return moved } else { break } }
+            if LibSSH2.wouldBlock(n) { if halfSent(.write(b)) { return moved } else { break } }
             noteFatal(n); b.closing = true; return true
         }
         if b.localEOF && b.outStart == b.outEnd && !b.eofSent {
             let rc = libssh2_channel_send_eof(b.channel)
-            if rc != LIBSSH2_ERROR_EAGAIN { b.eofSent = true; moved = true }
+            if !LibSSH2.wouldBlock(rc) { b.eofSent = true; moved = true }
             else if halfSent(.eof(b)) { return moved }
         }
         if b.channelEOF && b.shutWR && (b.eofSent || b.isShell) { b.closing = true; moved = true }

@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Glibc
 
 /// The half-sent packet rule (HalfSentPacket) as the pass loop keeps it. A pass must not
@@ -40,18 +41,18 @@ extension ChannelBridges {
             if rc > 0 { b.outStart += rc }
         case .eof(let b):
             rc = Int(libssh2_channel_send_eof(b.channel))
-            if rc != Int(LIBSSH2_ERROR_EAGAIN) { b.eofSent = true }
+            if !LibSSH2.wouldBlock(rc) { b.eofSent = true }
         case .free(let b):
             free(b)
             return pending == nil
         case .probe(let sentinel):
             rc = Int(ChannelBridges.sendProbe(sentinel))
-            if rc != Int(LIBSSH2_ERROR_EAGAIN) { probing = false }
+            if !LibSSH2.wouldBlock(rc) { probing = false }
         case .open:
             _ = advanceOpen()
             return pending == nil
         }
-        if rc == Int(LIBSSH2_ERROR_EAGAIN) { return !halfSent(call) }
+        if LibSSH2.wouldBlock(rc) { return !halfSent(call) }
         if rc < 0 && rc != Int(LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED) {
             noteFatal(rc)
             switch call {

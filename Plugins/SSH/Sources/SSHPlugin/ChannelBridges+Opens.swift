@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import CTermhost
 import Dispatch
 import Glibc
@@ -123,7 +124,7 @@ extension ChannelBridges {
             return true
         }
         let rc = libssh2_session_last_errno(session)
-        if rc == LIBSSH2_ERROR_EAGAIN {
+        if LibSSH2.wouldBlock(rc) {
             _ = halfSent(.open)
             return false
         }

@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import CTermhost
 import Glibc
 import TermhostSDK
@@ -55,7 +56,7 @@ extension ChannelBridges {
         }
         if probing {
             let rc = ChannelBridges.sendProbe(sentinel)
-            if rc != LIBSSH2_ERROR_EAGAIN { probing = false } else if halfSent(.probe(sentinel)) { return true }
+            if !LibSSH2.wouldBlock(rc) { probing = false } else if halfSent(.probe(sentinel)) { return true }
             if ChannelBridges.isFatal(Int(rc)) {
                 markLost(lostMessage(Int32(rc)))
                 return false

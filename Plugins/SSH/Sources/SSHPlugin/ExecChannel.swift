@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Glibc
 import TermhostSDK
 
@@ -102,7 +103,7 @@ struct ChannelPump {
                 while true {
                     let n = libssh2_channel_read_ex(channel, stream, buffer.assumingMemoryBound(to: CChar.self), capacity)
                     if n > 0 { output(stream, UnsafeRawBufferPointer(start: buffer, count: n)); progressed = true; continue }
-                    if n == Int(LIBSSH2_ERROR_EAGAIN) || n == 0 { break }
+                    if LibSSH2.wouldBlock(n) || n == 0 { break }
                     throw SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
                 }
             }
@@ -114,7 +115,7 @@ struct ChannelPump {
                 while pendingStart < pendingEnd {
                     let n = libssh2_channel_write_ex(channel, 0, (pending + pendingStart).assumingMemoryBound(to: CChar.self), pendingEnd - pendingStart)
                     if n > 0 { pendingStart += n; progressed = true; continue }
-                    if n != Int(LIBSSH2_ERROR_EAGAIN) && n != 0 {
+                    if !LibSSH2.wouldBlock(n) && n != 0 {
                         throw SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
                     }
                     break
@@ -133,7 +134,7 @@ struct ChannelPump {
                 continue
             } else if !stdinOpen && !eofSent {
                 let rc = libssh2_channel_send_eof(channel)
-                if rc != LIBSSH2_ERROR_EAGAIN { eofSent = true }
+                if !LibSSH2.wouldBlock(rc) { eofSent = true }
             }
             // A keepalive may go out unless a transport packet is half sent (HalfSentPacket); a
             // write waiting only for the channel window leaves the socket free.
@@ -175,8 +176,8 @@ struct ChannelPump {
         // hold us), read the status.
         let deadline = time(nil) + 5
         var rc: Int32
-        repeat { rc = libssh2_channel_close(channel); if rc == LIBSSH2_ERROR_EAGAIN { waitSocket() } } while rc == LIBSSH2_ERROR_EAGAIN && time(nil) < deadline
-        repeat { rc = libssh2_channel_wait_closed(channel); if rc == LIBSSH2_ERROR_EAGAIN { waitSocket() } } while rc == LIBSSH2_ERROR_EAGAIN && time(nil) < deadline
+        repeat { rc = libssh2_channel_close(channel); if LibSSH2.wouldBlock(rc) { waitSocket() } } while LibSSH2.wouldBlock(rc) && time(nil) < deadline
+        repeat { rc = libssh2_channel_wait_closed(channel); if LibSSH2.wouldBlock(rc) { waitSocket() } } while LibSSH2.wouldBlock(rc) && time(nil) < deadline
         var signal: UnsafeMutablePointer<CChar>?
         var signalLength = 0
         libssh2_channel_get_exit_signal(channel, &signal, &signalLength, nil, nil, nil, nil)

@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Foundation
 import Glibc
 import TermhostSDK
@@ -117,14 +118,8 @@ final class SSHConnection {
         upstream = nil
     }
 
-    /// libssh2's own text for the last error, read at once.
-    func lastError() -> String {
-        var message: UnsafeMutablePointer<CChar>?
-        var length: Int32 = 0
-        libssh2_session_last_error(session, &message, &length, 0)
-        // It can quote the server (a disconnect reason, a refused request): shown, not obeyed.
-        return message.map { VisibleText.of(String(cString: $0)) } ?? "unknown error"
-    }
+    /// libssh2's own text for the last error, read at once and escaped (LibSSH2.lastError).
+    func lastError() -> String { LibSSH2.lastError(session) }
 
     var lastReceive: time_t { context.takeUnretainedValue().lastReceive }
     var sessionContext: SessionContext { context.takeUnretainedValue() }

@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import CTermhost
 import Foundation
 import Glibc
@@ -78,10 +79,10 @@ final class SteppedExec {
         ExecutorCheck.onExecutor(executor)
         let session = connection.session
         var rc = call()
-        guard rc == Int(LIBSSH2_ERROR_EAGAIN) && HalfSentPacket.isLeft(in: session) else { return rc }
+        guard LibSSH2.wouldBlock(rc) && HalfSentPacket.isLeft(in: session) else { return rc }
         let gone = HalfSentPacket.finish(socket: connection.socket, by: time(nil) + HalfSentPacket.bound) {
             rc = call()
-            return !(rc == Int(LIBSSH2_ERROR_EAGAIN) && HalfSentPacket.isLeft(in: session))
+            return !(LibSSH2.wouldBlock(rc) && HalfSentPacket.isLeft(in: session))
         }
         guard gone else {
             throw SSHError("Connection to \(connection.shownAddress) closed: the server took no data for \(HalfSentPacket.bound) s")
@@ -117,7 +118,7 @@ final class SteppedExec {
                     result.progressed = true
                     continue
                 }
-                if n == 0 || n == Int(LIBSSH2_ERROR_EAGAIN) { break }
+                if n == 0 || LibSSH2.wouldBlock(n) { break }
                 throw broken()
             }
         }
@@ -127,12 +128,12 @@ final class SteppedExec {
         while inputOffset < inputSize && sent < SteppedExec.quantum {
             let n = try finishing { libssh2_channel_write_ex(channel, 0, (input + inputOffset).assumingMemoryBound(to: CChar.self), inputSize - inputOffset) }
             if n > 0 { inputOffset += n; sent += n; result.progressed = true; continue }
-            if n == Int(LIBSSH2_ERROR_EAGAIN) { break }
+            if LibSSH2.wouldBlock(n) { break }
             throw broken()
         }
         if inputOffset == inputSize && !eofSent && !remoteEOF {
             let rc = try finishing { Int(libssh2_channel_send_eof(channel)) }
-            if rc != Int(LIBSSH2_ERROR_EAGAIN) { eofSent = true; result.progressed = true }
+            if !LibSSH2.wouldBlock(rc) { eofSent = true; result.progressed = true }
         }
         if remoteEOF { try close(channel, &result) }
         try connection.checkAlive(mayWrite: true)
@@ -144,7 +145,7 @@ final class SteppedExec {
     private func close(_ channel: OpaquePointer, _ result: inout Step) throws(SSHError) {
         ExecutorCheck.onExecutor(executor)
         let rc = try finishing { Int(libssh2_channel_close(channel)) }
-        guard rc != Int(LIBSSH2_ERROR_EAGAIN) else { return }
+        guard !LibSSH2.wouldBlock(rc) else { return }
         status = exitStatus(channel, &result)
         free(channel)
         result.progressed = true
@@ -161,11 +162,11 @@ final class SteppedExec {
         defer { libssh2_session_set_blocking(session, 1) }
         if !signalled {
             let sent = (try? finishing { Int(ChannelSignal.send(channel, "TERM")) }) ?? 0
-            if sent == Int(LIBSSH2_ERROR_EAGAIN) { return }   // nothing half sent: the next call tries again
+            if LibSSH2.wouldBlock(sent) { return }   // nothing half sent: the next call tries again
             signalled = true
         }
         let rc = (try? finishing { Int(libssh2_channel_close(channel)) }) ?? Int(LIBSSH2_ERROR_SOCKET_SEND)
-        if rc != Int(LIBSSH2_ERROR_EAGAIN) { free(channel) }
+        if !LibSSH2.wouldBlock(rc) { free(channel) }
     }
 
     /// Gives up on a close the server never confirmed: the channel is left to the session's

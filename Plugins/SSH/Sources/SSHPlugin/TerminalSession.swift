@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Glibc
 
 /// `termhost ssh HOST`: an interactive shell on a PTY, like `ssh HOST`. The local terminal is
@@ -53,7 +54,7 @@ struct TerminalSession {
                 guard pendingResize else { return }
                 let size = TerminalSession.windowSize(stdin)
                 let rc = libssh2_channel_request_pty_size_ex(channel, Int32(size.columns), Int32(size.rows), 0, 0)
-                if rc == LIBSSH2_ERROR_EAGAIN { return }   // same request again on the next pass
+                if LibSSH2.wouldBlock(rc) { return }   // same request again on the next pass
                 pendingResize = false
                 if rc != 0 { log("window change to \(size.columns)x\(size.rows) failed: \(connection.lastError())") }
             }
