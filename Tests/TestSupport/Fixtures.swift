@@ -141,6 +141,8 @@ public enum Fixtures {
         env["XDG_CACHE_HOME"] = dir.sub("cache")
         env["XDG_STATE_HOME"] = dir.sub("state")
         env["XDG_DATA_DIRS"] = dir.sub("system")
+        // The daemon's socket directory: a test's own, never the machine user's daemon.
+        env["XDG_RUNTIME_DIR"] = dir.path + "/run"
         env["TERMHOST_PLUGIN_PATH"] = pluginPath
         env["TERMHOST_POLICY"] = dir.path + "/policy.json"
         env["TERMHOST_PROBE"] = Paths.probe

@@ -10,6 +10,7 @@ enum HelpText {
         ("actions", "typed actions the features declare (exported C functions)"),
         ("call", "call one typed action: termhost call FEATURE/ACTION ARG..."),
         ("settings", "your settings that sync to your other devices: list, set, unset"),
+        ("daemon", "the long-lived host your sessions will live in: run, status, stop"),
         ("version", "print the version"),
         ("help", "this help; 'termhost help <command>' for one command"),
     ]

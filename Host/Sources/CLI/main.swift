@@ -54,6 +54,9 @@ func runCLI() -> Int32 {
     case "settings":
         if wantsHelp { Output.out(SettingsCommand.usage); return ExitCode.success }
         return SettingsCommand.run(rest, global)
+    case "daemon":
+        if wantsHelp { Output.out(DaemonCommand.usage); return ExitCode.success }
+        return DaemonCommand.run(rest, global)
     case "call":
         if wantsHelp { Output.out(ActionsCommand.callUsage); return ExitCode.success }
         return ActionsCommand.call(rest, global)

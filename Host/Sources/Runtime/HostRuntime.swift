@@ -29,7 +29,7 @@ public final class HostRuntime: @unchecked Sendable {
     public var records: [PluginRecord] { inspection.records }
 
     /// Commands the CLI implements itself; no feature may contribute these names.
-    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "tools", "actions", "call", "version", "help", "settings"]
+    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "tools", "actions", "call", "version", "help", "settings", "daemon"]
 
     public static func start(_ options: RuntimeOptions) throws(StartupError) -> HostRuntime {
         LibcryptoAtExit.keepUntilProcessEnds()

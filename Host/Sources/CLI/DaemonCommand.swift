@@ -1,0 +1,137 @@
+import Foundation
+import Glibc
+import TermhostDaemon
+import TermhostRuntime
+import TermhostSDK
+
+/// `termhost daemon`: the long-lived host (Docs/Daemon.md). `run` (the default) runs it in the
+/// foreground with its log on stderr, as systemd and a terminal both expect; `status` and `stop`
+/// talk to the running one over its socket.
+///
+/// The daemon outlives the terminal it was started from: SIGHUP is logged and ignored; SIGTERM
+/// and SIGINT stop it cleanly (clients told by their connection closing, the socket removed,
+/// every feature shut down as at the end of any command).
+enum DaemonCommand {
+    static let usage = """
+    usage: termhost daemon [run]            run the daemon in the foreground, its log on stderr
+           termhost daemon status [--json]  whether a daemon runs, with its pid, socket and clients
+           termhost daemon stop             ask the running daemon to stop, and wait until it has
+    The socket is $XDG_RUNTIME_DIR/termhost/daemon.sock (without XDG_RUNTIME_DIR,
+    /tmp/termhost-UID/daemon.sock); only your own user may connect to it.
+    """
+
+    static let spec = CommandArguments("termhost daemon", usage: usage, options: [.flag("--json")], maxArguments: 1)
+
+    static func run(_ args: [String], _ g: GlobalOptions) -> Int32 {
+        let parsed: ParsedArguments
+        switch HostArguments.parse(args, spec) {
+        case .success(let p): parsed = p
+        case .failure(let finished): return finished.status
+        }
+        let json = g.json || parsed.has("--json")
+        switch parsed.arguments.first ?? "run" {
+        case "run": return foreground(g)
+        case "status": return status(json: json)
+        case "stop": return stop()
+        case let other:
+            Output.err("termhost daemon: unknown subcommand '\(VisibleText.of(other))' (expected run, status or stop)\n\(usage)")
+            return ExitCode.usage
+        }
+    }
+
+    static func log(_ line: String) { Output.err("termhost daemon: \(line)") }
+
+    static func foreground(_ g: GlobalOptions) -> Int32 {
+        // Before any thread exists, so that every thread inherits the mask and only the signal
+        // thread below ever takes these.
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, s) }
+        pthread_sigmask(SIG_BLOCK, &handled, nil)
+
+        let listener: DaemonListener
+        do { listener = try DaemonListener(DaemonAddress.standard()) } catch {
+            log(error.description)
+            return ExitCode.refusedToStart
+        }
+        let runtime: HostRuntime
+        do { runtime = try HostRuntime.start(g.runtimeOptions()) } catch {
+            listener.close()
+            log(error.description)
+            return ExitCode.refusedToStart
+        }
+        let loaded = runtime.records.filter { $0.failure == nil }.compactMap { $0.manifest?.id }.sorted()
+        let server = DaemonServer(listener: listener, version: "termhost \(TermhostVersion.string)", status: { [runtime] in
+            ["plugins": loaded, "scenes": runtime.lifecycle.sceneIDs.count, "phase": "\(runtime.lifecycle.phase)"]
+        }, log: { log($0) })
+        let waitedFor = handled
+        let signals = Thread {
+            var set = waitedFor
+            while true {
+                var signal: Int32 = 0
+                guard sigwait(&set, &signal) == 0 else { continue }
+                if signal == SIGHUP {
+                    log("SIGHUP ignored: the daemon outlives the terminal it was started from ('termhost daemon stop' ends it)")
+                    continue
+                }
+                log("stopping (\(signal == SIGTERM ? "SIGTERM" : "SIGINT"))")
+                server.stop()
+                return
+            }
+        }
+        signals.start()
+        log("listening on \(listener.address.socket) (pid \(getpid()), \(loaded.count) plugin(s) loaded)")
+        server.run()
+        listener.close()
+        for message in runtime.shutdownProblems(runtime.shutdown()) { log(message) }
+        log("stopped")
+        return ExitCode.success
+    }
+
+    static func status(json: Bool) -> Int32 {
+        let reply: [String: Any]
+        do { reply = try DaemonClient(DaemonAddress.standard(), client: "termhost \(TermhostVersion.string) daemon status").request("status") } catch {
+            if json { Output.out("{\"running\":false,\"error\":\(JSONText.quoted(error.description))}") } else { log(error.description) }
+            return ExitCode.failure
+        }
+        if json {
+            var object = reply
+            object["running"] = true
+            Output.out(String(decoding: DaemonProtocol.payload(object), as: UTF8.self))
+            return ExitCode.success
+        }
+        let clients = (reply["clients"] as? [String]) ?? []
+        Output.out("""
+            termhost daemon: running, pid \(reply["pid"] as? Int ?? 0), up \(reply["uptime_seconds"] as? Int ?? 0) s
+              socket:  \(VisibleText.of(reply["socket"] as? String ?? "?"))
+              plugins: \(((reply["plugins"] as? [String]) ?? []).joined(separator: ", "))
+              scenes:  \(reply["scenes"] as? Int ?? 0)
+              clients: \(clients.count) (this one included)
+            """)
+        return ExitCode.success
+    }
+
+    static func stop() -> Int32 {
+        let address = DaemonAddress.standard()
+        let pid: Int
+        do {
+            let client = try DaemonClient(address, client: "termhost \(TermhostVersion.string) daemon stop")
+            pid = client.welcome["pid"] as? Int ?? 0
+            _ = try client.request("stop")
+        } catch {
+            log(error.description)
+            return ExitCode.failure
+        }
+        // Stopped when its socket is gone (it removes it last but one, before the features' shutdown).
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if access(address.socket, F_OK) != 0 && (pid <= 0 || kill(pid_t(pid), 0) != 0) {
+                log("stopped (pid \(pid))")
+                return ExitCode.success
+            }
+            usleep(50_000)
+        }
+        log("asked pid \(pid) to stop; it has not ended within 30 s")
+        return ExitCode.failure
+    }
+}

@@ -1,0 +1,66 @@
+import Glibc
+
+/// One client's socket, as the daemon's thread for that client uses it: whole frames in, whole
+/// frames out. A write that the client does not drain within `writeTimeout` fails, so a client
+/// that never reads is detached and never holds the daemon (every other client has its own
+/// thread and socket).
+struct DaemonConnection {
+    let fd: Int32
+    private var decoder = DaemonFrameDecoder()
+
+    /// How long a reply may wait for the client to read.
+    static let writeTimeout = 5
+    /// How long a new client has to send its hello.
+    static let helloTimeout = 10
+
+    init(fd: Int32) {
+        self.fd = fd
+        setTimeout(SO_SNDTIMEO, seconds: DaemonConnection.writeTimeout)
+    }
+
+    func setTimeout(_ option: Int32, seconds: Int) {
+        var t = timeval(tv_sec: seconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, option, &t, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    enum Received: Equatable {
+        case frame(DaemonFrame)
+        /// The client closed; `truncated` when it stopped inside a frame.
+        case closed(truncated: Bool)
+        case malformed(String)
+        case failed(String)
+    }
+
+    /// The next whole frame.
+    mutating func receive() -> Received {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            switch decoder.next() {
+            case .frame(let f): return .frame(f)
+            case .malformed(let why): return .malformed(why)
+            case .needMore: break
+            }
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 {
+                let e = errno
+                return e == EAGAIN || e == EWOULDBLOCK ? .failed("sent nothing in time") : .failed(String(cString: strerror(e)))
+            }
+            if n == 0 { return .closed(truncated: decoder.pendingBytes > 0) }
+            decoder.feed(chunk[0..<n])
+        }
+    }
+
+    /// Sends a frame whole; false when the client did not take it in time or went away.
+    func send(_ frame: DaemonFrame) -> Bool {
+        let bytes = frame.encoded()
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            sent += n
+        }
+        return true
+    }
+}

@@ -1,0 +1,45 @@
+// fuzz-sources: Host/Sources/Daemon/DaemonFrame.swift Host/Sources/Daemon/DaemonMessages.swift
+// What any local client of the daemon can send: a byte stream cut into frames (fed whole and in
+// pieces of every size from the input's first byte), and each frame's payload read as a hello
+// and as a request. The decoder never traps or holds a frame over its limit; the same stream
+// gives the same frames however it is split; a frame decoded and encoded again is the same bytes.
+import Foundation
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let limit = 4096
+    func frames(_ piece: Int) -> ([DaemonFrame], DaemonFrameDecoder.Next) {
+        var decoder = DaemonFrameDecoder(maxPayload: limit)
+        var out: [DaemonFrame] = []
+        var i = 0
+        var last = DaemonFrameDecoder.Next.needMore
+        while i < bytes.count {
+            let end = min(bytes.count, i + piece)
+            decoder.feed(bytes[i..<end])
+            i = end
+            while true {
+                last = decoder.next()
+                guard case .frame(let f) = last else { break }
+                precondition(f.payload.count <= limit && f.type != 0)
+                precondition(f.encoded().count == DaemonFrame.headerSize + f.payload.count)
+                out.append(f)
+            }
+            if case .malformed = last { break }
+        }
+        return (out, last)
+    }
+    let whole = frames(max(1, bytes.count))
+    let split = frames(Int(bytes.first ?? 1) % 17 + 1)
+    precondition(whole.0 == split.0, "the same stream gave other frames when split")
+    if case .malformed = whole.1 { if case .malformed = split.1 {} else { preconditionFailure("malformed only when whole") } }
+    precondition(whole.0.flatMap { $0.encoded() } == Array(bytes.prefix(whole.0.reduce(0) { $0 + $1.encoded().count })),
+                 "frames encoded again are not the bytes they came from")
+    for frame in whole.0 {
+        if case .success(let hello) = DaemonProtocol.hello(frame.payload) {
+            precondition((1...65_535).contains(hello.version) && !hello.client.isEmpty && hello.client.utf8.count <= DaemonProtocol.maxClientName)
+        }
+        if case .success(let op) = DaemonProtocol.operation(frame.payload) { precondition(!op.isEmpty && op.utf8.count <= 64) }
+    }
+    return 0
+}
