@@ -5,6 +5,7 @@
 #   lib/termhost/plugins/plugin-set.json                        versions and sha256 of that set
 #   lib/termhost/libssh2/libssh2.so.1                           when the plugins use libssh2 1.11
 #                                                               built by Scripts/libssh2.sh
+#   lib/systemd/user/termhostd.{socket,service}                 the daemon's systemd user units
 # Usage: Scripts/stage.sh [--release] [--scratch-path DIR] [--install] [--swift-runtime] [--strip]
 #                        [--plugins ID,ID...] [PREFIX]
 # PREFIX may be absolute or relative (to the caller's directory); every plugin of the set lands
@@ -142,6 +143,11 @@ bundle_swift org.termhost.sync libSyncPlugin.so
 ! is_wanted org.termhost.examples.remote-c || make -s -C SDK/Examples/remote-c OUT="$plugins" TERMHOST="$termhost"
 
 [ $strip = 0 ] || find "$dest/bin" "$dest/lib/termhost" -type f \( -path "$dest/bin/*" -o -name '*.so*' \) -exec strip --strip-unneeded {} +
+
+# The systemd user units of the daemon (Docs/Daemon.md), naming the staged binary.
+mkdir -p "$dest/lib/systemd/user"
+cp Scripts/systemd/termhostd.socket "$dest/lib/systemd/user/"
+sed "s|@BINDIR@|$installed/bin|" Scripts/systemd/termhostd.service > "$dest/lib/systemd/user/termhostd.service"
 
 # Every plugin of the set must be there: a bundle that a build or make left out fails here,
 # naming the plugin, rather than leaving a set without it.

@@ -43,14 +43,19 @@ enum DaemonCommand {
 
     static func foreground(_ g: GlobalOptions) -> Int32 {
         // Before any thread exists, so that every thread inherits the mask and only the signal
-        // thread below ever takes these.
+        // thread below ever takes these. The mask is set, not added to: whatever started the
+        // daemon may have blocked other signals (systemd-socket-activate blocks nearly all),
+        // which would keep SIGCHLD from the programs the daemon runs.
         var handled = sigset_t()
         sigemptyset(&handled)
         for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, s) }
-        pthread_sigmask(SIG_BLOCK, &handled, nil)
+        pthread_sigmask(SIG_SETMASK, &handled, nil)
 
         let listener: DaemonListener
-        do { listener = try DaemonListener(DaemonAddress.standard()) } catch {
+        do {
+            let passed = try SocketActivation.passedSocket().get()
+            listener = try DaemonListener(DaemonAddress.standard(), inherited: passed)
+        } catch {
             log(error.description)
             return ExitCode.refusedToStart
         }
@@ -80,7 +85,7 @@ enum DaemonCommand {
             }
         }
         signals.start()
-        log("listening on \(listener.address.socket) (pid \(getpid()), \(loaded.count) plugin(s) loaded)")
+        log("listening on \(listener.address.socket)\(listener.ownsSocket ? "" : " (passed by systemd)") (pid \(getpid()), \(loaded.count) plugin(s) loaded)")
         server.run()
         listener.close()
         for message in runtime.shutdownProblems(runtime.shutdown()) { log(message) }
@@ -122,10 +127,10 @@ enum DaemonCommand {
             log(error.description)
             return ExitCode.failure
         }
-        // Stopped when its socket is gone (it removes it last but one, before the features' shutdown).
+        // Stopped when its process has ended (a socket systemd made stays, for the next start).
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
-            if access(address.socket, F_OK) != 0 && (pid <= 0 || kill(pid_t(pid), 0) != 0) {
+            if pid <= 0 || kill(pid_t(pid), 0) != 0 {
                 log("stopped (pid \(pid))")
                 return ExitCode.success
             }

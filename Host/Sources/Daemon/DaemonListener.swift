@@ -15,11 +15,16 @@ public final class DaemonListener: Sendable {
     let fd: Int32
     private let lockFD: Int32
     private let inode: ino_t
+    /// False for a socket systemd made and passed (termhostd.socket): systemd keeps it, so a
+    /// client's connect while the daemon restarts waits in its queue instead of failing.
+    public let ownsSocket: Bool
 
     /// The sockets waiting to be accepted: beyond it, connects fail at once (the kernel's queue).
     static let backlog: Int32 = 64
 
-    public init(_ address: DaemonAddress) throws(DaemonError) {
+    /// `inherited`: a listening socket passed by systemd (SocketActivation), used instead of
+    /// binding one, once checked to be a listening Unix socket at `address.socket`.
+    public init(_ address: DaemonAddress, inherited: Int32? = nil) throws(DaemonError) {
         self.address = address
         if let refused = PrivateFile.prepare(ownDirectory: address.directory) { throw DaemonError("the daemon's directory: \(refused)") }
         let lockFD = open(address.lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -37,6 +42,20 @@ public final class DaemonListener: Sendable {
         _ = ftruncate(lockFD, 0)
         _ = pidText.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
 
+        if let inherited {
+            var st = stat()
+            let problem = SocketActivation.problem(with: inherited, expected: address.socket)
+                ?? (lstat(address.socket, &st) == 0 ? nil : "nothing at \(address.socket)")
+            if let problem {
+                Glibc.close(lockFD)
+                throw DaemonError("the socket systemd passed: \(problem)")
+            }
+            self.fd = inherited
+            self.inode = st.st_ino
+            self.lockFD = lockFD
+            self.ownsSocket = false
+            return
+        }
         let temporary = address.directory + "/daemon.sock.\(getpid())"
         let bound: (fd: Int32, inode: ino_t)
         do { bound = try DaemonListener.bind(temporary, address) } catch {
@@ -53,6 +72,7 @@ public final class DaemonListener: Sendable {
         self.fd = bound.fd
         self.inode = bound.inode
         self.lockFD = lockFD
+        self.ownsSocket = true
     }
 
     private static func bind(_ path: String, _ address: DaemonAddress) throws(DaemonError) -> (fd: Int32, inode: ino_t) {
@@ -114,7 +134,7 @@ public final class DaemonListener: Sendable {
     /// Removes the socket if it is still this daemon's, and lets the lock go.
     public func close() {
         var st = stat()
-        if lstat(address.socket, &st) == 0 && st.st_ino == inode { unlink(address.socket) }
+        if ownsSocket && lstat(address.socket, &st) == 0 && st.st_ino == inode { unlink(address.socket) }
         Glibc.close(fd)
         Glibc.close(lockFD)
     }
