@@ -62,8 +62,12 @@ public final class DaemonServer: Sendable {
             thread.name = "termhost-daemon-client"
             thread.start()
         }
-        let open = state.withLock { s in s.stopping = true; return Array(s.clients.keys) }
-        for fd in open { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        // Under the lock: a client's thread removes its descriptor before closing it, so every
+        // descriptor listed here is still that client's (never one reused by something else).
+        state.withLock { s in
+            s.stopping = true
+            for fd in s.clients.keys { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 
     /// Asks `run` to return (from any thread; idempotent).
