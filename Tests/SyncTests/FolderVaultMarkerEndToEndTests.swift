@@ -97,5 +97,14 @@ import TestSupport
         #expect(viaTheirs.status == 2, "\(viaTheirs.output)")
         #expect(viaTheirs.stderr.contains("\(link) is a symbolic link owned by uid \(nobody.pointee.pw_uid)"), "\(viaTheirs.stderr)")
         #expect(!FileManager.default.fileExists(atPath: shared.path + "/elsewhere/vault"))
+
+        // Behind a link of the user's own (review finding: only the path as written was looked at).
+        let mine = shared.path + "/mine"
+        try FileManager.default.createSymbolicLink(atPath: mine, withDestinationPath: "theirs/sub")
+        let viaMine = try a.run("sync", "backend", "set", "folder", mine + "/vault", "--create")
+        #expect(viaMine.status == 2, "\(viaMine.output)")
+        #expect(viaMine.stderr.contains("\(link) is a symbolic link owned by uid \(nobody.pointee.pw_uid), not by you or root (reached through the links of \(mine)/vault)"),
+                "\(viaMine.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: shared.path + "/elsewhere/sub"))
     }
 }

@@ -62,18 +62,38 @@ public enum FolderVaultLocation {
         return nil
     }
 
-    /// The first component of `path` that is a symbolic link owned by someone else.
+    /// The first symbolic link owned by someone else that `path` passes through, as the kernel
+    /// walks it: the user's own links are followed (their targets walked in turn), so another
+    /// user's link behind one of them is found too. At most 40 links, as the kernel allows.
     private static func foreignLink(in path: String) -> String? {
-        var prefix = ""
-        for part in components(path) {
-            prefix += "/" + part
+        var pending = components(path)
+        var walked = ""   // the part of the path resolved so far, without links
+        var links = 0
+        while !pending.isEmpty {
+            let part = pending.removeFirst()
+            if part == "." { continue }
+            if part == ".." { walked = walked.isEmpty ? "" : parent(walked); if walked == "/" { walked = "" }; continue }
+            let next = walked + "/" + part
             var st = stat()
-            guard lstat(prefix, &st) == 0 else { return nil }   // the rest does not exist yet
-            if (st.st_mode & S_IFMT) == S_IFLNK && st.st_uid != 0 && st.st_uid != geteuid() {
-                return "\(prefix) is a symbolic link owned by uid \(st.st_uid), not by you or root: refused (whoever owns it decides where the vault's files go)"
+            guard lstat(next, &st) == 0 else { return nil }   // the rest does not exist yet
+            guard (st.st_mode & S_IFMT) == S_IFLNK else { walked = next; continue }
+            if st.st_uid != 0 && st.st_uid != geteuid() {
+                let via = next == normalized(path) || normalized(path).hasPrefix(next + "/") ? "" : " (reached through the links of \(path))"
+                return "\(next) is a symbolic link owned by uid \(st.st_uid), not by you or root\(via): refused (whoever owns it decides where the vault's files go)"
             }
+            links += 1
+            guard links <= 40, let target = linkTarget(next) else { return "\(path): too many symbolic links, or one that cannot be read" }
+            if isAbsolute(target) { walked = "" }
+            pending = components(target) + pending
         }
         return nil
+    }
+
+    private static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink(path, &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// realpath(3) of the longest existing prefix of `path`, with the rest appended. Split on
