@@ -30,7 +30,11 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let results = try? PostgresFeed.pushResults(rows, changes: changes) {
         precondition(results.count == changes.count)
         for (result, change) in zip(results, changes) {
-            if case .conflict(let record) = result { precondition(record.id == change.id) }
+            if case .conflict(let record) = result {
+                precondition(record.id == change.id)
+                // A body too large or malformed is marked unreadable, never handed over.
+                precondition((record.payload?.count ?? 0) <= PostgresFeed.maxPayload && (record.unreadable == nil || record.payload == nil))
+            }
         }
     }
     if let seq = PostgresFeed.notifiedSequence(text, vault: "team") { precondition(seq >= 0) }

@@ -69,4 +69,32 @@ final class PostgresHostileMemberTests {
         #expect(try a.run("sync", "now").status == 0)
         #expect(try a.run("hosts", "show", "planted").status != 0)
     }
+
+    /// Review finding: a server copy over 1 MiB (written around the size trigger, by whoever owns
+    /// the database) met by a push failed every push of the device until an owner removed it. It
+    /// is set aside like a refused version, the device's edit goes over it, and the rest syncs.
+    @Test func anOversizeServerCopyMetByAPushIsSetAsideAndTheRestSyncs() throws {
+        let a = try team.memberDevice("alice")
+        #expect(try a.run("hosts", "add", "web", "web.internal").status == 0)
+        #expect(try a.run("sync", "now").status == 0)
+        let huge = "decode(repeat('78', 3145728), 'hex')"
+        try team.server.psql("""
+            SET session_replication_role = replica;
+            UPDATE termhost_sync.vaults SET seq = seq + 1 WHERE name = 'team';
+            UPDATE termhost_sync.records SET body = \(huge), digest = sha256(\(huge)),
+                seq = (SELECT seq FROM termhost_sync.vaults WHERE name = 'team') WHERE key = 'web'
+            """, database: PostgresTeam.database)
+        #expect(try a.run("hosts", "edit", "web", "--port", "2222").status == 0)
+        #expect(try a.run("hosts", "add", "db", "db.internal").status == 0)
+        let synced = try a.run("sync", "now")
+        #expect(synced.status == 0, "\(synced.output)")
+        let status = try a.run("sync", "status")
+        #expect(status.stdout.contains("is 3145728 bytes, more than the 1048576 a record may hold: refused unread"), "\(status.output)")
+        // Both changes reached the server; the oversize copy is gone under the device's edit.
+        let b = try team.memberDevice("bob")
+        #expect(try b.run("sync", "now").status == 0)
+        let web = try b.run("hosts", "show", "web")
+        #expect(web.status == 0 && web.stdout.contains("2222"), "\(web.output)")
+        #expect(try b.run("hosts", "show", "db").status == 0)
+    }
 }

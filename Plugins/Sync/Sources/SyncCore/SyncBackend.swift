@@ -114,15 +114,19 @@ public struct SyncServerRecord: Equatable, Sendable {
     public let device: String
     /// Concurrent writes that lost to this one (always empty on a compare-and-set backend).
     public let displaced: [SyncDisplacedWrite]
+    /// Why the backend could not hand over this version's body (over the size limit, not what
+    /// it should be): `payload` is then nil and means nothing. Only a push's conflict carries one.
+    public let unreadable: String?
 
     public init(id: SyncRecordID, version: SyncVersion, payload: [UInt8]?, changeID: String, device: String,
-                displaced: [SyncDisplacedWrite] = []) {
+                displaced: [SyncDisplacedWrite] = [], unreadable: String? = nil) {
         self.id = id
         self.version = version
         self.payload = payload
         self.changeID = changeID
         self.device = device
         self.displaced = displaced
+        self.unreadable = unreadable
     }
 }
 

@@ -29,9 +29,15 @@ extension SyncEngine {
                         written.append(version)
                         try accepted(id, change: change.changeID, version: version, payload: change.payload, pending: pendingChange)
                     case .conflict(let server):
-                        if pendingChange.all.contains(server.changeID) {
+                        if pendingChange.all.contains(server.changeID) && server.unreadable == nil {
                             written.append(server.version)
                             try accepted(id, change: server.changeID, version: server.version, payload: server.payload, pending: pendingChange)
+                        } else if let why = server.unreadable {
+                            // Set aside like a version the rules refuse, and sent over next round.
+                            try passOver(id, version: server.version)
+                            try quarantine(SyncDamage(location: "\(backend.summary): \(id) version \(server.version)", reason: why, raw: []))
+                            again = true
+                            continue
                         } else if let rule = rule(id), let payload = server.payload,
                                   try refusedByRules(id, version: server.version, payload: payload, rule: rule) {
                             again = true   // stays pending; sent again over the refused version

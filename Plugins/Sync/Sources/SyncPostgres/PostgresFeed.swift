@@ -66,15 +66,18 @@ enum PostgresFeed {
             if row[1] == "t" {
                 results.append(.applied(SyncVersion(String(seq))))
             } else {
+                // A server copy that cannot be read is a conflict all the same, marked so: the
+                // device sets it aside and sends its change over it, and the rest of the push goes on.
+                var unreadable: String?
+                var body = row[3].flatMap(bytes(hex:))
                 if let size = oversize(row[3]) {
-                    throw .invalid("the server's record \(changes[i].id) is \(size) bytes, more than the \(maxPayload) a record may hold: refused unread (ask an owner to remove it)")
+                    unreadable = "is \(size) bytes, more than the \(maxPayload) a record may hold: refused unread"
+                } else if (row[3] == nil) != (body == nil) || (body?.count ?? 0) > maxPayload {
+                    unreadable = "is not a hexadecimal body of at most 1 MiB: refused"
                 }
-                let body = row[3].flatMap(bytes(hex:))
-                guard (row[3] == nil) == (body == nil), (body?.count ?? 0) <= maxPayload else {
-                    throw .invalid("the server's record \(changes[i].id) is not a hexadecimal body of at most 1 MiB")
-                }
+                if unreadable != nil { body = nil }
                 results.append(.conflict(SyncServerRecord(id: changes[i].id, version: SyncVersion(String(seq)), payload: body,
-                                                          changeID: row[4] ?? "", device: row[5] ?? "")))
+                                                          changeID: row[4] ?? "", device: row[5] ?? "", unreadable: unreadable)))
             }
         }
         return results
