@@ -7,6 +7,9 @@ set -euo pipefail
 log=$1
 echo
 echo "Slowest suites (seconds from start to end; suites run in parallel, so these overlap):"
+# awk keeps the first ten itself and reads to the end: `head` would exit early and, under
+# pipefail, the SIGPIPE of the writer before it made a green run exit 141 (seen once in CI-like
+# runs under load).
 sed -nE 's/^[^ ]+ Suite (.+) (passed|failed) after ([0-9.]+) seconds.*/\3 \1 \2/p' "$log" \
-  | sort -rn | head -10 | awk '{ printf "%9.1f  %s", $1, $2; for (i = 3; i < NF; i++) printf " %s", $i; if ($NF == "failed") printf "  (failed)"; printf "\n" }'
+  | sort -rn | awk 'NR <= 10 { printf "%9.1f  %s", $1, $2; for (i = 3; i < NF; i++) printf " %s", $i; if ($NF == "failed") printf "  (failed)"; printf "\n" }'
 grep -E "Test run with [0-9]+ tests? .*(passed|failed) after" "$log" | tail -1 || true
