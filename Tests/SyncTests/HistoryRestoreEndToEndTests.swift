@@ -29,6 +29,18 @@ import TestSupport
         #expect(r.status == 0, "\(r.output)")
     }
 
+    /// Two devices that both hold host `web` in its two versions: saved on a, then its port
+    /// changed to 2222 there, both synced.
+    func webSavedThenEditedOnBoth() throws -> (TermhostDevice, TermhostDevice) {
+        let (a, b) = try devices()
+        try a.run("hosts", "add", "web", "web.internal")
+        try synced(a)
+        try a.run("hosts", "edit", "web", "--port", "2222")
+        try synced(a)
+        try synced(b)
+        return (a, b)
+    }
+
     func port(_ d: TermhostDevice, _ host: String) throws -> Int? {
         let shown = try d.run("hosts", "show", host)
         guard shown.status == 0 else { return nil }
@@ -37,12 +49,7 @@ import TestSupport
 
     @Test func aHostDeletedOnAnotherDeviceIsListedRestoredAndArrivesEverywhere() throws {
         defer { shared.remove() }
-        let (a, b) = try devices()
-        try a.run("hosts", "add", "web", "web.internal")
-        try synced(a)
-        try a.run("hosts", "edit", "web", "--port", "2222")
-        try synced(a)
-        try synced(b)
+        let (a, b) = try webSavedThenEditedOnBoth()
         #expect(try port(b, "web") == 2222)
         try b.run("hosts", "rm", "web")
         try synced(b)
@@ -160,12 +167,7 @@ import TestSupport
     /// `sync restore` syncs first; when it cannot (paused), the engine refuses instead.
     @Test func aRestoreNeverGoesOverAVersionThisDeviceHasNotSeen() throws {
         defer { shared.remove() }
-        let (a, b) = try devices()
-        try a.run("hosts", "add", "web", "web.internal")
-        try synced(a)
-        try a.run("hosts", "edit", "web", "--port", "2222")
-        try synced(a)
-        try synced(b)
+        let (a, b) = try webSavedThenEditedOnBoth()
         // b changes it again; a, paused, has not seen that.
         #expect(try a.run("sync", "pause").status == 0)
         try b.run("hosts", "edit", "web", "--port", "3333")
