@@ -17,6 +17,12 @@ final class DaemonHarness {
         address = DaemonAddress.standard(environment)
     }
 
+    /// A daemon in another harness's environment (an SSHHarness's: its HOME, keys and plugins).
+    init(environment: [String: String]) {
+        self.environment = environment
+        address = DaemonAddress.standard(environment)
+    }
+
     /// Starts the daemon and waits until it answers `daemon status`.
     func start() throws {
         let script = "exec \"$0\" daemon 2>>\"$1\""
@@ -40,6 +46,12 @@ final class DaemonHarness {
     func remove() {
         if pid > 0 && !ended { ProcessTree.kill(pid) }
         dir.remove()
+    }
+
+    /// Stops the daemon with `daemon stop` (then by signal if it did not end).
+    func stop() {
+        _ = try? run("daemon", "stop")
+        if pid > 0 && !Wait.until(timeout: 30, { self.ended }) { ProcessTree.kill(pid) }
     }
 }
 
@@ -89,4 +101,11 @@ final class RawClient: @unchecked Sendable {
 
     /// The next frame's payload as text.
     func receiveText() -> String? { receive().map { String(decoding: $0.payload, as: UTF8.self) } }
+
+    /// A request and its reply's JSON object.
+    func request(_ json: String) -> [String: Any] {
+        send(.request, json)
+        guard let reply = receive() else { return ["error": "the daemon closed the connection"] }
+        return (try? JSONSerialization.jsonObject(with: Data(reply.payload))) as? [String: Any] ?? [:]
+    }
 }

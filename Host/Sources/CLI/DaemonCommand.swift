@@ -1,3 +1,4 @@
+import CTermhost
 import Foundation
 import Glibc
 import TermhostDaemon
@@ -66,7 +67,10 @@ enum DaemonCommand {
             return ExitCode.refusedToStart
         }
         let loaded = runtime.records.filter { $0.failure == nil }.compactMap { $0.manifest?.id }.sorted()
-        let server = DaemonServer(listener: listener, version: "termhost \(TermhostVersion.string)", status: { [runtime] in
+        // Persistent sessions come from whichever feature provides the service (the SSH plugin).
+        let sessions = TerminalSessions(table: runtime.providedService(TERMHOST_SSH_SESSIONS))
+        if sessions == nil { log("no persistent sessions: no running feature provides \(TERMHOST_SSH_SESSIONS) ('termhost features' says why)") }
+        let server = DaemonServer(listener: listener, version: "termhost \(TermhostVersion.string)", sessions: sessions, status: { [runtime] in
             ["plugins": loaded, "scenes": runtime.lifecycle.sceneIDs.count, "phase": "\(runtime.lifecycle.phase)"]
         }, log: { log($0) })
         let waitedFor = handled

@@ -10,7 +10,9 @@ enum HelpText {
         ("actions", "typed actions the features declare (exported C functions)"),
         ("call", "call one typed action: termhost call FEATURE/ACTION ARG..."),
         ("settings", "your settings that sync to your other devices: list, set, unset"),
-        ("daemon", "the long-lived host your sessions will live in: run, status, stop"),
+        ("daemon", "the long-lived host persistent sessions live in: run, status, stop"),
+        ("sessions", "persistent terminal sessions in the daemon: list, events, kill"),
+        ("attach", "join a persistent session from this terminal (~d detaches)"),
         ("version", "print the version"),
         ("help", "this help; 'termhost help <command>' for one command"),
     ]

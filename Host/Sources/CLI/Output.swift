@@ -11,6 +11,18 @@ enum Output {
         if let data = try? encoder.encode(value) { out(String(decoding: data, as: UTF8.self)) }
     }
 
+    /// Bytes to a descriptor as they are (a session's output), retrying short writes.
+    static func raw(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {
+        var done = 0
+        while done < bytes.count {
+            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 { if errno == EINTR { continue } else { return } }
+            done += n
+        }
+    }
+
+    static func raw(_ fd: Int32, _ text: String) { Array(text.utf8).withUnsafeBytes { raw(fd, $0) } }
+
     static func ms(_ v: Double?) -> String { v.map { String(format: "%.2f ms", $0) } ?? "-" }
 
     /// Left-aligned columns.

@@ -57,6 +57,16 @@ func runCLI() -> Int32 {
     case "daemon":
         if wantsHelp { Output.out(DaemonCommand.usage); return ExitCode.success }
         return DaemonCommand.run(rest, global)
+    case "sessions":
+        if wantsHelp { Output.out(SessionsCommand.usage); return ExitCode.success }
+        return SessionsCommand.run(rest, global)
+    case "attach":
+        if wantsHelp { Output.out(SessionsCommand.usage); return ExitCode.success }
+        return SessionsCommand.attach(rest, global)
+    case "ssh" where SessionsCommand.wantsPersist(rest):
+        // A persistent session lives in the daemon: this process is only its client.
+        if wantsHelp { Output.out(SessionsCommand.usage); return ExitCode.success }
+        return SessionsCommand.persist(rest, global)
     case "call":
         if wantsHelp { Output.out(ActionsCommand.callUsage); return ExitCode.success }
         return ActionsCommand.call(rest, global)

@@ -56,13 +56,47 @@ public final class DaemonClient {
 
     /// Sends a request and returns the daemon's reply (an {"error"} reply is thrown).
     public func request(_ operation: String) throws(DaemonError) -> [String: Any] {
-        guard connection.send(DaemonFrame(type: DaemonMessage.request.rawValue, payload: DaemonProtocol.payload(["op": operation]))) else {
+        try request(["op": operation])
+    }
+
+    /// Sends a request with its fields ("op" among them) and returns the reply.
+    public func request(_ fields: [String: Any]) throws(DaemonError) -> [String: Any] {
+        guard connection.send(DaemonFrame(type: DaemonMessage.request.rawValue, payload: DaemonProtocol.payload(fields))) else {
             throw .errno("the daemon did not take the request")
         }
         let (type, object) = try DaemonClient.answer(&connection)
         guard type == .reply else { throw DaemonError("the daemon sent frame type \(type.rawValue) instead of a reply") }
         if let error = object["error"] as? String { throw DaemonError("the daemon: \(error)") }
         return object
+    }
+
+    // MARK: streaming, after a reply to "attach"
+
+    /// The socket, for a client that polls it beside its terminal.
+    public var descriptor: Int32 { connection.fd }
+
+    /// Sends one frame; false when the daemon did not take it (it went away).
+    public func send(_ type: DaemonMessage, _ payload: [UInt8]) -> Bool {
+        connection.send(DaemonFrame(type: type.rawValue, payload: payload))
+    }
+
+    public enum Incoming {
+        case frame(type: UInt32, payload: [UInt8])
+        case closed
+        case failed(String)
+    }
+
+    /// The next frame: one already read if there is one, else read now (blocking up to the
+    /// receive timeout; poll `descriptor` first to wait for it instead).
+    public func receiveFrame(bufferedOnly: Bool = false) -> Incoming? {
+        let got: DaemonConnection.Received
+        if let buffered = connection.buffered() { got = buffered } else if bufferedOnly { return nil } else { got = connection.receive() }
+        switch got {
+        case .frame(let f): return .frame(type: f.type, payload: f.payload)
+        case .closed: return .closed
+        case .malformed(let why): return .failed("the daemon sent \(why)")
+        case .failed(let why): return .failed(why)
+        }
     }
 
     /// The next frame of a type this client knows, its JSON object read; a refusal is thrown

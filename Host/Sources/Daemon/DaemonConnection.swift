@@ -31,6 +31,16 @@ struct DaemonConnection {
         case failed(String)
     }
 
+    /// A whole frame already read, if any, without reading more (a client that polls its
+    /// socket asks this first: one read may have brought several frames).
+    mutating func buffered() -> Received? {
+        switch decoder.next() {
+        case .frame(let f): return .frame(f)
+        case .malformed(let why): return .malformed(why)
+        case .needMore: return nil
+        }
+    }
+
     /// The next whole frame.
     mutating func receive() -> Received {
         var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -52,8 +62,10 @@ struct DaemonConnection {
     }
 
     /// Sends a frame whole; false when the client did not take it in time or went away.
-    func send(_ frame: DaemonFrame) -> Bool {
-        let bytes = frame.encoded()
+    func send(_ frame: DaemonFrame) -> Bool { sendEncoded(frame.encoded()) }
+
+    /// Sends an encoded frame whole (see `send`).
+    func sendEncoded(_ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

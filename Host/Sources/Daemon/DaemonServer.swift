@@ -19,7 +19,9 @@ public final class DaemonServer: Sendable {
     public let listener: DaemonListener
     private let version: String
     private let extraStatus: StatusSource
-    private let log: @Sendable (String) -> Void
+    let log: @Sendable (String) -> Void
+    /// The persistent terminal sessions, when a feature provides them (DaemonServer+Sessions).
+    let sessions: TerminalSessions?
     private let started = Date()
 
     private struct State {
@@ -31,10 +33,12 @@ public final class DaemonServer: Sendable {
 
     /// Clients at once; more are refused with the reason.
     public static let maxClients = 64
-    public static let operations = ["status", "stop"]
+    public static let operations = ["status", "stop"] + DaemonServer.sessionOperations
 
-    public init(listener: DaemonListener, version: String, status: @escaping StatusSource, log: @escaping @Sendable (String) -> Void) {
+    public init(listener: DaemonListener, version: String, sessions: TerminalSessions? = nil, status: @escaping StatusSource,
+                log: @escaping @Sendable (String) -> Void) {
         self.listener = listener
+        self.sessions = sessions
         self.version = version
         self.extraStatus = status
         self.log = log
@@ -123,13 +127,19 @@ public final class DaemonServer: Sendable {
             }
             let reply: [String: Any]
             var stopping = false
-            switch DaemonProtocol.operation(frame.payload) {
+            switch DaemonProtocol.request(frame.payload) {
             case .failure(let e): reply = ["error": e.description]
-            case .success("status"): reply = status()
-            case .success("stop"):
+            case .success(("status", _)): reply = status()
+            case .success(("stop", _)):
                 reply = ["stopping": true]
                 stopping = true
-            case .success(let op):
+            case .success(("attach", let fields)):
+                // On success the connection now belongs to the attachment, until it ends.
+                guard let refused = attach(fields, &connection, name) else { return }
+                reply = refused
+            case .success(let (op, fields)) where DaemonServer.sessionOperations.contains(op):
+                reply = sessionRequest(op, fields, name)
+            case .success(let (op, _)):
                 reply = ["error": "unknown operation '\(VisibleText.of(op))' (this daemon knows: \(DaemonServer.operations.joined(separator: ", ")))"]
             }
             guard send(connection, .reply, reply, name) else { return }
@@ -140,7 +150,7 @@ public final class DaemonServer: Sendable {
         }
     }
 
-    private func receive(_ connection: inout DaemonConnection, _ name: String) -> DaemonConnection.Received {
+    func receive(_ connection: inout DaemonConnection, _ name: String) -> DaemonConnection.Received {
         let got = connection.receive()
         switch got {
         case .frame: break
@@ -151,7 +161,7 @@ public final class DaemonServer: Sendable {
         return got
     }
 
-    private func send(_ connection: DaemonConnection, _ type: DaemonMessage, _ object: [String: Any], _ name: String) -> Bool {
+    func send(_ connection: DaemonConnection, _ type: DaemonMessage, _ object: [String: Any], _ name: String) -> Bool {
         guard connection.send(DaemonFrame(type: type.rawValue, payload: DaemonProtocol.payload(object))) else {
             log("\(name) did not read what the daemon sent within \(DaemonConnection.writeTimeout) s: detached")
             return false

@@ -29,7 +29,7 @@ public final class HostRuntime: @unchecked Sendable {
     public var records: [PluginRecord] { inspection.records }
 
     /// Commands the CLI implements itself; no feature may contribute these names.
-    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "tools", "actions", "call", "version", "help", "settings", "daemon"]
+    public static let builtInCommands: Set<String> = ["plugins", "features", "doctor", "tools", "actions", "call", "version", "help", "settings", "daemon", "sessions", "attach"]
 
     public static func start(_ options: RuntimeOptions) throws(StartupError) -> HostRuntime {
         LibcryptoAtExit.keepUntilProcessEnds()
@@ -164,7 +164,7 @@ public final class HostRuntime: @unchecked Sendable {
     }
 
     /// A service offered by an active feature that lists it in providesServices.
-    private func providedService(_ id: String) -> UnsafeRawPointer? {
+    public func providedService(_ id: String) -> UnsafeRawPointer? {
         for f in resolution.enabled where f.descriptor.providesServices.contains(id) {
             if let instance = lifecycle.instance(f.descriptor.id) as? PluginFeature, let p = instance.service(id) { return p }
         }

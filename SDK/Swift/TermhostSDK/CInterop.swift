@@ -97,6 +97,8 @@ extension termhost_ssh_transport_t: TermhostSizedStruct {}
 extension termhost_sftp_transfer_t: TermhostSizedStruct {}
 extension termhost_sftp_files_t: TermhostSizedStruct {}
 extension termhost_metrics_snapshot_t: TermhostSizedStruct {}
+extension termhost_ssh_sessions_t: TermhostSizedStruct {}
+extension termhost_ssh_session_sink_t: TermhostSizedStruct {}
 
 /// The Swift form of TERMHOST_HAS_FIELD (version.h): whether a struct the other side built is
 /// large enough to hold a member. One rule for the host and for plugins, instead of

@@ -26,9 +26,11 @@
  *        sync: termhost_host_store_t.declare_syncable and termhost_sync_merge (services/store.h),
  *        the sync provider's service termhost.sync-store/1 (services/sync_store.h).
  *   1.4  sync checks: termhost_sync_check and termhost_host_store_t.declare_sync_check
- *        (services/store.h), termhost_host_sync_store_t.check (services/sync_store.h). */
+ *        (services/store.h), termhost_host_sync_store_t.check (services/sync_store.h).
+ *   1.5  persistent terminal sessions: the SSH plugin's service org.termhost.ssh.sessions/1
+ *        (ssh/sessions.h). */
 #define TERMHOST_ABI_MAJOR 1
-#define TERMHOST_ABI_MINOR 4
+#define TERMHOST_ABI_MINOR 5
 #define TERMHOST_ABI_PATCH 0
 
 typedef struct termhost_version {

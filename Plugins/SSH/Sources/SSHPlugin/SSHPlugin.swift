@@ -10,7 +10,7 @@ final class SSHFeature: Feature {
         id: "org.termhost.ssh", version: "0.1.0", displayName: "SSH",
         summary: "Saved hosts, host-key trust, authentication and remote commands over SSH.",
         order: 100, requiresServices: ["termhost.store/1", "termhost.interact/1"],
-        providesServices: ["org.termhost.ssh.transport/1"],
+        providesServices: ["org.termhost.ssh.transport/1", "org.termhost.ssh.sessions/1"],
         commands: [
             Command("exec", summary: "Run a command on a host: termhost exec HOST -- COMMAND...",
                     usage: """
@@ -54,6 +54,9 @@ final class SSHFeature: Feature {
     /// This instance's transport service: its own table and context (host.h, "Provider
     /// context"), so no global holds the host.
     let transport: TransportProvider
+    /// This instance's persistent terminal sessions (ssh/sessions.h): in the daemon, where the
+    /// process lives on, they outlive the clients that opened them.
+    let sessions: SessionsProvider
     /// The tool calls running now, for cancelTool (SSHTools.swift).
     let toolCalls = ToolCalls()
     /// Ends sessions of hosts another device changed, and tells the other plugins (HostSyncWatch.swift).
@@ -61,11 +64,16 @@ final class SSHFeature: Feature {
     init(host: PluginHost, scene: SceneInfo) throws {
         self.host = host
         transport = TransportProvider(host: host)
+        sessions = SessionsProvider(host: host)
         syncWatch = HostSyncWatch(host: host)
     }
 
     func service(_ id: String) -> UnsafeRawPointer? {
-        id == TERMHOST_SSH_TRANSPORT ? UnsafeRawPointer(transport.table) : nil
+        switch id {
+        case TERMHOST_SSH_TRANSPORT: UnsafeRawPointer(transport.table)
+        case TERMHOST_SSH_SESSIONS: UnsafeRawPointer(sessions.table)
+        default: nil
+        }
     }
 
     func run(_ command: CommandInvocation) -> Int32 {
@@ -82,13 +90,14 @@ final class SSHFeature: Feature {
         }
     }
 
-    /// Restores the local terminal, closes the books on sessions cut short by a signal, and
-    /// closes the transport connections other plugins still hold (they shut down before this
-    /// feature, which they depend on). Bounded: 0.4 s of the host's 3, which SFTP's pause (2.5 s)
-    /// leaves.
+    /// Restores the local terminal, ends the persistent sessions (their sockets shut down at
+    /// once, so 0.1 s is ample), closes the books on sessions cut short by a signal, and closes
+    /// the transport connections other plugins still hold (they shut down before this feature,
+    /// which they depend on). Bounded: 0.5 s of the host's 3, which SFTP's pause (2.5 s) leaves.
     func shutdown() {
         RawMode.leave()
         syncWatch.cancel()
+        sessions.killAll(bound: 0.1)
         OpenSessions.endAll(status: 255)
         TransportService.closeAll(of: transport, bound: 0.4)
     }

@@ -48,15 +48,16 @@ enum UnattendedConnect {
 
     /// What the user should run, then the refusal's own text: first, because an error crosses
     /// the ABI in TERMHOST_MESSAGE_SIZE bytes and OpenSSH's warnings alone can fill them.
-    static func message(_ error: SSHError, host name: String) -> String {
+    /// `who` names what never asks ("A tool", "A persistent session").
+    static func message(_ error: SSHError, host name: String, who: String = "A tool") -> String {
         let shown = VisibleText.of(name)
         switch error.cause {
         case .unknownHostKey?:
-            return "A tool never accepts a host key: run 'termhost ssh \(shown)' on a terminal to review the key of '\(shown)' and save it, then try again.\n" + error.message
+            return "\(who) never accepts a host key: run 'termhost ssh \(shown)' on a terminal to review the key of '\(shown)' and save it, then try again.\n" + error.message
         case .changedHostKey?:
-            return "The host key of '\(shown)' has changed and a tool never accepts a changed key: fix the known_hosts line named below, then run 'termhost ssh \(shown)' on a terminal to review the new key.\n" + error.message
+            return "The host key of '\(shown)' has changed and \(who.lowercased()) never accepts a changed key: fix the known_hosts line named below, then run 'termhost ssh \(shown)' on a terminal to review the new key.\n" + error.message
         case .credentials?:
-            return "A tool never asks for a password or passphrase: save the credential with 'termhost identities add NAME --password' (or --store-key FILE) and 'termhost hosts edit \(shown) --use-identity NAME', or add the key to ssh-agent.\n" + error.message
+            return "\(who) never asks for a password or passphrase: save the credential with 'termhost identities add NAME --password' (or --store-key FILE) and 'termhost hosts edit \(shown) --use-identity NAME', or add the key to ssh-agent.\n" + error.message
         case nil:
             return error.message
         }

@@ -1,0 +1,121 @@
+import Foundation
+import Glibc
+import TermhostSDK
+
+/// The daemon's persistent-session operations (Docs/Daemon.md): each is a request answered by
+/// one reply, except `attach`, after whose reply the connection streams the session until the
+/// client detaches, falls too far behind, or the session ends.
+extension DaemonServer {
+    static let sessionOperations = ["sessions", "open", "attach", "events", "kill"]
+
+    private func unavailable() -> [String: Any] {
+        ["error": "this daemon has no persistent sessions: the SSH feature (org.termhost.ssh) is not running in it ('termhost features' says why)"]
+    }
+
+    /// `sessions`, `open`, `events` and `kill`.
+    func sessionRequest(_ op: String, _ fields: [String: Any], _ name: String) -> [String: Any] {
+        guard let sessions else { return unavailable() }
+        do {
+            switch op {
+            case "sessions":
+                return ["sessions": try DaemonServer.json(sessions.list())]
+            case "open":
+                guard let request = fields["request"] as? [String: Any] else {
+                    return ["error": "open needs \"request\": an object, e.g. {\"host\":\"prod\",\"columns\":120,\"rows\":40}"]
+                }
+                // The provider checks every field where it enters (ssh/sessions.h).
+                let text = String(decoding: DaemonProtocol.payload(request), as: UTF8.self)
+                let session = try DaemonServer.json(sessions.open(text))
+                log("\(name) opened persistent session \(VisibleText.of((session as? [String: Any])?["id"] as? String ?? "?"))")
+                return ["session": session]
+            case "events":
+                let id = try DaemonProtocol.sessionID(fields).get()
+                let since = try DaemonProtocol.time(fields, "since").get()
+                return ["events": try DaemonServer.json(sessions.events(id, since: since))]
+            case "kill":
+                let id = try DaemonProtocol.sessionID(fields).get()
+                try sessions.kill(id)
+                log("\(name) killed persistent session \(id)")
+                return ["killed": id]
+            default:
+                return ["error": "unknown operation '\(VisibleText.of(op))'"]
+            }
+        } catch let e as DaemonProtocol.ProtocolError {
+            return ["error": e.description]
+        } catch let e as TerminalSessions.Failure {
+            return ["error": e.description]
+        } catch {
+            return ["error": "\(error)"]
+        }
+    }
+
+    /// `attach`: returns the reply when the attachment did not start (the connection stays in
+    /// request mode), or nil once an attachment ran to its end on this connection.
+    func attach(_ fields: [String: Any], _ connection: inout DaemonConnection, _ name: String) -> [String: Any]? {
+        guard let sessions else { return unavailable() }
+        let id: String
+        let size: (columns: Int, rows: Int)?
+        do {
+            id = try DaemonProtocol.sessionID(fields).get()
+            if fields["columns"] != nil || fields["rows"] != nil {
+                size = (try DaemonProtocol.integer(fields, "columns", 1...10_000).get(), try DaemonProtocol.integer(fields, "rows", 1...10_000).get())
+            } else {
+                size = nil
+            }
+        } catch {
+            return ["error": "\(error)"]
+        }
+        let attachment = DaemonAttachment(fd: connection.fd, log: log)
+        let sink = TerminalSessions.Sink(output: { attachment.push(.output, Array($0)) },
+                                         event: { attachment.push(.event, Array($0.utf8)) },
+                                         closed: { attachment.finish($0) })
+        let token: UInt64
+        do { token = try sessions.attach(id, sink) } catch { return ["error": error.description] }
+        // The reply goes before the replay the attach queued; the writer starts only now.
+        attachment.push(.reply, DaemonProtocol.payload(["attached": id]), first: true)
+        attachment.start()
+        if let size { try? sessions.resize(id, columns: size.columns, rows: size.rows) }
+        log("\(name) attached to session \(id)")
+
+        // This thread reads what the client sends until the attachment ends.
+        var detachedByClient = false
+        reading: while true {
+            let got = receive(&connection, name)
+            guard case .frame(let frame) = got else { break }
+            switch DaemonMessage(rawValue: frame.type) {
+            case .input?:
+                guard frame.payload.count <= DaemonProtocol.maxRequest else {
+                    log("\(name): an input frame of \(frame.payload.count) bytes, over \(DaemonProtocol.maxRequest): detached")
+                    break reading
+                }
+                do { try sessions.write(id, frame.payload) } catch {
+                    attachment.push(.event, DaemonProtocol.payload(["kind": "input-refused", "reason": error.description]))
+                }
+            case .resize?:
+                guard case .success(let o) = DaemonProtocol.object(frame.payload),
+                      case .success(let columns) = DaemonProtocol.integer(o, "columns", 1...10_000),
+                      case .success(let rows) = DaemonProtocol.integer(o, "rows", 1...10_000) else {
+                    log("\(name): a malformed resize frame: ignored")
+                    continue
+                }
+                try? sessions.resize(id, columns: columns, rows: rows)
+            case .detach?:
+                detachedByClient = true
+                break reading
+            default:
+                log("\(name): skipped a frame of type \(frame.type) while attached")
+            }
+        }
+        // However the reading ended, the sink goes (a spent token, when the session ended, is
+        // ignored); its `closed` hands the writer the reason, and the writer says it last.
+        sessions.detach(token)
+        attachment.waitWritten()
+        log("\(name) \(detachedByClient ? "detached from" : "left") session \(id)\(attachment.overflowed ? " (too slow)" : "")")
+        return nil
+    }
+
+    /// A JSON text from the provider as an object for a reply.
+    static func json(_ text: String) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(text.utf8))
+    }
+}

@@ -1,0 +1,225 @@
+import CTermhost
+import Foundation
+import Synchronization
+import TermhostSDK
+
+/// One SSH feature instance's persistent terminal sessions ("org.termhost.ssh.sessions/1",
+/// SDK/include/termhost/ssh/sessions.h): the registry the service's entry points
+/// (SessionsService.swift) reach through the table's context. Sessions live as long as the
+/// instance: its shutdown kills them.
+final class SessionsProvider: Sendable {
+    let host: PluginHost
+    /// The table get_service hands out for this instance: written once here, read-only after,
+    /// freed at deinit (feature.h: valid "until destroy()").
+    nonisolated(unsafe) let table: UnsafeMutablePointer<termhost_ssh_sessions_t>
+
+    /// Ended sessions stay listed this long, so a client can still read how they ended.
+    static let endedKeptSeconds = 300.0
+    static let defaultRingBytes = 1 << 20
+    static let ringBytesRange = (64 * 1024)...(64 << 20)
+
+    private struct State {
+        var sessions: [PersistentSession] = []
+        var attachments: [UInt64: String] = [:]   // token → session ID
+        var nextToken: UInt64 = 1
+    }
+    private let state = Mutex(State())
+
+    init(host: PluginHost) {
+        self.host = host
+        table = .allocate(capacity: 1)
+        table.initialize(to: SessionsService.template)
+        table.pointee.context = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit {
+        table.deinitialize(count: 1)
+        table.deallocate()
+    }
+
+    /// The instance behind a table this plugin handed out.
+    static func of(_ table: UnsafePointer<termhost_ssh_sessions_t>?) -> SessionsProvider? {
+        guard let context = table?.pointee.context else { return nil }
+        return Unmanaged<SessionsProvider>.fromOpaque(context).takeUnretainedValue()
+    }
+
+    // MARK: the service's operations
+
+    /// Opens a session for `request` (checked by SessionRequest) and returns its JSON.
+    func open(_ request: SessionRequest) throws(PluginError) -> String {
+        guard let store = host.store else {
+            throw PluginError("the SSH feature is not active: the host store is unavailable", code: Int32(TERMHOST_ERR_UNSUPPORTED))
+        }
+        let ringBytes = try self.ringBytes()
+        let vault = Vault(store: store)
+        let connection: SSHConnection
+        let destination: Destination
+        do {
+            guard var resolved = try vault.resolve(request.host) else {
+                throw PluginError("'\(VisibleText.of(request.host))' is neither a saved host nor user@host[:port]",
+                                  code: Int32(TERMHOST_ERR_NOT_FOUND))
+            }
+            if let forwardAgent = request.forwardAgent { resolved.forwardAgent = forwardAgent }
+            destination = resolved
+            let hops = try JumpRoute.hops(to: destination, extra: request.jump, vault: vault)
+            // Scene 0: the host refuses every prompt there, so nothing is ever asked (fail closed).
+            connection = try JumpRoute.connect(to: destination, through: hops, interaction: ConnectionPrompts(host: host, scene: 0))
+        } catch let error as SSHError {
+            throw PluginError(UnattendedConnect.message(error, host: request.host, who: "A persistent session"),
+                              code: Int32(error.kind == .refused || error.cause != nil ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO))
+        } catch let error as PluginError {
+            throw error
+        } catch {
+            throw PluginError("\(error)", code: Int32(TERMHOST_ERR_IO))
+        }
+        // History and the session events, as for `termhost ssh`; a synced change to the saved
+        // host retires it the same way (OpenSessions.retire shuts the socket down).
+        let history = OpenSessions.add(.init(host: destination.name, user: connection.user, started: Date().timeIntervalSince1970,
+                                             vault: vault, pluginHost: host, socket: connection.socket, stderr: -1))
+        try? host.events?.publish("org.termhost.ssh.session.started",
+                                  json: "{\"host\":\(JSONText.quoted(destination.name)),\"user\":\(JSONText.quoted(connection.user))}")
+        let session: PersistentSession
+        do {
+            let host = self.host
+            session = try PersistentSession(id: newID(), host: destination.name, connection: connection,
+                                            columns: request.columns, rows: request.rows, term: request.term, ringBytes: ringBytes,
+                                            log: { host.log(.warning, $0) },
+                                            onEnd: { status in OpenSessions.end(history, status: status) })
+        } catch {
+            OpenSessions.end(history, status: 255)
+            connection.teardown()
+            throw PluginError(error.message, code: Int32(TERMHOST_ERR_IO))
+        }
+        state.withLock { $0.sessions.append(session) }
+        host.log(.info, "persistent session \(session.id) opened to \(destination.name)")
+        return session.json(now: Date().timeIntervalSince1970)
+    }
+
+    /// The setting sessionRingBytes, range-checked: a wrong value is an error that names it.
+    private func ringBytes() throws(PluginError) -> Int {
+        guard let text = try host.setting(feature: "org.termhost.ssh", key: "sessionRingBytes") else { return SessionsProvider.defaultRingBytes }
+        let range = SessionsProvider.ringBytesRange
+        guard let n = Int(text), range.contains(n) else {
+            throw PluginError("the setting sessionRingBytes of org.termhost.ssh is '\(VisibleText.of(text))': it must be a number of bytes from \(range.lowerBound) to \(range.upperBound)",
+                              code: Int32(TERMHOST_ERR_INVALID_ARGUMENT))
+        }
+        return n
+    }
+
+    private func newID() -> String {
+        state.withLock { s in
+            while true {
+                let id = String(UInt32.random(in: 0x100000...0xFFFFFF), radix: 16)
+                if !s.sessions.contains(where: { $0.id == id }) { return id }
+            }
+        }
+    }
+
+    /// The sessions as a JSON array, oldest first; sessions ended long ago are dropped here.
+    func list() -> String {
+        let now = Date().timeIntervalSince1970
+        let sessions = state.withLock { s in
+            s.sessions.removeAll { ($0.ended?.at).map { now - $0 > SessionsProvider.endedKeptSeconds } ?? false }
+            return s.sessions
+        }
+        return "[" + sessions.map { $0.json(now: now) }.joined(separator: ",") + "]"
+    }
+
+    func session(_ id: String) throws(PluginError) -> PersistentSession {
+        guard let found = state.withLock({ s in s.sessions.first { $0.id == id } }) else {
+            throw PluginError("no persistent session '\(VisibleText.of(id))' ('termhost sessions' lists them)", code: Int32(TERMHOST_ERR_NOT_FOUND))
+        }
+        return found
+    }
+
+    func attach(_ id: String, _ sink: PersistentSession.Sink) throws(PluginError) -> UInt64 {
+        let session = try session(id)
+        let token = state.withLock { s in
+            defer { s.nextToken += 1 }
+            s.attachments[s.nextToken] = id
+            return s.nextToken
+        }
+        guard session.attach(sink, token: token) else {
+            state.withLock { _ = $0.attachments.removeValue(forKey: token) }
+            throw PluginError("the persistent session '\(VisibleText.of(id))' has ended: \(session.ended?.reason ?? "")", code: Int32(TERMHOST_ERR_NOT_FOUND))
+        }
+        return token
+    }
+
+    func detach(_ token: UInt64) throws(PluginError) {
+        let id = state.withLock { $0.attachments.removeValue(forKey: token) }
+        guard let id, let session = try? session(id), session.detach(token: token, reason: "detached") else {
+            throw PluginError("no attachment \(token): it was detached already, or its session ended", code: Int32(TERMHOST_ERR_NOT_FOUND))
+        }
+    }
+
+    func kill(_ id: String) throws(PluginError) {
+        let session = try session(id)
+        session.requestKill()
+        session.waitEnded(until: .now() + 5)
+        state.withLock { s in s.attachments = s.attachments.filter { $0.value != id } }
+    }
+
+    /// Every session ends with the feature (the daemon stopping): all asked at once, then
+    /// waited for within `bound` seconds in all (the feature's shutdown is bounded).
+    func killAll(bound: Double) {
+        let all = state.withLock { s in
+            defer { s.attachments = [:] }
+            return s.sessions
+        }
+        for session in all { session.requestKill() }
+        let deadline = DispatchTime.now() + bound
+        for session in all { session.waitEnded(until: deadline) }
+    }
+}
+
+/// An open() request's JSON (ssh/sessions.h), checked where it enters: it comes from another
+/// plugin or, through the daemon, from any process of the user's.
+struct SessionRequest: Equatable {
+    var host: String
+    var columns = 80
+    var rows = 24
+    var term = "xterm-256color"
+    var forwardAgent: Bool? = nil
+    var jump: [String] = []
+
+    static let sizeRange = 1...10_000
+
+    /// JSON true and false arrive as NSNumber too; Foundation marks them with type "c".
+    static func isBool(_ n: NSNumber) -> Bool { String(cString: n.objCType) == "c" }
+
+    init(host: String) { self.host = host }
+
+    init(json: String) throws(PluginError) {
+        func bad(_ why: String) -> PluginError { PluginError("open: \(why)", code: Int32(TERMHOST_ERR_INVALID_ARGUMENT)) }
+        guard json.utf8.count <= 64 * 1024, let value = try? JSONSerialization.jsonObject(with: Data(json.utf8)),
+              let o = value as? [String: Any] else { throw bad("the request is not a JSON object of at most 64 KiB") }
+        guard let host = o["host"] as? String, !host.isEmpty, host.utf8.count <= 1024 else {
+            throw bad("the request names no host (\"host\": a saved host or user@host[:port])")
+        }
+        self.host = host
+        for (key, range) in [("columns", SessionRequest.sizeRange), ("rows", SessionRequest.sizeRange)] {
+            guard let raw = o[key] else { continue }
+            guard let n = raw as? NSNumber, !SessionRequest.isBool(n), let v = Int(exactly: n.doubleValue), range.contains(v) else {
+                throw bad("\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            if key == "columns" { columns = v } else { rows = v }
+        }
+        if let raw = o["term"] {
+            guard let t = raw as? String, (1...64).contains(t.utf8.count), t.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw bad("term must be 1 to 64 printable ASCII characters")
+            }
+            term = t
+        }
+        if let raw = o["forwardAgent"] {
+            guard let n = raw as? NSNumber, SessionRequest.isBool(n) else { throw bad("forwardAgent must be true or false") }
+            forwardAgent = n.boolValue
+        }
+        if let raw = o["jump"] {
+            guard let hops = raw as? [String], hops.count <= 8, hops.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 1024 }) else {
+                throw bad("jump must be a list of at most 8 hosts")
+            }
+            jump = hops
+        }
+    }
+}
