@@ -1,7 +1,7 @@
 // fuzz-sources: Host/Sources/Daemon/DaemonFrame.swift Host/Sources/Daemon/DaemonMessages.swift
 // What any local client of the daemon can send: a byte stream cut into frames (fed whole and in
 // pieces of every size from the input's first byte), and each frame's payload read as a hello
-// and as a request. The decoder never traps or holds a frame over its limit; the same stream
+// and as a request (with the session operations' fields). The decoder never traps or holds a frame over its limit; the same stream
 // gives the same frames however it is split; a frame decoded and encoded again is the same bytes.
 import Foundation
 
@@ -40,6 +40,14 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             precondition((1...65_535).contains(hello.version) && !hello.client.isEmpty && hello.client.utf8.count <= DaemonProtocol.maxClientName)
         }
         if case .success(let op) = DaemonProtocol.operation(frame.payload) { precondition(!op.isEmpty && op.utf8.count <= 64) }
+        // The fields the session operations read: what passes is inside its range.
+        if case .success(let request) = DaemonProtocol.request(frame.payload) {
+            if case .success(let id) = DaemonProtocol.sessionID(request.fields) {
+                precondition((1...64).contains(id.utf8.count) && !id.contains("/") && !id.contains("."))
+            }
+            if case .success(let n) = DaemonProtocol.integer(request.fields, "columns", 1...10_000) { precondition((1...10_000).contains(n)) }
+            if case .success(let t) = DaemonProtocol.time(request.fields, "since") { precondition(t.isFinite && t >= 0) }
+        }
     }
     return 0
 }
