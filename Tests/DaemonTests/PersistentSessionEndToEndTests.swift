@@ -10,12 +10,13 @@ import TestSupport
 @Suite struct PersistentSessionEndToEndTests {
     /// An sshd, and a daemon in the same scratch home (its keys and known_hosts).
     final class Setup {
-        let dir = TemporaryDirectory("termhost-persist")
+        let dir: TemporaryDirectory
         let ssh: SSHHarness
         let daemon: DaemonHarness
 
-        init() throws {
-            ssh = try SSHHarness(dir: dir)
+        init(dir: TemporaryDirectory = TemporaryDirectory("termhost-persist"), serverConfig: String = "") throws {
+            self.dir = dir
+            ssh = try SSHHarness(dir: dir, serverConfig: serverConfig)
             daemon = DaemonHarness(environment: ssh.environment)
             try daemon.start()
         }
@@ -28,9 +29,9 @@ import TestSupport
         }
 
         /// Opens a session over a fresh connection and returns its ID.
-        func open(columns: Int = 80, rows: Int = 24) throws -> String {
+        func open(columns: Int = 80, rows: Int = 24, remoteTmux: Bool = false) throws -> String {
             let c = try client()
-            let reply = c.request(#"{"op":"open","request":{"host":"\#(ssh.target)","columns":\#(columns),"rows":\#(rows)}}"#)
+            let reply = c.request(#"{"op":"open","request":{"host":"\#(ssh.target)","columns":\#(columns),"rows":\#(rows),"remoteTmux":\#(remoteTmux)}}"#)
             guard let id = (reply["session"] as? [String: Any])?["id"] as? String else {
                 throw Shell.Failure(description: "open failed: \(reply); daemon log: \(daemon.log)")
             }

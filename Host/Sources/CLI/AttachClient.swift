@@ -23,16 +23,13 @@ enum AttachClient {
         var escapes = DetachEscape()
         var stdinOpen = true
         var exitStatus: Int32? = nil
-        var lost = false
-        var reason = "the daemon closed the connection"
+        var reason: String? = nil   // the daemon's, from its last frame
         var detached = false
         /// Handles one frame; false when the attachment is over.
         func handle(_ incoming: DaemonClient.Incoming) -> Bool {
             switch incoming {
             case .closed: return false
-            case .failed(let why):
-                reason = why
-                return false
+            case .failed: return false
             case .frame(let type, let payload):
                 switch DaemonMessage(rawValue: type) {
                 case .output?:
@@ -40,10 +37,9 @@ enum AttachClient {
                 case .event?:
                     let o = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] ?? [:]
                     if o["kind"] as? String == "exit" { exitStatus = (o["status"] as? NSNumber).map { Int32(clamping: $0.intValue) } ?? 255 }
-                    if o["kind"] as? String == "lost" { lost = true }
                 case .detached?:
                     let o = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] ?? [:]
-                    reason = o["reason"] as? String ?? reason
+                    reason = o["reason"] as? String ?? "detached"
                     return false
                 default: break   // a newer daemon's frame: skipped
                 }
@@ -68,7 +64,6 @@ enum AttachClient {
                         // Terminal gone or asked to end: detach; the session goes on.
                         _ = client.send(.detach, [])
                         detached = true
-                        reason = "detached"
                     }
                 }
             }
@@ -95,17 +90,22 @@ enum AttachClient {
         }
 
         if interactive { Terminal.leave() }
-        let shown = VisibleText.of(reason)
-        if let exitStatus {
-            Output.err("[session \(session) ended: \(shown)]")
-            return exitStatus
-        }
-        if lost {
-            Output.err("[session \(session) ended: \(shown)]")
+        guard let reason else {
+            // No last word: the daemon stopped or crashed. A remote tmux session lives on and
+            // is listed again by the next daemon.
+            Output.err("[the daemon went away; 'termhost sessions' lists what a new one finds again ('ssh --persist --remote-tmux' sessions), 'termhost attach \(session)' returns]")
             return 255
         }
-        Output.err(detached || reason == "detached" ? "[detached from session \(session); 'termhost attach \(session)' returns to it]" : "[session \(session): \(shown)]")
-        return detached || reason == "detached" ? ExitCode.success : ExitCode.failure
+        if let exitStatus {
+            Output.err("[session \(session) ended: \(VisibleText.of(reason))]")
+            return exitStatus
+        }
+        if detached || reason == "detached" {
+            Output.err("[detached from session \(session); 'termhost attach \(session)' returns to it]")
+            return ExitCode.success
+        }
+        Output.err("[detached from session \(session): \(VisibleText.of(reason))]")
+        return ExitCode.failure
     }
 
     static func windowSize() -> (columns: Int, rows: Int)? {

@@ -16,18 +16,22 @@ enum SessionsCommand {
                                                              what happened in one (T: seconds since 1970)
            termhost sessions kill SESSION                    end one (its shell and connection)
            termhost attach [--no-autostart] [SESSION]        this terminal joins a session
-           termhost ssh --persist [-A|-a] [-J JUMP] HOST     open a session in the daemon and attach
+           termhost ssh --persist [--remote-tmux] [-A|-a] [-J JUMP] HOST
+                                                             open a session in the daemon and attach
     A session lives in the daemon ('termhost daemon'), not in the terminal: closing the
     terminal or detaching (~d after a newline) leaves it running. Any number of terminals may
     attach to one session: each sees its output, any may type, the latest to resize wins.
     attach without SESSION joins the session with the latest output. attach and ssh --persist
     start the daemon when none runs, unless --no-autostart is given.
+    A lost connection is reconnected (after 1, 2, 5, 10, then every 30 s). --remote-tmux runs
+    the shell in tmux on the host, so the same shell, its jobs and its scrollback come back
+    after a reconnect and after a restart of the daemon; without it a reconnect is a new shell.
     """
 
     static let listSpec = CommandArguments("termhost sessions", usage: usage, options: [.flag("--json"), .value("--since")], maxArguments: 2)
     static let attachSpec = CommandArguments("termhost attach", usage: usage, options: [.flag("--no-autostart")], maxArguments: 1)
     static let persistSpec = CommandArguments("termhost ssh --persist", usage: usage,
-                                              options: [.flag("--persist"), .flag("--no-autostart"), .flag("-A"), .flag("-a"), .flag("-q"), .value("-J")],
+                                              options: [.flag("--persist"), .flag("--remote-tmux"), .flag("--no-autostart"), .flag("-A"), .flag("-a"), .flag("-q"), .value("-J")],
                                               optionsEndAtFirstArgument: true)
 
     static func client(_ g: GlobalOptions, autostart: Bool) throws(DaemonError) -> DaemonClient {
@@ -174,6 +178,7 @@ enum SessionsCommand {
         var request: [String: Any] = ["host": host]
         if let size = AttachClient.windowSize() { request["columns"] = size.columns; request["rows"] = size.rows }
         if let term = ProcessInfo.processInfo.environment["TERM"], !term.isEmpty { request["term"] = term }
+        if parsed.has("--remote-tmux") { request["remoteTmux"] = true }
         if parsed.has("-A") { request["forwardAgent"] = true }
         if parsed.has("-a") { request["forwardAgent"] = false }
         let jump = parsed.values("-J").flatMap { $0.split(separator: ",").map(String.init) }

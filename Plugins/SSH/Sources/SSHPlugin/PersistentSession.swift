@@ -41,18 +41,28 @@ final class PersistentSession: Sendable {
     static let setPipeSize: Int32 = 1031
     static let getPipeSize: Int32 = 1032
 
+    /// The waits between reconnect attempts, in seconds (the last repeats); back to the first
+    /// once a connection has stayed up for `stableSeconds`.
+    static let reconnectDelays: [Double] = [1, 2, 5, 10, 30]
+    static let stableSeconds = 60.0
+
     let id: String
     let host: String
     let user: String
     let started: Double
-    /// The connection's socket, for kill(): shutting it down ends the session's thread. The
-    /// connection itself (libssh2) belongs to that thread alone.
-    private let socket: Int32
+    let remoteTmux: Bool
+    private let term: String
+    /// Connects again (resolving, trusting and authenticating without prompts, as open did).
+    private let connect: @Sendable () throws(SSHError) -> SSHConnection
     /// Input travels to the session's thread through this pipe (its read end is the pump's
     /// stdin), so a write from any thread never touches libssh2.
     private let inputRead: Int32
     private let inputWrite: Int32
     private let inputLock = Mutex(())
+    /// Called once on the session's thread after it ended, with the shell's status (255 when
+    /// it was killed).
+    private let onEnd: @Sendable (Int32) -> Void
+    private let log: @Sendable (String) -> Void
 
     private struct State {
         var ring: SessionRing
@@ -63,41 +73,41 @@ final class PersistentSession: Sendable {
         var columns: Int
         var rows: Int
         var resizePending = false
+        /// The live connection's socket, -1 while reconnecting: kill() shuts it down under this
+        /// lock, and the session's thread clears it under the lock before closing it.
+        var socket: Int32 = -1
         var ended: (at: Double, reason: String)? = nil
         var killed = false
     }
     private let state: Mutex<State>
+    /// Signalled by kill(): ends a wait between reconnect attempts at once.
+    private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Called once on the session's thread after it ended, with the shell's status (255 when
-    /// the connection was lost or the session killed).
-    private let onEnd: @Sendable (Int32) -> Void
-
-    /// Connects nothing: `connection` is authenticated already. Requests the PTY and the shell
-    /// on the caller's thread (blocking), then starts the session's thread, which owns the
-    /// connection from then on. When this throws, the caller still owns the connection.
-    init(id: String, host: String, connection: SSHConnection, columns: Int, rows: Int, term: String,
-         ringBytes: Int, log: @escaping @Sendable (String) -> Void, onEnd: @escaping @Sendable (Int32) -> Void) throws(SSHError) {
-        self.onEnd = onEnd
+    /// A session on `connection` (authenticated already): its shell is started here, on the
+    /// caller's thread, so a refusal is the caller's error; then the session's thread owns the
+    /// connection. When this throws, the caller still owns the connection. With no connection
+    /// (a session a previous daemon left, restored) the thread connects, with the same waits
+    /// as a reconnect.
+    init(id: String, host: String, user: String, started: Double = Date().timeIntervalSince1970,
+         connection: SSHConnection?, connect: @escaping @Sendable () throws(SSHError) -> SSHConnection,
+         columns: Int, rows: Int, term: String, remoteTmux: Bool, ringBytes: Int,
+         log: @escaping @Sendable (String) -> Void, onEnd: @escaping @Sendable (Int32) -> Void) throws(SSHError) {
         self.id = id
         self.host = host
-        socket = connection.socket
-        user = connection.user
-        started = Date().timeIntervalSince1970
-        let channel = try connection.openSessionChannel()
-        guard libssh2_channel_request_pty_ex(channel, term, UInt32(term.utf8.count), nil, 0,
-                                             Int32(columns), Int32(rows), 0, 0) == 0 else {
-            libssh2_channel_free(channel)
-            throw SSHError("ssh: the server refused a terminal: \(connection.lastError())")
-        }
-        let agent = AgentForwarding.start(on: channel, connection: connection, warn: log)
-        guard libssh2_channel_process_startup(channel, "shell", 5, nil, 0) == 0 else {
-            libssh2_channel_free(channel)
-            throw SSHError("ssh: the server refused a shell: \(connection.lastError())")
+        self.user = user
+        self.started = started
+        self.remoteTmux = remoteTmux
+        self.term = term
+        self.connect = connect
+        self.onEnd = onEnd
+        self.log = log
+        let shell = try connection.map { (c) throws(SSHError) in
+            try SessionShell.start(on: c, id: id, term: term, columns: columns, rows: rows, remoteTmux: remoteTmux, log: log)
         }
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
-            libssh2_channel_free(channel)
+            if let shell { libssh2_channel_free(shell.channel) }
             throw SSHError("ssh: pipe: \(String(cString: strerror(errno)))")
         }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -106,11 +116,12 @@ final class PersistentSession: Sendable {
         _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
         inputRead = fds[0]
         inputWrite = fds[1]
-        state = Mutex(State(ring: SessionRing(capacity: ringBytes), columns: columns, rows: rows))
-        record(["kind": "\"opened\""])
+        state = Mutex(State(ring: SessionRing(capacity: ringBytes), columns: columns, rows: rows, socket: connection?.socket ?? -1))
+        record(connection == nil ? "{\"kind\":\"restored\"" : "{\"kind\":\"opened\"")
+        if let shell, remoteTmux, !shell.inTmux { announceNoTmux() }
         // Handed to the session's thread, which alone uses them from here on.
-        nonisolated(unsafe) let owned = (connection, channel, agent)
-        let thread = Thread { [self] in run(owned.0, owned.1, owned.2) }
+        nonisolated(unsafe) let owned = connection.map { ($0, shell!) }
+        let thread = Thread { [self] in run(owned) }
         thread.name = "termhost-ssh-session-\(id)"
         thread.start()
     }
@@ -122,9 +133,46 @@ final class PersistentSession: Sendable {
 
     // MARK: the session's thread
 
-    private func run(_ connection: SSHConnection, _ channel: OpaquePointer, _ agent: AgentForwarding?) {
-        var pump = ChannelPump(connection: connection, channel: channel)
-        pump.agent = agent
+    private func run(_ first: (SSHConnection, SessionShell)?) {
+        var live = first
+        var attempt = 0
+        var connectedAt = Date().timeIntervalSince1970
+        var status: Int32 = 255
+        while true {
+            if live == nil {
+                guard let next = reconnect(&attempt) else { break }   // killed meanwhile
+                live = next
+                connectedAt = Date().timeIntervalSince1970
+            }
+            let (connection, shell) = live!
+            do {
+                status = try pump(connection, shell)
+                retire(connection, shell)
+                end("{\"kind\":\"exit\",\"status\":\(status)", reason: "the shell exited with status \(status)")
+                onEnd(status)
+                finished.signal()
+                return
+            } catch {
+                retire(connection, shell)
+                live = nil
+                if state.withLock({ $0.killed }) { break }
+                if Date().timeIntervalSince1970 - connectedAt >= PersistentSession.stableSeconds { attempt = 0 }
+                let wait = PersistentSession.reconnectDelays[min(attempt, PersistentSession.reconnectDelays.count - 1)]
+                record("{\"kind\":\"disconnected\",\"reason\":\(JSONText.quoted(error.message)),\"retryInSeconds\":\(Int(wait))")
+                notice("the connection to \(host) was lost (\(error.message)); reconnecting in \(Int(wait)) s")
+                log("persistent session \(id): \(error.message); reconnecting in \(Int(wait)) s")
+            }
+        }
+        end("{\"kind\":\"exit\",\"killed\":true", reason: "killed")
+        onEnd(255)
+        finished.signal()
+    }
+
+    /// Moves bytes until the shell ends (its status) or the connection fails (thrown).
+    private func pump(_ connection: SSHConnection, _ shell: SessionShell) throws(SSHError) -> Int32 {
+        var pump = ChannelPump(connection: connection, channel: shell.channel)
+        pump.agent = shell.agent
+        state.withLock { $0.resizePending = true }   // a new PTY gets the latest size at once
         pump.onPass = { [self] channel in
             let size: (Int, Int)? = state.withLock { s in
                 guard s.resizePending else { return nil }
@@ -136,21 +184,72 @@ final class PersistentSession: Sendable {
             // Only the size asked for is done: a newer one set meanwhile stays pending.
             state.withLock { s in if s.columns == columns && s.rows == rows { s.resizePending = false } }
         }
-        let outcome: (String, String)
-        var status: Int32 = 255
-        do {
-            status = try pump.run(input: .descriptor(inputRead)) { [self] _, data in deliver(data) }
-            outcome = ("{\"kind\":\"exit\",\"status\":\(status)}", "the shell exited with status \(status)")
-        } catch {
-            let killed = state.withLock { $0.killed }
-            outcome = killed ? ("{\"kind\":\"exit\",\"killed\":true}", "killed")
-                : ("{\"kind\":\"lost\",\"reason\":\(JSONText.quoted(error.message))}", error.message)
-        }
-        libssh2_channel_free(channel)
+        return try pump.run(input: .descriptor(inputRead)) { [self] _, data in deliver(data) }
+    }
+
+    /// Frees the channel and the connection; the socket leaves `state` first, so kill() never
+    /// shuts down a descriptor number that was closed and reused.
+    private func retire(_ connection: SSHConnection, _ shell: SessionShell) {
+        state.withLock { $0.socket = -1 }
+        libssh2_channel_free(shell.channel)
         connection.teardown()
-        end(eventBody: outcome.0, reason: outcome.1)
-        onEnd(status)
-        finished.signal()
+    }
+
+    /// Waits, connects and starts the shell again, until it works or the session is killed.
+    private func reconnect(_ attempt: inout Int) -> (SSHConnection, SessionShell)? {
+        while true {
+            let wait = PersistentSession.reconnectDelays[min(attempt, PersistentSession.reconnectDelays.count - 1)]
+            attempt += 1
+            _ = wake.wait(timeout: .now() + wait)
+            if state.withLock({ $0.killed }) { return nil }
+            var connection: SSHConnection? = nil
+            do {
+                let c = try connect()
+                connection = c
+                let (columns, rows) = state.withLock { ($0.columns, $0.rows) }
+                let shell = try SessionShell.start(on: c, id: id, term: term, columns: columns, rows: rows, remoteTmux: remoteTmux, log: log)
+                // Typed while the connection was down: not sent to what may be another shell.
+                var queued: Int32 = 0
+                var drain = [UInt8](repeating: 0, count: 65_536)
+                while ioctl(inputRead, UInt(FIONREAD), &queued) == 0, queued > 0,
+                      read(inputRead, &drain, min(drain.count, Int(queued))) > 0 {}
+                let killed = state.withLock { s -> Bool in
+                    if !s.killed { s.socket = c.socket }
+                    return s.killed
+                }
+                if killed {
+                    retire(c, shell)
+                    return nil
+                }
+                record("{\"kind\":\"reconnected\",\"shell\":\"\(shell.inTmux ? "tmux" : "new")\"")
+                if shell.inTmux {
+                    notice("reconnected to \(host); back in remote tmux session \(SessionShell.tmuxSession(id))")
+                } else if remoteTmux {
+                    announceNoTmux()
+                } else {
+                    notice("reconnected to \(host): this is a new shell; the one before ended with the connection ('ssh --persist --remote-tmux' keeps it)")
+                }
+                log("persistent session \(id): reconnected")
+                return (c, shell)
+            } catch {
+                connection?.teardown()
+                let next = PersistentSession.reconnectDelays[min(attempt, PersistentSession.reconnectDelays.count - 1)]
+                record("{\"kind\":\"reconnect-failed\",\"reason\":\(JSONText.quoted(error.message)),\"retryInSeconds\":\(Int(next))")
+                notice("reconnecting to \(host) failed (\(error.message)); trying again in \(Int(next)) s")
+            }
+        }
+    }
+
+    private func announceNoTmux() {
+        record("{\"kind\":\"no-remote-tmux\"")
+        notice("tmux is not installed on \(host): a plain shell instead, which ends if the connection is lost")
+    }
+
+    /// A line of the session's own, in its output (so the ring and every client have it), set
+    /// apart from the shell's: on a line of its own, in brackets.
+    private func notice(_ text: String) {
+        let line = Array("\r\n[termhost: \(VisibleText.of(text))]\r\n".utf8)
+        line.withUnsafeBytes { deliver($0) }
     }
 
     /// Output from the channel: into the ring, to every sink, and scanned for events. [session-thread]
@@ -178,15 +277,15 @@ final class PersistentSession: Sendable {
         for sink in s.sinks.values { sink.send(event: json) }
     }
 
-    private func record(_ fields: KeyValuePairs<String, String>) {
-        let body = "{" + fields.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
-        state.withLock { PersistentSession.add(&$0, Date().timeIntervalSince1970, body) }
+    /// Records an event given as an object without its closing brace (see `add`).
+    private func record(_ openBody: String) {
+        state.withLock { PersistentSession.add(&$0, Date().timeIntervalSince1970, openBody) }
     }
 
     /// The session ended: the last event, then every sink closed with the reason.
-    private func end(eventBody: String, reason: String) {
+    private func end(_ openBody: String, reason: String) {
         let sinks: [Sink] = state.withLock { s in
-            PersistentSession.add(&s, Date().timeIntervalSince1970, String(eventBody.dropLast()))
+            PersistentSession.add(&s, Date().timeIntervalSince1970, openBody)
             s.ended = (Date().timeIntervalSince1970, reason)
             defer { s.sinks = [:] }
             return Array(s.sinks.values)
@@ -210,7 +309,7 @@ final class PersistentSession: Sendable {
             s.sinks[token] = sink
             return (true, s.sinks.count)
         }
-        if attached { record(["kind": "\"attached\"", "clients": "\(clients)"]) }
+        if attached { record("{\"kind\":\"attached\",\"clients\":\(clients)") }
         return attached
     }
 
@@ -219,7 +318,7 @@ final class PersistentSession: Sendable {
         let (sink, clients): (Sink?, Int) = state.withLock { s in (s.sinks.removeValue(forKey: token), s.sinks.count) }
         guard let sink else { return false }
         sink.close(reason)
-        record(["kind": "\"detached\"", "clients": "\(clients)"])
+        record("{\"kind\":\"detached\",\"clients\":\(clients)")
         return true
     }
 
@@ -260,14 +359,14 @@ final class PersistentSession: Sendable {
     }
 
     /// Ends the session: shuts its connection's socket down, so its thread's next pass fails
-    /// and ends it (reason "killed"); `waitEnded` waits for that.
+    /// and ends it (reason "killed"), or ends a wait between reconnects; `waitEnded` waits.
     func requestKill() {
-        let running = state.withLock { s -> Bool in
-            guard s.ended == nil, !s.killed else { return false }
+        state.withLock { s in
+            guard s.ended == nil, !s.killed else { return }
             s.killed = true
-            return true
+            if s.socket >= 0 { _ = Glibc.shutdown(s.socket, Int32(SHUT_RDWR)) }
         }
-        if running { _ = Glibc.shutdown(socket, Int32(SHUT_RDWR)) }
+        wake.signal()
     }
 
     /// Waits until the session's thread is done with the connection, at most until `deadline`.
@@ -280,6 +379,7 @@ final class PersistentSession: Sendable {
         state.withLock { s in
             let stateName: String
             if s.ended != nil { stateName = "ended" }
+            else if s.socket < 0 { stateName = "reconnecting" }
             else if let last = s.lastOutputAt, now - last < PersistentSession.workingSeconds { stateName = "working" }
             else { stateName = "idle" }
             var fields = [
@@ -287,6 +387,7 @@ final class PersistentSession: Sendable {
                 "\"user\":\(JSONText.quoted(user))", "\"state\":\"\(stateName)\"", "\"clients\":\(s.sinks.count)",
                 "\"columns\":\(s.columns)", "\"rows\":\(s.rows)", "\"startedAt\":\(PersistentSession.timestamp(started))",
                 "\"lastOutputAt\":\(s.lastOutputAt.map(PersistentSession.timestamp) ?? "null")", "\"ringBytes\":\(s.ring.count)",
+                "\"remoteTmux\":\(remoteTmux)",
             ]
             if let ended = s.ended {
                 fields.append("\"endedAt\":\(PersistentSession.timestamp(ended.at))")

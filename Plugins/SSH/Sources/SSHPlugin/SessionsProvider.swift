@@ -22,6 +22,10 @@ final class SessionsProvider: Sendable {
         var sessions: [PersistentSession] = []
         var attachments: [UInt64: String] = [:]   // token → session ID
         var nextToken: UInt64 = 1
+        /// Whether the sessions a previous daemon left were looked for (restoreOnce).
+        var restored = false
+        /// Set by killAll: sessions ending now keep their records.
+        var stopping = false
     }
     private let state = Mutex(State())
 
@@ -47,52 +51,88 @@ final class SessionsProvider: Sendable {
 
     /// Opens a session for `request` (checked by SessionRequest) and returns its JSON.
     func open(_ request: SessionRequest) throws(PluginError) -> String {
-        guard let store = host.store else {
-            throw PluginError("the SSH feature is not active: the host store is unavailable", code: Int32(TERMHOST_ERR_UNSUPPORTED))
-        }
-        let ringBytes = try self.ringBytes()
-        let vault = Vault(store: store)
-        let connection: SSHConnection
-        let destination: Destination
-        do {
-            guard var resolved = try vault.resolve(request.host) else {
-                throw PluginError("'\(VisibleText.of(request.host))' is neither a saved host nor user@host[:port]",
-                                  code: Int32(TERMHOST_ERR_NOT_FOUND))
-            }
-            if let forwardAgent = request.forwardAgent { resolved.forwardAgent = forwardAgent }
-            destination = resolved
-            let hops = try JumpRoute.hops(to: destination, extra: request.jump, vault: vault)
-            // Scene 0: the host refuses every prompt there, so nothing is ever asked (fail closed).
-            connection = try JumpRoute.connect(to: destination, through: hops, interaction: ConnectionPrompts(host: host, scene: 0))
-        } catch let error as SSHError {
+        restoreOnce()
+        _ = try ringBytes()   // a wrong setting is refused before anything connects
+        let (connection, destination): (SSHConnection, Destination)
+        do { (connection, destination) = try SessionsProvider.connect(request, host: host) } catch {
             throw PluginError(UnattendedConnect.message(error, host: request.host, who: "A persistent session"),
                               code: Int32(error.kind == .refused || error.cause != nil ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO))
-        } catch let error as PluginError {
-            throw error
-        } catch {
-            throw PluginError("\(error)", code: Int32(TERMHOST_ERR_IO))
         }
-        // History and the session events, as for `termhost ssh`; a synced change to the saved
-        // host retires it the same way (OpenSessions.retire shuts the socket down).
-        let history = OpenSessions.add(.init(host: destination.name, user: connection.user, started: Date().timeIntervalSince1970,
-                                             vault: vault, pluginHost: host, socket: connection.socket, stderr: -1))
-        try? host.events?.publish("org.termhost.ssh.session.started",
-                                  json: "{\"host\":\(JSONText.quoted(destination.name)),\"user\":\(JSONText.quoted(connection.user))}")
+        let record = SessionRecord(id: newID(), host: destination.name, user: connection.user,
+                                   started: Date().timeIntervalSince1970, request: request)
         let session: PersistentSession
-        do {
-            let host = self.host
-            session = try PersistentSession(id: newID(), host: destination.name, connection: connection,
-                                            columns: request.columns, rows: request.rows, term: request.term, ringBytes: ringBytes,
-                                            log: { host.log(.warning, $0) },
-                                            onEnd: { status in OpenSessions.end(history, status: status) })
-        } catch {
-            OpenSessions.end(history, status: 255)
+        do { session = try start(record, connection: connection) } catch {
             connection.teardown()
             throw PluginError(error.message, code: Int32(TERMHOST_ERR_IO))
         }
-        state.withLock { $0.sessions.append(session) }
+        // Only a remote tmux session can be found again by a later daemon: it is remembered
+        // until it ends (SessionRecord.swift).
+        if request.remoteTmux { try? record.save(in: host.store) }
         host.log(.info, "persistent session \(session.id) opened to \(destination.name)")
         return session.json(now: Date().timeIntervalSince1970)
+    }
+
+    /// Resolves, connects and authenticates `request`'s host, never prompting: scene 0, on
+    /// which the host refuses every prompt (fail closed). Also what a reconnect runs.
+    static func connect(_ request: SessionRequest, host: PluginHost) throws(SSHError) -> (SSHConnection, Destination) {
+        guard let store = host.store else { throw SSHError("ssh: the host store is unavailable") }
+        let vault = Vault(store: store)
+        let resolved: Destination?
+        do { resolved = try vault.resolve(request.host) } catch { throw SSHError("ssh: \(error.message)") }
+        guard var destination = resolved else {
+            throw SSHError("ssh: '\(VisibleText.of(request.host))' is neither a saved host nor user@host[:port]")
+        }
+        if let forwardAgent = request.forwardAgent { destination.forwardAgent = forwardAgent }
+        let hops = try JumpRoute.hops(to: destination, extra: request.jump, vault: vault)
+        return (try JumpRoute.connect(to: destination, through: hops, interaction: ConnectionPrompts(host: host, scene: 0)), destination)
+    }
+
+    /// Starts the session `record` describes, on `connection`, or connecting on its own thread
+    /// when nil (a restored session), and lists it.
+    private func start(_ record: SessionRecord, connection: SSHConnection?) throws(SSHError) -> PersistentSession {
+        let host = self.host
+        let request = record.request
+        // History and the session events, as for `termhost ssh`. The socket is not given:
+        // a reconnect replaces it, and OpenSessions.retire must never shut down a stale number.
+        let history: Int? = host.store.map { store in
+            OpenSessions.add(.init(host: record.host, user: record.user, started: record.started,
+                                   vault: Vault(store: store), pluginHost: host, socket: -1, stderr: -1))
+        }
+        try? host.events?.publish("org.termhost.ssh.session.started",
+                                  json: "{\"host\":\(JSONText.quoted(record.host)),\"user\":\(JSONText.quoted(record.user))}")
+        do {
+            let session = try PersistentSession(
+                id: record.id, host: record.host, user: record.user, started: record.started, connection: connection,
+                connect: { () throws(SSHError) in try SessionsProvider.connect(request, host: host).0 },
+                columns: request.columns, rows: request.rows, term: request.term, remoteTmux: request.remoteTmux,
+                ringBytes: (try? ringBytes()) ?? SessionsProvider.defaultRingBytes,
+                log: { host.log(.warning, $0) },
+                onEnd: { [self] status in
+                    if let history { OpenSessions.end(history, status: status) }
+                    // Ended for good, unless the daemon is only stopping: a remote tmux session
+                    // then lives on, for the next daemon to find.
+                    if !state.withLock({ $0.stopping }) { SessionRecord.remove(record.id, from: host.store) }
+                })
+            state.withLock { $0.sessions.append(session) }
+            return session
+        } catch {
+            if let history { OpenSessions.end(history, status: 255) }
+            throw error
+        }
+    }
+
+    /// The remote tmux sessions a previous daemon left (it was stopped, or killed): listed
+    /// again and reconnected, once per process, on the service's first use.
+    private func restoreOnce() {
+        let records: [SessionRecord] = state.withLock { s in
+            guard !s.restored else { return [] }
+            s.restored = true
+            return SessionRecord.all(in: host.store)
+        }
+        for record in records {
+            guard (try? start(record, connection: nil)) != nil else { continue }
+            host.log(.info, "persistent session \(record.id) to \(record.host) restored: reconnecting to its remote tmux session")
+        }
     }
 
     /// The setting sessionRingBytes, range-checked: a wrong value is an error that names it.
@@ -117,6 +157,7 @@ final class SessionsProvider: Sendable {
 
     /// The sessions as a JSON array, oldest first; sessions ended long ago are dropped here.
     func list() -> String {
+        restoreOnce()
         let now = Date().timeIntervalSince1970
         let sessions = state.withLock { s in
             s.sessions.removeAll { ($0.ended?.at).map { now - $0 > SessionsProvider.endedKeptSeconds } ?? false }
@@ -126,6 +167,7 @@ final class SessionsProvider: Sendable {
     }
 
     func session(_ id: String) throws(PluginError) -> PersistentSession {
+        restoreOnce()
         guard let found = state.withLock({ s in s.sessions.first { $0.id == id } }) else {
             throw PluginError("no persistent session '\(VisibleText.of(id))' ('termhost sessions' lists them)", code: Int32(TERMHOST_ERR_NOT_FOUND))
         }
@@ -155,6 +197,17 @@ final class SessionsProvider: Sendable {
 
     func kill(_ id: String) throws(PluginError) {
         let session = try session(id)
+        // A remote tmux session outlives its connection, so it is ended on the remote first,
+        // over a connection of its own (the session's belongs to its thread).
+        if session.remoteTmux, let record = SessionRecord.all(in: host.store).first(where: { $0.id == id }) {
+            do {
+                let (connection, _) = try SessionsProvider.connect(record.request, host: host)
+                defer { connection.teardown() }
+                _ = try ExecChannel(connection: connection).run("tmux kill-session -t \(SessionShell.tmuxSession(id)) 2>/dev/null", input: []) { _, _ in }
+            } catch {
+                host.log(.warning, "persistent session \(id): could not end remote tmux session \(SessionShell.tmuxSession(id)): \(error.message)")
+            }
+        }
         session.requestKill()
         session.waitEnded(until: .now() + 5)
         state.withLock { s in s.attachments = s.attachments.filter { $0.value != id } }
@@ -164,6 +217,7 @@ final class SessionsProvider: Sendable {
     /// waited for within `bound` seconds in all (the feature's shutdown is bounded).
     func killAll(bound: Double) {
         let all = state.withLock { s in
+            s.stopping = true
             defer { s.attachments = [:] }
             return s.sessions
         }
@@ -182,6 +236,8 @@ struct SessionRequest: Equatable {
     var term = "xterm-256color"
     var forwardAgent: Bool? = nil
     var jump: [String] = []
+    /// Run the shell in remote tmux (`--remote-tmux`), so it survives lost connections.
+    var remoteTmux = false
 
     static let sizeRange = 1...10_000
 
@@ -214,6 +270,10 @@ struct SessionRequest: Equatable {
         if let raw = o["forwardAgent"] {
             guard let n = raw as? NSNumber, SessionRequest.isBool(n) else { throw bad("forwardAgent must be true or false") }
             forwardAgent = n.boolValue
+        }
+        if let raw = o["remoteTmux"] {
+            guard let n = raw as? NSNumber, SessionRequest.isBool(n) else { throw bad("remoteTmux must be true or false") }
+            remoteTmux = n.boolValue
         }
         if let raw = o["jump"] {
             guard let hops = raw as? [String], hops.count <= 8, hops.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 1024 }) else {

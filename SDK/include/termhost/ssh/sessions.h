@@ -7,8 +7,13 @@
  * (mirrors: each sees the same output, any may type, the latest resize wins). The session keeps
  * its last output in a ring buffer (org.termhost.ssh's setting sessionRingBytes, 64 KiB to
  * 64 MiB, default 1 MiB): attach first replays the ring, prefixed with a soft reset ESC [ 0 m, then streams live
- * output with no gap and no byte twice. The session ends when its shell exits, its connection
- * is lost beyond repair, or kill() ends it; attached sinks are then closed.
+ * output with no gap and no byte twice. A lost connection is reconnected (after 1, 2, 5, 10,
+ * then every 30 s; back to 1 s once a connection stayed up 60 s), and the clients are told in
+ * events and in a bracketed line of output. With "remoteTmux" the shell runs in
+ * `tmux new-session -A -s termhost-ID` on the remote, so a reconnect (or a later daemon, which
+ * lists such sessions again) returns to the same shell; without it a reconnect starts a new
+ * shell and says so. The session ends when its shell exits or kill() ends it; attached sinks
+ * are then closed.
  *
  * The host (the daemon's attach protocol), a web front end and the assistant all reach the
  * sessions through this table, like any third-party plugin would: declare
@@ -63,9 +68,10 @@ typedef struct termhost_ssh_sessions {   /* implemented by the SSH plugin */
    /* Opens a session: connects to a host (a saved host's name or "user@host[:port]") and
     * starts a shell on a PTY. request: NUL-terminated UTF-8 JSON, borrowed for the call:
     *   {"host":"prod","columns":120,"rows":40,"term":"xterm-256color",
-    *    "forwardAgent":false,"jump":["bastion"]}
+    *    "forwardAgent":false,"jump":["bastion"],"remoteTmux":true}
     * (columns and rows 1..10000, default 80x24; term at most 64 printable ASCII bytes, default
-    * xterm-256color; forwardAgent and jump optional, as ssh's -A and -J.) Nothing is ever
+    * xterm-256color; forwardAgent and jump optional, as ssh's -A and -J; remoteTmux default
+    * false.) Nothing is ever
     * asked: an unknown or changed host key, or a credential that would need a prompt, fails
     * closed with TERMHOST_ERR_DENIED and a message that says what to run. On success sink gets
     * the session's JSON (as list() shows one) once. [any-thread; blocks while connecting] */
@@ -75,10 +81,10 @@ typedef struct termhost_ssh_sessions {   /* implemented by the SSH plugin */
    /* Calls sink once with a JSON array of the sessions, oldest first:
     *   [{"id":"3fa2c1","name":"prod","host":"prod","user":"deploy","state":"idle",
     *     "clients":1,"columns":120,"rows":40,"startedAt":1765000000.0,
-    *     "lastOutputAt":1765000012.5,"ringBytes":5120}]
-    * state is "working" (output in the last 5 s), "idle" (connected, quiet), "stuck" (the
-    * connection stopped answering keepalives) or "ended" (kept for 5 minutes after it ended,
-    * so its exit can still be read). Times are seconds since 1970 (UTC); lastOutputAt is null
+    *     "lastOutputAt":1765000012.5,"ringBytes":5120,"remoteTmux":false}]
+    * state is "working" (output in the last 5 s), "idle" (connected, quiet), "reconnecting"
+    * (the connection was lost) or "ended" (kept for 5 minutes after it ended, with endedAt
+    * and reason, so its exit can still be read). Times are seconds since 1970 (UTC); lastOutputAt is null
     * before the first output. [any-thread] */
    termhost_status (*list)(const struct termhost_ssh_sessions *self, termhost_value_sink sink, void *user,
                            termhost_error_t *err);
@@ -107,17 +113,21 @@ typedef struct termhost_ssh_sessions {   /* implemented by the SSH plugin */
 
    /* Calls sink once with a JSON array of the session's events at or after `since` (seconds
     * since 1970; 0 for all), oldest first, at most the last 200:
-    *   {"at":T,"kind":"opened"}  {"at":T,"kind":"title","title":"..."}  {"at":T,"kind":"bell"}
+    *   {"at":T,"kind":"opened"}  {"at":T,"kind":"restored"} (listed again by a later daemon)
+    *   {"at":T,"kind":"title","title":"..."}  {"at":T,"kind":"bell"}
     *   {"at":T,"kind":"attached","clients":2}  {"at":T,"kind":"detached","clients":1}
-    *   {"at":T,"kind":"stuck"}  {"at":T,"kind":"recovered"}
-    *   {"at":T,"kind":"exit","status":0}  {"at":T,"kind":"lost","reason":"..."}
+    *   {"at":T,"kind":"disconnected","reason":"...","retryInSeconds":1}
+    *   {"at":T,"kind":"reconnect-failed","reason":"...","retryInSeconds":2}
+    *   {"at":T,"kind":"reconnected","shell":"tmux"|"new"}  {"at":T,"kind":"no-remote-tmux"}
+    *   {"at":T,"kind":"exit","status":0}  {"at":T,"kind":"exit","killed":true}
     * A title is the remote's own text: at most 256 bytes, control, bidirectional and
     * zero-width characters shown as escapes. [any-thread] */
    termhost_status (*events)(const struct termhost_ssh_sessions *self, const char *session, double since,
                              termhost_value_sink sink, void *user, termhost_error_t *err);
 
-   /* Ends the session: closes its channel and connection and every attachment (reason
-    * "killed"). Returns once the session has ended. [any-thread] */
+   /* Ends the session: with remote tmux, ends the remote tmux session first (over a connection
+    * of its own); then closes its channel and connection and every attachment (reason
+    * "killed"). Returns once the session has ended (at most about 5 s). [any-thread] */
    termhost_status (*kill)(const struct termhost_ssh_sessions *self, const char *session, termhost_error_t *err);
 } termhost_ssh_sessions_t;
 
