@@ -174,8 +174,10 @@ struct DetachEscape {
 final class SignalPipe {
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
     let readEnd: Int32
+    private let signals: [Int32]
 
     init(_ signals: [Int32]) {
+        self.signals = signals
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
         for fd in fds {
@@ -184,6 +186,12 @@ final class SignalPipe {
         }
         readEnd = fds[0]
         SignalPipe.writeEnd = fds[1]
+        // Whatever started this process may have left them blocked (a thread of a dispatch
+        // pool blocks them, and a child inherits its mask): a blocked signal would wait forever.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for s in signals { sigaddset(&unblock, s) }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         for s in signals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { sig in
@@ -194,6 +202,11 @@ final class SignalPipe {
             action.sa_flags = SA_RESTART
             sigaction(s, &action, nil)
         }
+    }
+
+    /// Puts the signals back to their default action.
+    func restoreDefaults() {
+        for s in signals { signal(s, SIG_DFL) }
     }
 
     /// The signals that arrived since the last call.

@@ -70,7 +70,15 @@ enum DaemonCommand {
         // Persistent sessions come from whichever feature provides the service (the SSH plugin).
         let sessions = TerminalSessions(table: runtime.providedService(TERMHOST_SSH_SESSIONS))
         if sessions == nil { log("no persistent sessions: no running feature provides \(TERMHOST_SSH_SESSIONS) ('termhost features' says why)") }
-        let server = DaemonServer(listener: listener, version: "termhost \(TermhostVersion.string)", sessions: sessions, status: { [runtime] in
+        // The CLI's commands run here as scenes of the calling terminal (DaemonServer+Run).
+        let runner = CommandRunner(knows: { [runtime] in runtime.contributes($0) }, run: { [runtime] argv, json, interactive, streams, started in
+            let scene = runtime.attachScene(terminal: interactive ? .init(input: streams.input, output: streams.error) : nil,
+                                            stdio: SceneStdio(input: streams.input, output: streams.output, error: streams.error))
+            started(scene.id)
+            defer { scene.detach() }
+            return scene.run(argv, json: json) ?? ExitCode.failure
+        }, cancel: { [runtime] scene in runtime.services.cancellation.cancel(scene: scene) })
+        let server = DaemonServer(listener: listener, version: "termhost \(TermhostVersion.string)", sessions: sessions, runner: runner, status: { [runtime] in
             ["plugins": loaded, "scenes": runtime.lifecycle.sceneIDs.count, "phase": "\(runtime.lifecycle.phase)"]
         }, log: { log($0) })
         let waitedFor = handled

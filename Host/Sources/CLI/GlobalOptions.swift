@@ -9,6 +9,8 @@ struct GlobalOptions {
     var nonInteractive = false
     var logLevel: LogSink.Level = .warning
     var help = false
+    /// Run a plugin's command in this process even when a daemon runs (`--in-process`).
+    var inProcess = false
 
     /// Consumes the options before the command name; returns the command name and every
     /// argument after it exactly as typed. A plugin command's arguments are the plugin's:
@@ -35,7 +37,7 @@ struct GlobalOptions {
 
     /// The host's options; `--help` and `-h` are the parser's own. Options end at the command.
     static let arguments = CommandArguments("termhost", options: [
-        .flag("--json"), .flag("--safe-mode"), .flag("--non-interactive"), .value("--log-level"),
+        .flag("--json"), .flag("--safe-mode"), .flag("--non-interactive"), .flag("--in-process"), .value("--log-level"),
     ], optionsEndAtFirstArgument: true)
 
     /// Splits a host command's arguments into the host options among them (with their values)
@@ -64,6 +66,7 @@ struct GlobalOptions {
         json = json || parsed.has("--json")
         safeMode = safeMode || parsed.has("--safe-mode")
         nonInteractive = nonInteractive || parsed.has("--non-interactive")
+        inProcess = inProcess || parsed.has("--in-process")
         help = help || parsed.help
         for name in parsed.values("--log-level") {
             guard let level = LogSink.Level(name: name) else {

@@ -36,6 +36,7 @@ enum HelpText {
                   "  --json             machine-readable output for listings",
                   "  --safe-mode        load only the plugins of an installed plugin set",
                   "  --non-interactive  never prompt; anything that needs an answer fails",
+                  "  --in-process       run a plugin's command here even when a daemon runs",
                   "  --log-level LEVEL  debug, info, warning (default) or error, on stderr",
                   "", "Exit status: 0 success, 1 failure, 2 usage error, 3 refused to start, 128+N ended by signal N.",
                   "See Docs/Operators.md."]

@@ -83,6 +83,8 @@ func help(_ g: GlobalOptions) -> Int32 {
 }
 
 func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int32 {
+    // With a daemon running, the command runs there, as a scene of this terminal.
+    if !g.help, let status = RemoteCommand.run([name] + args, g) { return status }
     let runtime: HostRuntime
     do { runtime = try HostRuntime.start(g.runtimeOptions()) } catch {
         Output.err(error.description)

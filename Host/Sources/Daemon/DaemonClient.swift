@@ -59,9 +59,12 @@ public final class DaemonClient {
         try request(["op": operation])
     }
 
-    /// Sends a request with its fields ("op" among them) and returns the reply.
-    public func request(_ fields: [String: Any]) throws(DaemonError) -> [String: Any] {
-        guard connection.send(DaemonFrame(type: DaemonMessage.request.rawValue, payload: DaemonProtocol.payload(fields))) else {
+    /// Sends a request with its fields ("op" among them) and returns the reply; `descriptors`
+    /// (up to 8) go with it (SCM_RIGHTS): the daemon gets its own copies.
+    public func request(_ fields: [String: Any], passing descriptors: [Int32] = []) throws(DaemonError) -> [String: Any] {
+        let frame = DaemonFrame(type: DaemonMessage.request.rawValue, payload: DaemonProtocol.payload(fields))
+        let sent = descriptors.isEmpty ? connection.send(frame) : DescriptorPassing.send(connection.fd, frame.encoded(), descriptors: descriptors)
+        guard sent else {
             throw .errno("the daemon did not take the request")
         }
         let (type, object) = try DaemonClient.answer(&connection)

@@ -7,6 +7,9 @@ import Glibc
 struct DaemonConnection {
     let fd: Int32
     private var decoder = DaemonFrameDecoder()
+    /// Descriptors the client passed (SCM_RIGHTS) and no request has taken yet; the caller
+    /// takes them with `takeDescriptors` or closes them with `closeDescriptors`.
+    private(set) var passed: [Int32] = []
 
     /// How long a reply may wait for the client to read.
     static let writeTimeout = 5
@@ -50,7 +53,8 @@ struct DaemonConnection {
             case .malformed(let why): return .malformed(why)
             case .needMore: break
             }
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let (n, descriptors) = chunk.withUnsafeMutableBytes { DescriptorPassing.receive(fd, into: $0) }
+            passed += descriptors
             if n < 0 && errno == EINTR { continue }
             if n < 0 {
                 let e = errno
@@ -59,6 +63,18 @@ struct DaemonConnection {
             if n == 0 { return .closed(truncated: decoder.pendingBytes > 0) }
             decoder.feed(chunk[0..<n])
         }
+    }
+
+    /// The descriptors passed so far, now the caller's.
+    mutating func takeDescriptors() -> [Int32] {
+        defer { passed = [] }
+        return passed
+    }
+
+    /// Closes descriptors passed with a frame that takes none (a client's mistake, or malice:
+    /// a descriptor held forever would be a leak).
+    mutating func closeDescriptors() {
+        for d in takeDescriptors() { close(d) }
     }
 
     /// Sends a frame whole; false when the client did not take it in time or went away.

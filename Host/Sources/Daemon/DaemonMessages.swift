@@ -10,7 +10,7 @@ public enum DaemonMessage: UInt32, Sendable {
     case welcome = 2
     /// daemon → client, then the daemon closes the connection: {"error": "why"}
     case refused = 3
-    /// client → daemon: {"op": "status" | "stop" | "sessions" | "open" | "attach" | "events" | "kill", ...}
+    /// client → daemon: {"op": "status" | "stop" | "run" | "sessions" | "open" | "attach" | "events" | "kill", ...}
     case request = 16
     /// daemon → client, one per request, in order: the answer, or {"error": "why"}
     case reply = 17
@@ -28,6 +28,12 @@ public enum DaemonMessage: UInt32, Sendable {
     case detach = 36
     /// daemon → client, the last frame of an attachment: {"reason": "..."}, then the daemon closes
     case detached = 37
+
+    // After a reply to "run", until the command ends (Docs/Daemon.md).
+    /// client → daemon: {"signal": N}, a terminating signal the client got (1 HUP, 2 INT, 15 TERM)
+    case signal = 38
+    /// daemon → client, the last frame of a run: {"status": N}, then the daemon closes
+    case exited = 39
 }
 
 /// The protocol's major version. A client and a daemon of different majors do not talk: the

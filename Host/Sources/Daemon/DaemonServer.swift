@@ -22,6 +22,8 @@ public final class DaemonServer: Sendable {
     let log: @Sendable (String) -> Void
     /// The persistent terminal sessions, when a feature provides them (DaemonServer+Sessions).
     let sessions: TerminalSessions?
+    /// Runs the CLI's commands in the daemon (DaemonServer+Run); nil runs none.
+    let runner: CommandRunner?
     private let started = Date()
 
     private struct State {
@@ -33,12 +35,13 @@ public final class DaemonServer: Sendable {
 
     /// Clients at once; more are refused with the reason.
     public static let maxClients = 64
-    public static let operations = ["status", "stop"] + DaemonServer.sessionOperations
+    public static let operations = ["status", "stop", "run"] + DaemonServer.sessionOperations
 
-    public init(listener: DaemonListener, version: String, sessions: TerminalSessions? = nil, status: @escaping StatusSource,
-                log: @escaping @Sendable (String) -> Void) {
+    public init(listener: DaemonListener, version: String, sessions: TerminalSessions? = nil, runner: CommandRunner? = nil,
+                status: @escaping StatusSource, log: @escaping @Sendable (String) -> Void) {
         self.listener = listener
         self.sessions = sessions
+        self.runner = runner
         self.version = version
         self.extraStatus = status
         self.log = log
@@ -120,6 +123,10 @@ public final class DaemonServer: Sendable {
         guard send(connection, .welcome, ["protocol": DaemonProtocol.version, "daemon": version, "pid": Int(getpid())], name) else { return }
 
         while case .frame(let frame) = receive(&connection, name) {
+            // Only a run request takes passed descriptors; with any other frame they are closed.
+            if frame.type != DaemonMessage.request.rawValue || (try? DaemonProtocol.operation(frame.payload).get()) != "run" {
+                connection.closeDescriptors()
+            }
             guard frame.type == DaemonMessage.request.rawValue else {
                 // A type this daemon does not know (a newer client's): skipped, as the framing allows.
                 log("\(name): skipped a frame of type \(frame.type), which protocol \(DaemonProtocol.version) does not have")
@@ -133,6 +140,9 @@ public final class DaemonServer: Sendable {
             case .success(("stop", _)):
                 reply = ["stopping": true]
                 stopping = true
+            case .success(("run", let fields)):
+                guard let refused = runCommand(fields, &connection, name) else { return }
+                reply = refused
             case .success(("attach", let fields)):
                 // On success the connection now belongs to the attachment, until it ends.
                 guard let refused = attach(fields, &connection, name) else { return }

@@ -1,5 +1,6 @@
 import CTermhost
 import Foundation
+import Synchronization
 import TermhostLifecycle
 import TermhostLoader
 import TermhostRegistry
@@ -25,6 +26,9 @@ public final class HostRuntime: @unchecked Sendable {
     private var crashSlots: [String: Int32] = [:]
     private var shutdownOutcome: ShutdownOutcome?
     private let shutdownLock = NSLock()
+    /// Each scene's streams, where they are not the process's (daemon clients' scenes); a
+    /// command run in the scene, directly or through termhost.commands/1, gets these.
+    private let sceneStdio = Mutex<[UInt64: SceneStdio]>([:])
 
     public var records: [PluginRecord] { inspection.records }
 
@@ -171,6 +175,13 @@ public final class HostRuntime: @unchecked Sendable {
         return nil
     }
 
+    func setStdio(_ stdio: SceneStdio?, scene: UInt64) {
+        sceneStdio.withLock { $0[scene] = stdio == .process ? nil : stdio }
+    }
+
+    /// Whether an enabled feature contributes the command `name` (a daemon runs only those).
+    public func contributes(_ name: String) -> Bool { resolution.commandOwners[name] != nil }
+
     /// Runs a contributed command in a scene. nil when no enabled feature contributes it.
     public func runCommand(scene: UInt64, argv: [String], json: Bool) -> Int32? {
         guard let name = argv.first, let owner = resolution.commandOwners[name],
@@ -192,7 +203,8 @@ public final class HostRuntime: @unchecked Sendable {
             CommandDepth.leave()
             lifecycle.calls.leave(call)
         }
-        return instance.run(command: name, arguments: Array(argv.dropFirst()), scene: scene, json: json)
+        let stdio = sceneStdio.withLock { $0[scene] } ?? .process
+        return instance.run(command: name, arguments: Array(argv.dropFirst()), scene: scene, json: json, stdio: stdio)
     }
 
     /// Shuts features down (bounded), then calls each plugin's deinit() unless a feature of it

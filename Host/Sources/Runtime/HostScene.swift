@@ -19,10 +19,11 @@ public final class HostScene: Sendable {
     private let runtime: HostRuntime
     private let detached = Mutex(false)
 
-    init(runtime: HostRuntime, terminal: Interaction.Terminal?) {
+    init(runtime: HostRuntime, terminal: Interaction.Terminal?, stdio: SceneStdio) {
         self.runtime = runtime
         self.terminal = terminal
         id = runtime.lifecycle.attachScene(hasTerminal: terminal != nil)
+        runtime.setStdio(stdio, scene: id)
         runtime.services.interaction.attach(scene: id, terminal: terminal)
     }
 
@@ -55,12 +56,30 @@ public final class HostScene: Sendable {
         guard first else { return }
         runtime.lifecycle.detachScene(id)
         runtime.services.interaction.detach(scene: id)
+        runtime.setStdio(nil, scene: id)
     }
 }
 
 extension HostRuntime {
-    /// Attaches a front end's scene; `terminal` is where its prompts go, nil for none.
-    public func attachScene(terminal: Interaction.Terminal?) -> HostScene {
-        HostScene(runtime: self, terminal: terminal)
+    /// Attaches a front end's scene; `terminal` is where its prompts go, nil for none;
+    /// `stdio` the streams its commands get (the process's own, or a daemon client's).
+    public func attachScene(terminal: Interaction.Terminal?, stdio: SceneStdio = .process) -> HostScene {
+        HostScene(runtime: self, terminal: terminal, stdio: stdio)
     }
+}
+
+/// The streams a scene's commands read and write: the CLI's own (0, 1, 2), or, in the daemon,
+/// the descriptors a client passed for the command it asked to run there.
+public struct SceneStdio: Sendable, Equatable {
+    public var input: Int32
+    public var output: Int32
+    public var error: Int32
+
+    public init(input: Int32, output: Int32, error: Int32) {
+        self.input = input
+        self.output = output
+        self.error = error
+    }
+
+    public static let process = SceneStdio(input: 0, output: 1, error: 2)
 }

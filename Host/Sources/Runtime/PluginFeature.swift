@@ -89,7 +89,7 @@ final class PluginFeature: FeatureInstance, @unchecked Sendable {
     func service(_ serviceID: String) -> UnsafeRawPointer? { call("get_service") { raw.pointee.get_service?(raw, serviceID) } }
 
     /// Runs a contributed command with the scene's streams; returns its exit status.
-    func run(command: String, arguments: [String], scene: UInt64, json: Bool) -> Int32 {
+    func run(command: String, arguments: [String], scene: UInt64, json: Bool, stdio: SceneStdio = .process) -> Int32 {
         guard let run = raw.pointee.run_command else { return 1 }
         let cArgs = arguments.map { UnsafePointer(strdup($0)) }
         defer { cArgs.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
@@ -98,7 +98,7 @@ final class PluginFeature: FeatureInstance, @unchecked Sendable {
                 var inv = termhost_command_invocation_t(
                     struct_size: UInt32(MemoryLayout<termhost_command_invocation_t>.size), command: name,
                     argc: Int32(arguments.count), argv: UnsafeRawPointer(argv.baseAddress)?.assumingMemoryBound(to: UnsafePointer<CChar>?.self),
-                    scene: scene, stdin_fd: 0, stdout_fd: 1, stderr_fd: 2, json_output: json ? 1 : 0)
+                    scene: scene, stdin_fd: stdio.input, stdout_fd: stdio.output, stderr_fd: stdio.error, json_output: json ? 1 : 0)
                 // The slot names the command (valid for exactly this call).
                 return CallTracker.inside(crashSlot, "run_command", cArgument: name) { run(raw, &inv) }
             }

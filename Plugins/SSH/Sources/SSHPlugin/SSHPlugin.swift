@@ -3,6 +3,7 @@
 import CLibSSH2
 import CTermhost
 import Foundation
+import Synchronization
 import TermhostSDK
 
 final class SSHFeature: Feature {
@@ -95,7 +96,7 @@ final class SSHFeature: Feature {
     /// the transport connections other plugins still hold (they shut down before this feature,
     /// which they depend on). Bounded: 0.5 s of the host's 3, which SFTP's pause (2.5 s) leaves.
     func shutdown() {
-        RawMode.leave()
+        RawMode.leaveAll()
         syncWatch.cancel()
         sessions.killAll(bound: 0.1)
         OpenSessions.endAll(status: 255)
@@ -122,6 +123,7 @@ final class SSHFeature: Feature {
     func connect(_ c: CommandInvocation, vault: Vault, target: String, jump: [String], forwardAgent: Bool? = nil,
                  banner: (@Sendable (String) -> Void)?, _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
         var retired = false
+        let cancelled = Mutex(false)
         do {
             guard var destination = try vault.resolve(target) else {
                 c.printError("termhost: '\(VisibleText.of(target))' is neither a saved host nor user@host[:port]")
@@ -142,11 +144,21 @@ final class SSHFeature: Feature {
             let token = OpenSessions.add(session)
             var status: Int32 = 255
             defer { retired = OpenSessions.end(token, status: status) }
+            // Ctrl-C (in the daemon: the client's signal, or the client going away) ends the
+            // session: its socket is shut down, so the pump's next pass fails and the command
+            // returns instead of running on unseen.
+            let socket = connection.socket
+            let cancel = try? host.cancellation?.onCancel(scene: c.scene) { _ in
+                cancelled.withLock { $0 = true }
+                _ = Glibc.shutdown(socket, Int32(SHUT_RDWR))
+            }
+            defer { cancel?.remove() }
             status = try body(connection)
             return status
         } catch let error as SSHError {
-            // A session retired by a synced change said why already; the socket error adds nothing.
-            if !retired { c.printError(error.message) }
+            // A session retired by a synced change said why already; the socket error adds
+            // nothing, nor does it after a Ctrl-C.
+            if !retired && !cancelled.withLock({ $0 }) { c.printError(error.message) }
             return error.status
         } catch {
             c.printError("termhost: \(error)")

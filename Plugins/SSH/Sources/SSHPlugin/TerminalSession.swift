@@ -1,6 +1,7 @@
 import CLibSSH2
 import LibSSH2
 import Glibc
+import Synchronization
 
 /// `termhost ssh HOST`: an interactive shell on a PTY, like `ssh HOST`. The local terminal is
 /// put in raw mode and restored on every exit path; window changes follow SIGWINCH (the latest
@@ -39,6 +40,7 @@ struct TerminalSession {
         if interactive {
             RawMode.enter(stdin)
             WindowChange.install()
+            var seenChanges = WindowChange.count
             pump.filterInput = { bytes in
                 let (send, action) = escapes.filter(bytes)
                 switch action {
@@ -50,7 +52,10 @@ struct TerminalSession {
             }
             var pendingResize = false
             pump.onPass = { channel in
-                if WindowChange.take() { pendingResize = true }
+                if WindowChange.count != seenChanges {
+                    seenChanges = WindowChange.count
+                    pendingResize = true
+                }
                 guard pendingResize else { return }
                 let size = TerminalSession.windowSize(stdin)
                 let rc = libssh2_channel_request_pty_size_ex(channel, Int32(size.columns), Int32(size.rows), 0, 0)
@@ -59,7 +64,7 @@ struct TerminalSession {
                 if rc != 0 { log("window change to \(size.columns)x\(size.rows) failed: \(connection.lastError())") }
             }
         }
-        defer { if interactive { RawMode.leave() } }
+        defer { if interactive { RawMode.leave(stdin) } }
         var integration = ShellIntegration()
         let status: Int32
         do {
@@ -68,11 +73,11 @@ struct TerminalSession {
                 if stream == 0 { for command in integration.scan(data) { onCommand(command) } }
             }
         } catch {
-            if interactive { RawMode.leave() }
+            if interactive { RawMode.leave(stdin) }
             throw SSHError("\r\n" + error.message, status: 255)
         }
         if escapes.disconnected {
-            RawMode.leave()
+            RawMode.leave(stdin)
             writeAll(stderr, "\nConnection to \(connection.shownAddress) closed.\n")
         }
         return status
@@ -129,43 +134,53 @@ struct EscapeFilter {
     }
 }
 
-/// The local terminal's raw mode, restorable from anywhere (including the plugin's shutdown,
-/// which runs when the CLI gets SIGTERM or SIGHUP).
+/// Local terminals' raw mode, restorable from anywhere (including the plugin's shutdown, which
+/// runs when the CLI gets SIGTERM or SIGHUP). Kept per descriptor: in the daemon, several
+/// sessions run at once, each on the terminal its client passed.
 enum RawMode {
-    nonisolated(unsafe) private static var saved: termios? = nil
-    nonisolated(unsafe) private static var fd: Int32 = -1
+    private static let saved = Mutex<[Int32: termios]>([:])
 
     static func enter(_ descriptor: Int32) {
         var t = termios()
         guard tcgetattr(descriptor, &t) == 0 else { return }
-        saved = t
-        fd = descriptor
+        saved.withLock { $0[descriptor] = t }
         cfmakeraw(&t)
         tcsetattr(descriptor, TCSADRAIN, &t)
     }
 
-    static func leave() {
-        guard var t = saved else { return }
-        tcsetattr(fd, TCSADRAIN, &t)
-        saved = nil
+    /// Restores one terminal.
+    static func leave(_ descriptor: Int32) {
+        guard var t = saved.withLock({ $0.removeValue(forKey: descriptor) }) else { return }
+        tcsetattr(descriptor, TCSADRAIN, &t)
+    }
+
+    /// Restores every terminal still raw (shutdown).
+    static func leaveAll() {
+        let all: [Int32: termios] = saved.withLock { s in
+            let copy = s
+            s = [:]
+            return copy
+        }
+        for (fd, original) in all {
+            var t = original
+            tcsetattr(fd, TCSADRAIN, &t)
+        }
     }
 }
 
-/// SIGWINCH sets a flag that the pump reads on its next pass (at most 100 ms later).
+/// SIGWINCH counts up a number that each session's pump compares with the last it saw on its
+/// next pass (at most 100 ms later), so every session in the process hears of it (in the
+/// daemon a client's window change arrives as SIGWINCH too), and each reads its own terminal.
 enum WindowChange {
-    nonisolated(unsafe) private static var flag: sig_atomic_t = 0
+    nonisolated(unsafe) private static var changes: sig_atomic_t = 0
 
     static func install() {
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in WindowChange.flag = 1 }
+        action.__sigaction_handler.sa_handler = { _ in WindowChange.changes &+= 1 }
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART
         sigaction(SIGWINCH, &action, nil)
     }
 
-    static func take() -> Bool {
-        guard flag != 0 else { return false }
-        flag = 0
-        return true
-    }
+    static var count: sig_atomic_t { changes }
 }

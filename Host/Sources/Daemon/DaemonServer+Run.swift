@@ -1,0 +1,115 @@
+import Foundation
+import Glibc
+import Synchronization
+import TermhostSDK
+
+/// `run`: a command of the CLI runs in the daemon, in a scene of its own whose streams are the
+/// client's stdin, stdout and stderr, passed with the request (SCM_RIGHTS). The reply comes at
+/// once ({"running": true, "scene": N}, or {"unknown": true} for a command no feature in the
+/// daemon contributes: the client then runs it itself); `exited` ({"status": N}) comes when it
+/// ends. Meanwhile the client may send `signal` (the command is cancelled, as SIGINT cancels it
+/// in the CLI) and `resize` (the daemon raises SIGWINCH, and every terminal feature re-reads the
+/// size of its own terminal). A client that goes away cancels its command.
+extension DaemonServer {
+    static let maxArguments = 4096
+
+    /// Returns a reply when the command did not start (the connection stays in request mode),
+    /// or nil once it ran to its end on this connection.
+    func runCommand(_ fields: [String: Any], _ connection: inout DaemonConnection, _ name: String) -> [String: Any]? {
+        let descriptors = connection.takeDescriptors()
+        func refuse(_ reply: [String: Any]) -> [String: Any] {
+            for d in descriptors { close(d) }
+            return reply
+        }
+        guard let runner else { return refuse(["error": "this daemon runs no commands"]) }
+        guard let argv = fields["argv"] as? [String], !argv.isEmpty, argv.count <= DaemonServer.maxArguments else {
+            return refuse(["error": "run needs \"argv\": the command and its arguments (1 to \(DaemonServer.maxArguments) strings)"])
+        }
+        guard descriptors.count == 3 else {
+            return refuse(["error": "run needs the client's stdin, stdout and stderr passed with the request (SCM_RIGHTS), \(descriptors.count) came"])
+        }
+        guard runner.knows(argv[0]) else {
+            return refuse(["unknown": true, "reason": "no feature running in the daemon contributes '\(VisibleText.of(argv[0]))'"])
+        }
+        let json = (fields["json"] as? Bool) ?? false
+        let interactive = (fields["interactive"] as? Bool) ?? false
+        let streams = CommandRunner.Streams(input: descriptors[0], output: descriptors[1], error: descriptors[2])
+
+        struct Progress { var scene: UInt64? = nil; var cancelled = false; var status: Int32? = nil }
+        let progress = Mutex(Progress())
+        let started = DispatchSemaphore(value: 0)
+        let replied = DispatchSemaphore(value: 0)   // the reply goes before `exited`
+        let fd = connection.fd
+        let log = self.log
+        let thread = Thread {
+            let status = runner.run(argv, json, interactive, streams) { scene in
+                let cancelled = progress.withLock { p in
+                    p.scene = scene
+                    return p.cancelled
+                }
+                started.signal()
+                if cancelled { runner.cancel(scene) }
+            }
+            for d in descriptors { close(d) }
+            started.signal()   // in case the command never got as far as a scene
+            replied.wait()
+            progress.withLock { $0.status = status }
+            // The last frame; then the reader below is woken by its side of the socket ending.
+            if !DaemonConnection(fd: fd).send(DaemonFrame(type: DaemonMessage.exited.rawValue, payload: DaemonProtocol.payload(["status": Int(status)]))) {
+                log("\(name): did not take the status of '\(VisibleText.of(argv[0]))'")
+            }
+            _ = Glibc.shutdown(fd, Int32(SHUT_RD))
+        }
+        thread.name = "termhost-daemon-command"
+        thread.start()
+        started.wait()
+        let scene = progress.withLock { $0.scene }
+        let sent = send(connection, .reply, ["running": true, "scene": Int(scene ?? 0)], name)
+        replied.signal()
+        guard sent else {
+            if let scene { runner.cancel(scene) }
+            while progress.withLock({ $0.status == nil }) { usleep(10_000) }
+            return nil
+        }
+        log("\(name) runs '\(VisibleText.of(argv[0]))' in scene \(scene ?? 0)")
+
+        func cancel(_ why: String) {
+            let scene = progress.withLock { p -> UInt64? in
+                p.cancelled = true
+                return p.status == nil ? p.scene : nil
+            }
+            if let scene {
+                log("\(name): \(why): cancelling its command in scene \(scene)")
+                runner.cancel(scene)
+            }
+        }
+        while true {
+            let got = receive(&connection, name)
+            connection.closeDescriptors()
+            guard case .frame(let frame) = got else {
+                if progress.withLock({ $0.status == nil }) { cancel("the client went away") }
+                break
+            }
+            switch DaemonMessage(rawValue: frame.type) {
+            case .signal?:
+                guard case .success(let o) = DaemonProtocol.object(frame.payload),
+                      case .success(let signal) = DaemonProtocol.integer(o, "signal", 1...64),
+                      [SIGHUP, SIGINT, SIGTERM].contains(Int32(signal)) else {
+                    log("\(name): a signal frame that is not SIGHUP, SIGINT or SIGTERM: ignored")
+                    continue
+                }
+                cancel("the client got signal \(signal)")
+            case .resize?:
+                // Features watch SIGWINCH and read their own terminal's size (the client's,
+                // through the passed descriptor): the daemon raises it for them.
+                _ = kill(getpid(), SIGWINCH)
+            default:
+                log("\(name): skipped a frame of type \(frame.type) while a command runs")
+            }
+        }
+        // The command's thread has sent its last frame (or the client is gone); wait for it,
+        // so this connection's descriptor outlives every use of it.
+        while progress.withLock({ $0.status == nil }) { usleep(10_000) }
+        return nil
+    }
+}
