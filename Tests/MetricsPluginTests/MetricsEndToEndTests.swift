@@ -322,7 +322,7 @@ import TestSupport
                                                Paths.root + "/Tests/Fixtures/metrics-snapshot-plugin.c"])
         #expect(cc.status == 0, "\(cc.output)")
         _ = dir.write("plugins/snapcheck/manifest.json", """
-        { "id": "org.test.snapcheck", "version": "1.0.0", "abi": "1.4", "library": "libsnapcheck.so",
+        { "id": "org.test.snapcheck", "version": "1.0.0", "abi": "1.5", "library": "libsnapcheck.so",
           "features": [ { "id": "org.test.snapcheck", "version": "1.0.0", "displayName": "Snapshot check", "order": 2000,
                           "requiresServices": ["org.termhost.metrics.snapshot/1", "termhost.commands/1"],
                           "commands": [ { "name": "snapcheck", "summary": "read a metrics snapshot" } ] } ] }

@@ -17,7 +17,7 @@ public enum Fixtures {
     @discardableResult
     public static func cPlugin(in parent: String, dirName: String, id: String = "org.test.fixture",
                                version: String = "1.0.0", defines: [String] = [], manifestID: String? = nil,
-                               manifestVersion: String? = nil, abi: String = "1.4", extraFeatureJSON: String = "",
+                               manifestVersion: String? = nil, abi: String = "1.5", extraFeatureJSON: String = "",
                                manifestOverride: String? = nil, linkFlags: [String] = []) throws -> Plugin {
         let dir = parent + "/" + dirName
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -164,7 +164,7 @@ extension Fixtures {
         guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
         let manifest = dir + "/manifest.json"
         _ = FileManager.default.createFile(atPath: manifest, contents: Data("""
-        { "id": "org.test.services", "version": "1.0.0", "abi": "1.4", "library": "libservices.so",
+        { "id": "org.test.services", "version": "1.0.0", "abi": "1.5", "library": "libservices.so",
           "features": [ { "id": "org.test.services", "version": "1.0.0", "order": 10,
                           "commands": [ { "name": "svc", "summary": "exercise host services" } ] } ] }
         """.utf8))

@@ -147,7 +147,7 @@ extension Fixtures {
     /// Tests/Fixtures/<source> as strict C99 into plugins/<id's last part>/lib<command>.so with
     /// a manifest whose feature (the plugin's ID) contributes `command` and requires `service`.
     public static func serviceClient(source: String, id: String, command: String, requires service: String,
-                                     in plugins: String, defines: [String] = [], abi: String = "1.4") throws {
+                                     in plugins: String, defines: [String] = [], abi: String = "1.5") throws {
         let bundle = plugins + "/" + (id.split(separator: ".").last.map(String.init) ?? id)
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L"] + defines +
