@@ -178,6 +178,21 @@ import TestSupport
         #expect(Wait.until(timeout: 60) { s.daemon.sessionsJSON().contains(#""clients":1"#) })
     }
 
+    @Test func eachSessionIsASceneInBackgroundWhileNoClientIsAttached() throws {
+        let s = try Setup()
+        defer { s.close() }
+        func status() -> String { (try? s.daemon.run("daemon", "status", "--json").stdout) ?? "" }
+        #expect(status().contains(#""scenes":0"#), "\(status())")
+        let id = try s.open()
+        #expect(Wait.until(timeout: 30) { status().contains(#""phase":"background""#) && status().contains(#""scenes":1"#) }, "\(status())")
+        let a = try s.attach(id)
+        #expect(Wait.until(timeout: 30) { status().contains(#""phase":"active""#) }, "\(status())")
+        a.detach()
+        #expect(Wait.until(timeout: 30) { status().contains(#""phase":"background""#) }, "\(status())")
+        #expect(try s.daemon.run("sessions", "kill", id).status == 0)
+        #expect(Wait.until(timeout: 30) { status().contains(#""scenes":0"#) }, "killing it discards its scene: \(status())")
+    }
+
     @Test func badRequestsAreRefusedWithTheirReasonAndTheDaemonGoesOn() throws {
         let s = try Setup()
         defer { s.close() }

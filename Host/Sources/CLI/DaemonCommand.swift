@@ -1,6 +1,7 @@
 import CTermhost
 import Foundation
 import Glibc
+import Synchronization
 import TermhostDaemon
 import TermhostRuntime
 import TermhostSDK
@@ -78,7 +79,19 @@ enum DaemonCommand {
             defer { scene.detach() }
             return scene.run(argv, json: json) ?? ExitCode.failure
         }, cancel: { [runtime] scene in runtime.services.cancellation.cancel(scene: scene) })
-        let server = DaemonServer(listener: listener, version: "termhost \(TermhostVersion.string)", sessions: sessions, runner: runner, status: { [runtime] in
+        // Each persistent session is a scene: in background while no client is attached.
+        let sessionScenes = Mutex<[String: HostScene]>([:])
+        let hooks = SessionSceneHooks(opened: { [runtime] id in
+            let scene = runtime.attachScene(terminal: nil)
+            scene.setPhase(.background)
+            sessionScenes.withLock { $0[id] = scene }
+        }, clients: { id, count in
+            sessionScenes.withLock { $0[id] }?.setPhase(count > 0 ? .active : .background)
+        }, ended: { id in
+            sessionScenes.withLock { $0.removeValue(forKey: id) }?.detach()
+        })
+        let server = DaemonServer(listener: listener, version: "termhost \(TermhostVersion.string)", sessions: sessions, runner: runner,
+                                  sceneHooks: hooks, status: { [runtime] in
             ["plugins": loaded, "scenes": runtime.lifecycle.sceneIDs.count, "phase": "\(runtime.lifecycle.phase)"]
         }, log: { log($0) })
         let waitedFor = handled

@@ -18,7 +18,9 @@ extension DaemonServer {
         do {
             switch op {
             case "sessions":
-                return ["sessions": try DaemonServer.json(sessions.list())]
+                let list = try sessions.list()
+                reconcileScenes(list)
+                return ["sessions": try DaemonServer.json(list)]
             case "open":
                 guard let request = fields["request"] as? [String: Any] else {
                     return ["error": "open needs \"request\": an object, e.g. {\"host\":\"prod\",\"columns\":120,\"rows\":40}"]
@@ -27,6 +29,7 @@ extension DaemonServer {
                 let text = String(decoding: DaemonProtocol.payload(request), as: UTF8.self)
                 let session = try DaemonServer.json(sessions.open(text))
                 log("\(name) opened persistent session \(VisibleText.of((session as? [String: Any])?["id"] as? String ?? "?"))")
+                reconcileScenes()
                 return ["session": session]
             case "events":
                 let id = try DaemonProtocol.sessionID(fields).get()
@@ -36,6 +39,7 @@ extension DaemonServer {
                 let id = try DaemonProtocol.sessionID(fields).get()
                 try sessions.kill(id)
                 log("\(name) killed persistent session \(id)")
+                reconcileScenes()
                 return ["killed": id]
             default:
                 return ["error": "unknown operation '\(VisibleText.of(op))'"]
@@ -74,6 +78,8 @@ extension DaemonServer {
         // The reply goes before the replay the attach queued; the writer starts only now.
         attachment.push(.reply, DaemonProtocol.payload(["attached": id]), first: true)
         attachment.start()
+        reconcileScenes()
+        countClient(id, +1)
         if let size { try? sessions.resize(id, columns: size.columns, rows: size.rows) }
         log("\(name) attached to session \(id)")
 
@@ -110,8 +116,38 @@ extension DaemonServer {
         // ignored); its `closed` hands the writer the reason, and the writer says it last.
         sessions.detach(token)
         attachment.waitWritten()
+        countClient(id, -1)
+        reconcileScenes()
         log("\(name) \(detachedByClient ? "detached from" : "left") session \(id)\(attachment.overflowed ? " (too slow)" : "")")
         return nil
+    }
+
+    /// Tells the scene hooks of sessions opened, restored or ended since they last heard,
+    /// from the provider's list (`list`, when the caller has it already).
+    func reconcileScenes(_ list: String? = nil) {
+        guard let sceneHooks, let sessions else { return }
+        guard let text = list ?? (try? sessions.list()),
+              let listed = (try? DaemonServer.json(text)) as? [[String: Any]] else { return }
+        let live = Set(listed.filter { $0["state"] as? String != "ended" }.compactMap { $0["id"] as? String })
+        let (opened, ended) = sessionScenes.withLock { s -> ([String], [String]) in
+            let opened = live.subtracting(s.known), ended = s.known.subtracting(live)
+            s.known = live
+            for id in ended { s.clients[id] = nil }
+            return (opened.sorted(), ended.sorted())
+        }
+        for id in opened { sceneHooks.opened(id) }
+        for id in ended { sceneHooks.ended(id) }
+    }
+
+    private func countClient(_ id: String, _ change: Int) {
+        guard let sceneHooks else { return }
+        let count: Int? = sessionScenes.withLock { s in
+            guard s.known.contains(id) else { return nil }
+            let n = max(0, (s.clients[id] ?? 0) + change)
+            s.clients[id] = n
+            return n
+        }
+        if let count { sceneHooks.clients(id, count) }
     }
 
     /// A JSON text from the provider as an object for a reply.

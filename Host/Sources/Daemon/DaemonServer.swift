@@ -24,6 +24,9 @@ public final class DaemonServer: Sendable {
     let sessions: TerminalSessions?
     /// Runs the CLI's commands in the daemon (DaemonServer+Run); nil runs none.
     let runner: CommandRunner?
+    /// A scene per persistent session (DaemonServer+Sessions), and what the hooks were told.
+    let sceneHooks: SessionSceneHooks?
+    let sessionScenes = Mutex<(known: Set<String>, clients: [String: Int])>(([], [:]))
     private let started = Date()
 
     private struct State {
@@ -38,10 +41,11 @@ public final class DaemonServer: Sendable {
     public static let operations = ["status", "stop", "run"] + DaemonServer.sessionOperations
 
     public init(listener: DaemonListener, version: String, sessions: TerminalSessions? = nil, runner: CommandRunner? = nil,
-                status: @escaping StatusSource, log: @escaping @Sendable (String) -> Void) {
+                sceneHooks: SessionSceneHooks? = nil, status: @escaping StatusSource, log: @escaping @Sendable (String) -> Void) {
         self.listener = listener
         self.sessions = sessions
         self.runner = runner
+        self.sceneHooks = sceneHooks
         self.version = version
         self.extraStatus = status
         self.log = log
@@ -49,6 +53,7 @@ public final class DaemonServer: Sendable {
 
     /// Accepts and serves until `stop()`; then ends every client's connection and returns.
     public func run() {
+        reconcileScenes()   // sessions a previous daemon left, restored by their provider
         while let (fd, peer) = listener.accept() {
             guard peer.uid == geteuid() else {
                 log("refused a client of uid \(peer.uid) (pid \(peer.pid)): only uid \(geteuid()), the daemon's own, may connect")
