@@ -18,6 +18,11 @@ final class DaemonAttachment: Sendable {
     private struct Outbox {
         var frames: [[UInt8]] = []
         var bytes = 0
+        /// Whether the writer thread is sending: while it is, or while frames wait, a new frame
+        /// queues behind them; otherwise `push` tries the socket itself first.
+        var writing = false
+        /// Whether the writer started (until then, frames only queue: the reply goes first).
+        var started = false
         /// Set once: why the attachment ends (the session ended, detach, too slow).
         var reason: String? = nil
         var overflowed = false
@@ -32,28 +37,43 @@ final class DaemonAttachment: Sendable {
         self.log = log
     }
 
-    /// Queues a frame; never blocks. Past the limit the queue is dropped and the client is
-    /// detached: its reader is woken by shutting the socket's read side down.
+    /// Queues a frame; never blocks. When nothing is queued or being written, the frame goes
+    /// straight to the socket without waiting (MSG_DONTWAIT), saving the writer thread's wake-up
+    /// on the keystroke path; what the socket does not take at once is queued. Past the limit
+    /// the queue is dropped and the client is detached: its reader is woken by shutting the
+    /// socket's read side down.
     func push(_ type: DaemonMessage, _ payload: [UInt8], first: Bool = false) {
-        let encoded = DaemonFrame(type: type.rawValue, payload: payload).encoded()
-        let overflowed = outbox.withLock { o -> Bool in
-            guard o.reason == nil else { return false }
+        var encoded = DaemonFrame(type: type.rawValue, payload: payload).encoded()
+        enum Outcome { case sent, queued, overflowed }
+        let outcome = outbox.withLock { o -> Outcome in
+            guard o.reason == nil else { return .sent }   // ending: nothing more goes out
+            if o.started && !o.writing && o.frames.isEmpty && !first {
+                let sent = encoded.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                if sent == encoded.count { return .sent }
+                // The rest of this frame, queued as bytes: the writer sends it before anything else.
+                if sent > 0 { encoded.removeFirst(sent) }
+            }
             if o.bytes + encoded.count > DaemonAttachment.limit {
-                o.frames = []
-                o.bytes = 0
+                // The first queued entry may be the rest of a frame the socket took in part:
+                // it stays, so the last frame the client reads starts where a frame starts.
+                o.frames = Array(o.frames.prefix(1))
+                o.bytes = o.frames.first?.count ?? 0
                 o.overflowed = true
                 o.reason = "this client did not read \(DaemonAttachment.limit >> 20) MiB of output in time: detached (the session goes on; attach again)"
-                return true
+                return .overflowed
             }
             if first { o.frames.insert(encoded, at: 0) } else { o.frames.append(encoded) }
             o.bytes += encoded.count
-            return false
+            return .queued
         }
-        if overflowed {
+        switch outcome {
+        case .sent: return
+        case .queued: wake.signal()
+        case .overflowed:
             log("an attached client fell \(DaemonAttachment.limit >> 20) MiB behind: detached")
             _ = Glibc.shutdown(fd, Int32(SHUT_RD))
+            wake.signal()
         }
-        wake.signal()
     }
 
     /// The attachment ends: what is queued is still written, then the `detached` frame with
@@ -67,6 +87,7 @@ final class DaemonAttachment: Sendable {
 
     /// Starts the writer thread.
     func start() {
+        outbox.withLock { $0.started = true }
         let thread = Thread { [self] in write() }
         thread.name = "termhost-daemon-attach-writer"
         thread.start()
@@ -82,13 +103,15 @@ final class DaemonAttachment: Sendable {
         while true {
             wake.wait()
             let (frames, reason) = outbox.withLock { o -> ([[UInt8]], String?) in
-                defer { o.frames = []; o.bytes = 0 }
+                defer { o.frames = []; o.bytes = 0; o.writing = true }
                 return (o.frames, o.reason)
             }
             for bytes in frames where alive {
                 alive = connection.sendEncoded(bytes)
                 if !alive { log("an attached client did not read for \(DaemonConnection.writeTimeout) s: detached") }
             }
+            // Frames pushed while this one wrote are in the queue, and signalled: next round.
+            outbox.withLock { $0.writing = false }
             guard let reason else {
                 if alive { continue }
                 // The client stopped reading: end its reader too, so the detach happens.
