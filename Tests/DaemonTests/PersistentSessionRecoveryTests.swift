@@ -67,6 +67,21 @@ import TestSupport
         #expect(s.daemon.sessionsJSON().contains(#""remoteTmux":true"#))
     }
 
+    @Test func aSavedHostsRemoteTmuxDefaultIsTaken() throws {
+        let dir = TemporaryDirectory("termhost-tmux-default")
+        let tmux = RemoteTmux(dir)
+        let s = try Setup(dir: dir, serverConfig: tmux.sshdConfig)
+        defer { s.close(); tmux.killServer() }
+        let saved = try s.ssh.termhost(["hosts", "add", "kept", "127.0.0.1", "--port", "\(s.ssh.server.port)", "--user", NSUserName(),
+                                        "--remote-tmux", "yes"])
+        #expect(saved.status == 0, "\(saved.output)")
+        #expect(try s.ssh.termhost(["hosts", "edit", "kept", "--remote-tmux", "maybe"]).stderr.contains("--remote-tmux must be yes or no, not 'maybe'"))
+        let reply = try s.client().request(#"{"op":"open","request":{"host":"kept"}}"#)
+        let id = try #require((reply["session"] as? [String: Any])?["id"] as? String, "\(reply)")
+        #expect(Wait.until(timeout: 30) { tmux.sessions().contains("termhost-\(id)") }, "the shell runs in remote tmux")
+        #expect(s.daemon.sessionsJSON().contains(#""remoteTmux":true"#))
+    }
+
     @Test func aRemoteTmuxSessionOutlivesADaemonKilledWithSIGKILL() throws {
         let dir = TemporaryDirectory("termhost-daemon-kill")
         let tmux = RemoteTmux(dir)

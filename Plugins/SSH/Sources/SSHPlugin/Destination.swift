@@ -77,6 +77,9 @@ struct HostRecord: Codable, Equatable {
     var identity: String? = nil
     /// Agent forwarding (`--forward-agent yes`); nil, the default, is off.
     var forwardAgent: Bool? = nil
+    /// A persistent session's shell runs in remote tmux (`--remote-tmux yes`), as if
+    /// `ssh --persist --remote-tmux` was given; nil, the default, is off.
+    var remoteTmux: Bool? = nil
 
     var destination: Destination {
         Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump,

@@ -6,7 +6,7 @@ import TermhostSDK
 enum HostOption: String, CaseIterable {
     case port = "--port", user = "--user", identity = "--identity", tag = "--tag", untag = "--untag", jump = "--jump",
          address = "--address", keepalive = "--keepalive", keepaliveCount = "--keepalive-count",
-         forwardAgent = "--forward-agent"
+         forwardAgent = "--forward-agent", remoteTmux = "--remote-tmux"
 
     /// Sets the value on the record, or says why it is refused (and leaves the record alone).
     func apply(_ value: String, to record: inout HostRecord) -> String? {
@@ -36,6 +36,9 @@ enum HostOption: String, CaseIterable {
             case .forwardAgent:   // ssh_config's words; off is the default, so it is not stored
                 guard value == "yes" || value == "no" else { return "\(rawValue) must be yes or no, not '\(VisibleText.of(value))'" }
                 record.forwardAgent = value == "yes" ? true : nil
+            case .remoteTmux:   // persistent sessions' shells in remote tmux (Docs/Daemon.md); off unless set
+                guard value == "yes" || value == "no" else { return "\(rawValue) must be yes or no, not '\(VisibleText.of(value))'" }
+                record.remoteTmux = value == "yes" ? true : nil
             case .jump:   // an empty value clears the route
                 let hops = value.isEmpty ? [] : value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
                 if let why = HostRules.jump(hops) { return refused(value, why) }

@@ -64,7 +64,8 @@ extension SessionRequest {
     /// The request as open() takes it (and as a SessionRecord keeps it).
     var json: String {
         var fields = ["\"host\":\(JSONText.quoted(host))", "\"columns\":\(columns)", "\"rows\":\(rows)",
-                      "\"term\":\(JSONText.quoted(term))", "\"remoteTmux\":\(remoteTmux)"]
+                      "\"term\":\(JSONText.quoted(term))"]
+        if let remoteTmux { fields.append("\"remoteTmux\":\(remoteTmux)") }
         if let forwardAgent { fields.append("\"forwardAgent\":\(forwardAgent)") }
         if !jump.isEmpty { fields.append("\"jump\":[" + jump.map(JSONText.quoted).joined(separator: ",") + "]") }
         return "{" + fields.joined(separator: ",") + "}"

@@ -58,6 +58,11 @@ final class SessionsProvider: Sendable {
             throw PluginError(UnattendedConnect.message(error, host: request.host, who: "A persistent session"),
                               code: Int32(error.kind == .refused || error.cause != nil ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO))
         }
+        // Without remoteTmux in the request, the saved host's own default (`--remote-tmux yes`).
+        var request = request
+        if request.remoteTmux == nil, let saved = host.store.flatMap({ try? Vault(store: $0).host(destination.name) }) {
+            request.remoteTmux = saved.remoteTmux == true
+        }
         let record = SessionRecord(id: newID(), host: destination.name, user: connection.user,
                                    started: Date().timeIntervalSince1970, request: request)
         let session: PersistentSession
@@ -67,7 +72,7 @@ final class SessionsProvider: Sendable {
         }
         // Only a remote tmux session can be found again by a later daemon: it is remembered
         // until it ends (SessionRecord.swift).
-        if request.remoteTmux { try? record.save(in: host.store) }
+        if request.remoteTmux == true { try? record.save(in: host.store) }
         host.log(.info, "persistent session \(session.id) opened to \(destination.name)")
         return session.json(now: Date().timeIntervalSince1970)
     }
@@ -104,7 +109,7 @@ final class SessionsProvider: Sendable {
             let session = try PersistentSession(
                 id: record.id, host: record.host, user: record.user, started: record.started, connection: connection,
                 connect: { () throws(SSHError) in try SessionsProvider.connect(request, host: host).0 },
-                columns: request.columns, rows: request.rows, term: request.term, remoteTmux: request.remoteTmux,
+                columns: request.columns, rows: request.rows, term: request.term, remoteTmux: request.remoteTmux == true,
                 ringBytes: (try? ringBytes()) ?? SessionsProvider.defaultRingBytes,
                 log: { host.log(.warning, $0) },
                 onEnd: { [self] status in
@@ -236,8 +241,9 @@ struct SessionRequest: Equatable {
     var term = "xterm-256color"
     var forwardAgent: Bool? = nil
     var jump: [String] = []
-    /// Run the shell in remote tmux (`--remote-tmux`), so it survives lost connections.
-    var remoteTmux = false
+    /// Run the shell in remote tmux (`--remote-tmux`), so it survives lost connections; nil
+    /// takes the saved host's default.
+    var remoteTmux: Bool? = nil
 
     static let sizeRange = 1...10_000
 

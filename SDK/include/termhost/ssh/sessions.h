@@ -70,8 +70,8 @@ typedef struct termhost_ssh_sessions {   /* implemented by the SSH plugin */
     *   {"host":"prod","columns":120,"rows":40,"term":"xterm-256color",
     *    "forwardAgent":false,"jump":["bastion"],"remoteTmux":true}
     * (columns and rows 1..10000, default 80x24; term at most 64 printable ASCII bytes, default
-    * xterm-256color; forwardAgent and jump optional, as ssh's -A and -J; remoteTmux default
-    * false.) Nothing is ever
+    * xterm-256color; forwardAgent and jump optional, as ssh's -A and -J; remoteTmux defaults
+    * to the saved host's `--remote-tmux`, else false.) Nothing is ever
     * asked: an unknown or changed host key, or a credential that would need a prompt, fails
     * closed with TERMHOST_ERR_DENIED and a message that says what to run. On success sink gets
     * the session's JSON (as list() shows one) once. [any-thread; blocks while connecting] */
