@@ -123,6 +123,25 @@ import TestSupport
         #expect(third.waitFor("still-2"), "the session went on after a client detached")
     }
 
+    @Test func aFullRingIsReplayedInFramesAClientTakes() throws {
+        let s = try Setup()
+        defer { s.close() }
+        let id = try s.open()
+        let filler = try s.attach(id)
+        // 1.5 MB of output: more than the ring (1 MiB), which then holds its last 1 MiB.
+        filler.type("stty -echo; head -c 1500000 /dev/zero | tr '\\0' x; echo; echo END$((40+2))")
+        #expect(filler.waitFor("END42", timeout: 120))
+        filler.detach()
+        let late = try s.attach(id)
+        let replay = (1 << 20) + Self.softReset.count
+        #expect(Wait.until(timeout: 60) { late.output.count >= replay }, "\(late.output.count) bytes replayed")
+        #expect(late.output.count == replay, "exactly the ring, after the soft reset")
+        #expect(late.text.hasSuffix("END42\r\n") || late.text.contains("END42"), "the ring ends with the newest output")
+        #expect(late.reason == nil, "still attached: \(late.reason ?? "")")
+        late.type("echo after-$((2+2))")
+        #expect(late.waitFor("after-4"), "live output follows the replay")
+    }
+
     @Test func mirroredClientsTypeIntoOneShellAndTheLatestResizeWins() throws {
         let s = try Setup()
         defer { s.close() }

@@ -44,6 +44,12 @@ enum DaemonAutostart {
         return (hostLog as NSString).deletingLastPathComponent + "/daemon.log"
     }
 
+    /// This process's open descriptors (from /proc/self/fd, read before the spawn).
+    private static func openDescriptors() -> [Int32] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return [] }
+        return names.compactMap { Int32($0) }.filter { fcntl($0, F_GETFD) >= 0 }
+    }
+
     /// glibc's POSIX_SPAWN_SETSID (spawn.h declares it only under _GNU_SOURCE).
     private static let spawnSetsid: Int32 = 0x80
 
@@ -59,6 +65,9 @@ enum DaemonAutostart {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, log ?? "/dev/null", O_WRONLY | O_APPEND | O_CREAT, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        // Nothing else this process inherited stays open in the long-lived daemon (a pipe
+        // another program waits on for its end, a make jobserver): only 0, 1 and 2.
+        for fd in openDescriptors() where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

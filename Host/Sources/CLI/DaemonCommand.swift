@@ -72,7 +72,16 @@ enum DaemonCommand {
         let sessions = TerminalSessions(table: runtime.providedService(TERMHOST_SSH_SESSIONS))
         if sessions == nil { log("no persistent sessions: no running feature provides \(TERMHOST_SSH_SESSIONS) ('termhost features' says why)") }
         // The CLI's commands run here as scenes of the calling terminal (DaemonServer+Run).
-        let runner = CommandRunner(knows: { [runtime] in runtime.contributes($0) }, run: { [runtime] argv, json, interactive, streams, started in
+        // One command at a time per plugin (the ABI's [main] promise): a second runs in its client.
+        let busyPlugins = Mutex<Set<String>>([])
+        let runner = CommandRunner(admit: { [runtime] name in
+            guard let plugin = runtime.commandPlugin(name) else {
+                return .refused("no feature running in the daemon contributes '\(VisibleText.of(name))'")
+            }
+            let admitted = busyPlugins.withLock { $0.insert(plugin).inserted }
+            guard admitted else { return .refused("\(plugin) is running another command in the daemon") }
+            return .admitted(release: { _ = busyPlugins.withLock { $0.remove(plugin) } })
+        }, run: { [runtime] argv, json, interactive, streams, started in
             let scene = runtime.attachScene(terminal: interactive ? .init(input: streams.input, output: streams.error) : nil,
                                             stdio: SceneStdio(input: streams.input, output: streams.output, error: streams.error))
             started(scene.id)

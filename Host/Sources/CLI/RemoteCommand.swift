@@ -26,6 +26,11 @@ enum RemoteCommand {
         // Caught before the request: a Ctrl-C from the moment the command may start is passed on.
         let signals = SignalPipe([SIGINT, SIGTERM, SIGHUP, SIGWINCH])
         defer { signals.restoreDefaults() }
+        // The terminal as it was: however the command left it (raw, echo off at a prompt), and
+        // however this client ends (a second Ctrl-C), the shell gets it back like this.
+        var saved = termios()
+        let restore = isatty(0) == 1 && tcgetattr(0, &saved) == 0
+        defer { if restore { tcsetattr(0, TCSADRAIN, &saved) } }
         let reply: [String: Any]
         do {
             reply = try client.request(["op": "run", "argv": argv, "json": g.json, "interactive": interactive], passing: [0, 1, 2])

@@ -6,8 +6,16 @@ public struct CommandRunner: Sendable {
         public let input: Int32, output: Int32, error: Int32
     }
 
-    /// Whether a feature running in the daemon contributes the command `name`.
-    public let knows: @Sendable (_ name: String) -> Bool
+    /// Whether the command `name` may run in the daemon now: `release` is to be called once it
+    /// ended. Refused (with why) when no feature running in the daemon contributes it, or when
+    /// its plugin is running another command: the ABI promises a plugin that its commands never
+    /// overlap ([main]), so the client runs that one itself.
+    public let admit: @Sendable (_ name: String) -> Admission
+
+    public enum Admission: Sendable {
+        case admitted(release: @Sendable () -> Void)
+        case refused(String)
+    }
     /// Runs `argv` in a new scene whose streams are the client's, and returns its exit status
     /// once it ended (blocking). `started` gets the scene's ID before the command runs.
     public let run: @Sendable (_ argv: [String], _ json: Bool, _ interactive: Bool, _ streams: Streams,
@@ -15,10 +23,10 @@ public struct CommandRunner: Sendable {
     /// Asks the command running in a scene to stop (termhost.cancel/1), from any thread.
     public let cancel: @Sendable (_ scene: UInt64) -> Void
 
-    public init(knows: @escaping @Sendable (String) -> Bool,
+    public init(admit: @escaping @Sendable (String) -> Admission,
                 run: @escaping @Sendable ([String], Bool, Bool, Streams, @Sendable (UInt64) -> Void) -> Int32,
                 cancel: @escaping @Sendable (UInt64) -> Void) {
-        self.knows = knows
+        self.admit = admit
         self.run = run
         self.cancel = cancel
     }

@@ -42,18 +42,24 @@ final class DaemonAttachment: Sendable {
     /// on the keystroke path; what the socket does not take at once is queued. Past the limit
     /// the queue is dropped and the client is detached: its reader is woken by shutting the
     /// socket's read side down.
-    func push(_ type: DaemonMessage, _ payload: [UInt8], first: Bool = false) {
+    ///
+    /// `first` puts the frame before everything queued (the reply to attach, which must precede
+    /// the replay queued during the attach) and is never dropped. `counted: false` leaves the
+    /// frame out of the limit: the replay, bounded by the ring's own size (up to 64 MiB), which
+    /// a client must be able to take however large the operator made the ring.
+    func push(_ type: DaemonMessage, _ payload: [UInt8], first: Bool = false, counted: Bool = true) {
         var encoded = DaemonFrame(type: type.rawValue, payload: payload).encoded()
         enum Outcome { case sent, queued, overflowed }
         let outcome = outbox.withLock { o -> Outcome in
-            guard o.reason == nil else { return .sent }   // ending: nothing more goes out
+            // Ending: nothing more goes out, but for the reply, which comes before the end.
+            guard o.reason == nil || first else { return .sent }
             if o.started && !o.writing && o.frames.isEmpty && !first {
                 let sent = encoded.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
                 if sent == encoded.count { return .sent }
                 // The rest of this frame, queued as bytes: the writer sends it before anything else.
                 if sent > 0 { encoded.removeFirst(sent) }
             }
-            if o.bytes + encoded.count > DaemonAttachment.limit {
+            if counted && o.bytes + encoded.count > DaemonAttachment.limit {
                 // The first queued entry may be the rest of a frame the socket took in part:
                 // it stays, so the last frame the client reads starts where a frame starts.
                 o.frames = Array(o.frames.prefix(1))
@@ -63,7 +69,7 @@ final class DaemonAttachment: Sendable {
                 return .overflowed
             }
             if first { o.frames.insert(encoded, at: 0) } else { o.frames.append(encoded) }
-            o.bytes += encoded.count
+            if counted { o.bytes += encoded.count }
             return .queued
         }
         switch outcome {

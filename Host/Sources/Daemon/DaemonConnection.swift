@@ -55,6 +55,12 @@ struct DaemonConnection {
             }
             let (n, descriptors) = chunk.withUnsafeMutableBytes { DescriptorPassing.receive(fd, into: $0) }
             passed += descriptors
+            // No frame takes more than three: a client passing more (in many small writes) is
+            // not let pile the daemon's descriptors up.
+            if passed.count > DescriptorPassing.maxDescriptors {
+                closeDescriptors()
+                return .malformed("more than \(DescriptorPassing.maxDescriptors) descriptors passed before a frame took them")
+            }
             if n < 0 && errno == EINTR { continue }
             if n < 0 {
                 let e = errno

@@ -5,8 +5,9 @@ import TermhostSDK
 
 /// `run`: a command of the CLI runs in the daemon, in a scene of its own whose streams are the
 /// client's stdin, stdout and stderr, passed with the request (SCM_RIGHTS). The reply comes at
-/// once ({"running": true, "scene": N}, or {"unknown": true} for a command no feature in the
-/// daemon contributes: the client then runs it itself); `exited` ({"status": N}) comes when it
+/// once ({"running": true, "scene": N}, or {"unknown": true, "reason"} for a command no feature
+/// in the daemon contributes, or whose plugin runs another command now: the client then runs it
+/// itself); `exited` ({"status": N}) comes when it
 /// ends. Meanwhile the client may send `signal` (the command is cancelled, as SIGINT cancels it
 /// in the CLI) and `resize` (the daemon raises SIGWINCH, and every terminal feature re-reads the
 /// size of its own terminal). A client that goes away cancels its command.
@@ -28,8 +29,10 @@ extension DaemonServer {
         guard descriptors.count == 3 else {
             return refuse(["error": "run needs the client's stdin, stdout and stderr passed with the request (SCM_RIGHTS), \(descriptors.count) came"])
         }
-        guard runner.knows(argv[0]) else {
-            return refuse(["unknown": true, "reason": "no feature running in the daemon contributes '\(VisibleText.of(argv[0]))'"])
+        let release: @Sendable () -> Void
+        switch runner.admit(argv[0]) {
+        case .refused(let why): return refuse(["unknown": true, "reason": why])
+        case .admitted(let r): release = r
         }
         let json = (fields["json"] as? Bool) ?? false
         let interactive = (fields["interactive"] as? Bool) ?? false
@@ -39,7 +42,14 @@ extension DaemonServer {
         let progress = Mutex(Progress())
         let started = DispatchSemaphore(value: 0)
         let replied = DispatchSemaphore(value: 0)   // the reply goes before `exited`
-        let fd = connection.fd
+        // The command's thread says the end on a descriptor of its own: this thread may return
+        // (and close the connection's) once the client is gone, without waiting for a command
+        // that ignores its cancellation, and no number it writes to is ever another client's.
+        let fd = fcntl(connection.fd, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else {
+            release()
+            return refuse(["error": "the daemon is out of descriptors"])
+        }
         let log = self.log
         let thread = Thread {
             let status = runner.run(argv, json, interactive, streams) { scene in
@@ -51,6 +61,7 @@ extension DaemonServer {
                 if cancelled { runner.cancel(scene) }
             }
             for d in descriptors { close(d) }
+            release()
             started.signal()   // in case the command never got as far as a scene
             replied.wait()
             progress.withLock { $0.status = status }
@@ -59,6 +70,7 @@ extension DaemonServer {
                 log("\(name): did not take the status of '\(VisibleText.of(argv[0]))'")
             }
             _ = Glibc.shutdown(fd, Int32(SHUT_RD))
+            close(fd)
         }
         thread.name = "termhost-daemon-command"
         thread.start()
@@ -68,7 +80,6 @@ extension DaemonServer {
         replied.signal()
         guard sent else {
             if let scene { runner.cancel(scene) }
-            while progress.withLock({ $0.status == nil }) { usleep(10_000) }
             return nil
         }
         log("\(name) runs '\(VisibleText.of(argv[0]))' in scene \(scene ?? 0)")
@@ -107,9 +118,8 @@ extension DaemonServer {
                 log("\(name): skipped a frame of type \(frame.type) while a command runs")
             }
         }
-        // The command's thread has sent its last frame (or the client is gone); wait for it,
-        // so this connection's descriptor outlives every use of it.
-        while progress.withLock({ $0.status == nil }) { usleep(10_000) }
+        // The command's thread has sent its last frame, or the client is gone and the command
+        // was asked to stop: either way the connection is done (the thread has its own descriptor).
         return nil
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import TermhostSDK
 
 /// The daemon's persistent-session operations (Docs/Daemon.md): each is a request answered by
@@ -7,6 +8,8 @@ import TermhostSDK
 /// client detaches, falls too far behind, or the session ends.
 extension DaemonServer {
     static let sessionOperations = ["sessions", "open", "attach", "events", "kill"]
+    /// The most output one frame carries: well inside a client's 1 MiB frame limit.
+    static let outputFrameBytes = 256 * 1024
 
     private func unavailable() -> [String: Any] {
         ["error": "this daemon has no persistent sessions: the SSH feature (org.termhost.ssh) is not running in it ('termhost features' says why)"]
@@ -70,7 +73,21 @@ extension DaemonServer {
             return ["error": "\(error)"]
         }
         let attachment = DaemonAttachment(fd: connection.fd, log: log)
-        let sink = TerminalSessions.Sink(output: { attachment.push(.output, Array($0)) },
+        // The first output is the replay (a whole ring, up to 64 MiB): cut, like all output,
+        // into frames the client's decoder takes, and not counted against the slow-client limit.
+        let replayed = Mutex(false)
+        let sink = TerminalSessions.Sink(output: { bytes in
+            let isReplay = replayed.withLock { done in
+                defer { done = true }
+                return !done
+            }
+            var start = 0
+            repeat {
+                let end = min(bytes.count, start + DaemonServer.outputFrameBytes)
+                attachment.push(.output, Array(bytes[start..<end]), counted: !isReplay)
+                start = end
+            } while start < bytes.count
+        },
                                          event: { attachment.push(.event, Array($0.utf8)) },
                                          closed: { attachment.finish($0) })
         let token: UInt64
@@ -87,6 +104,7 @@ extension DaemonServer {
         var detachedByClient = false
         reading: while true {
             let got = receive(&connection, name)
+            connection.closeDescriptors()   // no frame of an attachment takes any
             guard case .frame(let frame) = got else { break }
             switch DaemonMessage(rawValue: frame.type) {
             case .input?:
@@ -129,25 +147,25 @@ extension DaemonServer {
         guard let text = list ?? (try? sessions.list()),
               let listed = (try? DaemonServer.json(text)) as? [[String: Any]] else { return }
         let live = Set(listed.filter { $0["state"] as? String != "ended" }.compactMap { $0["id"] as? String })
-        let (opened, ended) = sessionScenes.withLock { s -> ([String], [String]) in
+        // The hooks run under the lock, so two connections' views never reach them out of order
+        // (an end told before its open would leave a scene behind).
+        sessionScenes.withLock { s in
             let opened = live.subtracting(s.known), ended = s.known.subtracting(live)
             s.known = live
             for id in ended { s.clients[id] = nil }
-            return (opened.sorted(), ended.sorted())
+            for id in opened.sorted() { sceneHooks.opened(id) }
+            for id in ended.sorted() { sceneHooks.ended(id) }
         }
-        for id in opened { sceneHooks.opened(id) }
-        for id in ended { sceneHooks.ended(id) }
     }
 
     private func countClient(_ id: String, _ change: Int) {
         guard let sceneHooks else { return }
-        let count: Int? = sessionScenes.withLock { s in
-            guard s.known.contains(id) else { return nil }
+        sessionScenes.withLock { s in
+            guard s.known.contains(id) else { return }
             let n = max(0, (s.clients[id] ?? 0) + change)
             s.clients[id] = n
-            return n
+            sceneHooks.clients(id, n)
         }
-        if let count { sceneHooks.clients(id, count) }
     }
 
     /// A JSON text from the provider as an object for a reply.

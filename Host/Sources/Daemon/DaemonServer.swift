@@ -98,6 +98,7 @@ public final class DaemonServer: Sendable {
         var connection = DaemonConnection(fd: fd)
         var name = "client pid \(peer.pid)"
         defer {
+            connection.closeDescriptors()   // passed with a frame that ended the connection
             state.withLock { _ = $0.clients.removeValue(forKey: fd) }
             close(fd)
         }

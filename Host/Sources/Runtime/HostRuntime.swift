@@ -179,8 +179,11 @@ public final class HostRuntime: @unchecked Sendable {
         sceneStdio.withLock { $0[scene] = stdio == .process ? nil : stdio }
     }
 
-    /// Whether an enabled feature contributes the command `name` (a daemon runs only those).
-    public func contributes(_ name: String) -> Bool { resolution.commandOwners[name] != nil }
+    /// The plugin (its record label) whose enabled feature contributes the command `name`; nil
+    /// when none does (a daemon runs only those, one at a time per plugin).
+    public func commandPlugin(_ name: String) -> String? {
+        resolution.commandOwners[name].flatMap { resolution.feature($0)?.descriptor.source }
+    }
 
     /// Runs a contributed command in a scene. nil when no enabled feature contributes it.
     public func runCommand(scene: UInt64, argv: [String], json: Bool) -> Int32? {

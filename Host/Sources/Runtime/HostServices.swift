@@ -90,6 +90,7 @@ public final class HostServices: @unchecked Sendable {
         storeProblem = problem
         secrets = SecretsFile(path: paths.secrets.isEmpty ? nil : paths.secrets)
         interaction = Interaction(nonInteractive: nonInteractive)
+        interaction.isCancelled = { [cancellation] scene in cancellation.isCancelled(scene) }
         self.policy = policy
         SyncedSettingsStore.declare(syncables)
         if let problem { log.log(.error, "host", problem) }

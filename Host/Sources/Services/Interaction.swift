@@ -33,7 +33,13 @@ public final class Interaction: @unchecked Sendable {
     /// The terminal settings to put back if the process is ended while a secret prompt has
     /// echo off (see `restoreTerminal`).
     private let echoState = RecursiveLock()
-    nonisolated(unsafe) private var echoOff: (fd: Int32, saved: termios)?
+    /// Per terminal: in the daemon, prompts of several scenes (each on its own client's
+    /// terminal) may have echo off at once.
+    nonisolated(unsafe) private var echoOff: [Int32: termios] = [:]
+    /// Whether a scene's command was asked to stop (termhost.cancel/1): a prompt waiting for an
+    /// answer gives up then, with its terminal restored, instead of reading on (in the daemon
+    /// the terminal is a client's, which may be gone). Set by the host's services.
+    nonisolated(unsafe) public var isCancelled: @Sendable (UInt64) -> Bool = { _ in false }
     private var terminals: [UInt64: Terminal] = [:]
     /// One prompt per scene at a time.
     private var promptLocks: [UInt64: RecursiveLock] = [:]
@@ -78,16 +84,16 @@ public final class Interaction: @unchecked Sendable {
             if !echo && isTTY {
                 var quiet = saved
                 quiet.c_lflag &= ~tcflag_t(ECHO)
-                echoState.withLock { echoOff = (t.input, saved) }
+                echoState.withLock { echoOff[t.input] = saved }
                 tcsetattr(t.input, TCSAFLUSH, &quiet)
             }
             defer {
                 if !echo && isTTY {
-                    restoreTerminal()
+                    restoreTerminal(t.input)
                     write(t.output, "\n")
                 }
             }
-            return try readLine(t.input)
+            return try readLine(t.input, scene: scene)
         }
     }
 
@@ -96,7 +102,7 @@ public final class Interaction: @unchecked Sendable {
         return try promptLock.withLock { () throws(Failure) -> Bool in
             while true {
                 write(t.output, question + " (yes/no) ")
-                switch try readLine(t.input).lowercased().trimmingSpaces {
+                switch try readLine(t.input, scene: scene).lowercased().trimmingSpaces {
                 case "yes", "y": return true
                 case "no", "n": return false
                 default: write(t.output, "Please type 'yes' or 'no'.\n")
@@ -112,18 +118,20 @@ public final class Interaction: @unchecked Sendable {
                 write(t.output, prompt + "\n")
                 for (i, c) in choices.enumerated() { write(t.output, "  \(i + 1)) \(c)\n") }
                 write(t.output, "Choose 1-\(choices.count): ")
-                if let n = Int(try readLine(t.input).trimmingSpaces), (1...choices.count).contains(n) { return n - 1 }
+                if let n = Int(try readLine(t.input, scene: scene).trimmingSpaces), (1...choices.count).contains(n) { return n - 1 }
             }
         }
     }
 
-    /// Turns echo back on if a secret prompt turned it off; the CLI calls this before it exits
-    /// on a signal. Idempotent.
-    public func restoreTerminal() {
+    /// Turns echo back on where a secret prompt turned it off (every terminal, or only `fd`);
+    /// the CLI calls this before it exits on a signal. Idempotent.
+    public func restoreTerminal(_ fd: Int32? = nil) {
         echoState.withLock {
-            guard var state = echoOff else { return }
-            tcsetattr(state.fd, TCSAFLUSH, &state.saved)
-            echoOff = nil
+            for (descriptor, saved) in echoOff where fd == nil || descriptor == fd {
+                var state = saved
+                tcsetattr(descriptor, TCSAFLUSH, &state)
+                echoOff[descriptor] = nil
+            }
         }
     }
 
@@ -134,10 +142,15 @@ public final class Interaction: @unchecked Sendable {
         return true
     }
 
-    private func readLine(_ fd: Int32) throws(Failure) -> String {
+    private func readLine(_ fd: Int32, scene: UInt64) throws(Failure) -> String {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while true {
+            // Waits in slices, so a cancelled command's prompt ends within 0.1 s.
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, 100)
+            if isCancelled(scene) { throw .cancelled }
+            if polled == 0 || (polled < 0 && errno == EINTR) { continue }
             let n = read(fd, &byte, 1)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { throw .cancelled }

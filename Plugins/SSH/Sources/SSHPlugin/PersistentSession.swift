@@ -148,8 +148,7 @@ final class PersistentSession: Sendable {
             do {
                 status = try pump(connection, shell)
                 retire(connection, shell)
-                end("{\"kind\":\"exit\",\"status\":\(status)", reason: "the shell exited with status \(status)")
-                onEnd(status)
+                if end("{\"kind\":\"exit\",\"status\":\(status)", reason: "the shell exited with status \(status)") { onEnd(status) }
                 finished.signal()
                 return
             } catch {
@@ -163,8 +162,7 @@ final class PersistentSession: Sendable {
                 log("persistent session \(id): \(error.message); reconnecting in \(Int(wait)) s")
             }
         }
-        end("{\"kind\":\"exit\",\"killed\":true", reason: "killed")
-        onEnd(255)
+        if end("{\"kind\":\"exit\",\"killed\":true", reason: "killed") { onEnd(255) }
         finished.signal()
     }
 
@@ -282,15 +280,21 @@ final class PersistentSession: Sendable {
         state.withLock { PersistentSession.add(&$0, Date().timeIntervalSince1970, openBody) }
     }
 
-    /// The session ended: the last event, then every sink closed with the reason.
-    private func end(_ openBody: String, reason: String) {
-        let sinks: [Sink] = state.withLock { s in
+    /// The session ended: the last event, then every sink closed with the reason. Only the
+    /// first call acts (a kill during a reconnect ends it from the caller's thread, and the
+    /// session's thread comes by later); returns whether this one did.
+    @discardableResult
+    private func end(_ openBody: String, reason: String) -> Bool {
+        let sinks: [Sink]? = state.withLock { s in
+            guard s.ended == nil else { return nil }
             PersistentSession.add(&s, Date().timeIntervalSince1970, openBody)
             s.ended = (Date().timeIntervalSince1970, reason)
             defer { s.sinks = [:] }
             return Array(s.sinks.values)
         }
+        guard let sinks else { return false }
         for sink in sinks { sink.close(reason) }
+        return true
     }
 
     static func timestamp(_ t: Double) -> String { String(format: "%.3f", t) }
@@ -361,12 +365,16 @@ final class PersistentSession: Sendable {
     /// Ends the session: shuts its connection's socket down, so its thread's next pass fails
     /// and ends it (reason "killed"), or ends a wait between reconnects; `waitEnded` waits.
     func requestKill() {
-        state.withLock { s in
-            guard s.ended == nil, !s.killed else { return }
+        let reconnecting = state.withLock { s -> Bool in
+            guard s.ended == nil, !s.killed else { return false }
             s.killed = true
-            if s.socket >= 0 { _ = Glibc.shutdown(s.socket, Int32(SHUT_RDWR)) }
+            if s.socket >= 0 { _ = Glibc.shutdown(s.socket, Int32(SHUT_RDWR)); return false }
+            return true
         }
         wake.signal()
+        // Between connections the thread may be inside a connect that takes seconds: the
+        // session ends now, for its clients; the thread finds it killed when that returns.
+        if reconnecting, end("{\"kind\":\"exit\",\"killed\":true", reason: "killed") { onEnd(255) }
     }
 
     /// Waits until the session's thread is done with the connection, at most until `deadline`.

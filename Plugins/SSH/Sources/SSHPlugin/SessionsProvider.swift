@@ -112,11 +112,11 @@ final class SessionsProvider: Sendable {
                 columns: request.columns, rows: request.rows, term: request.term, remoteTmux: request.remoteTmux == true,
                 ringBytes: (try? ringBytes()) ?? SessionsProvider.defaultRingBytes,
                 log: { host.log(.warning, $0) },
-                onEnd: { [self] status in
+                onEnd: { [weak self] status in
                     if let history { OpenSessions.end(history, status: status) }
                     // Ended for good, unless the daemon is only stopping: a remote tmux session
                     // then lives on, for the next daemon to find.
-                    if !state.withLock({ $0.stopping }) { SessionRecord.remove(record.id, from: host.store) }
+                    if let self, !self.state.withLock({ $0.stopping }) { SessionRecord.remove(record.id, from: host.store) }
                 })
             state.withLock { $0.sessions.append(session) }
             return session
@@ -195,9 +195,11 @@ final class SessionsProvider: Sendable {
 
     func detach(_ token: UInt64) throws(PluginError) {
         let id = state.withLock { $0.attachments.removeValue(forKey: token) }
-        guard let id, let session = try? session(id), session.detach(token: token, reason: "detached") else {
-            throw PluginError("no attachment \(token): it was detached already, or its session ended", code: Int32(TERMHOST_ERR_NOT_FOUND))
+        guard let id else {
+            throw PluginError("no attachment \(token): it was detached already", code: Int32(TERMHOST_ERR_NOT_FOUND))
         }
+        // False when the session ended first: its end closed the sink already.
+        _ = (try? session(id))?.detach(token: token, reason: "detached")
     }
 
     func kill(_ id: String) throws(PluginError) {
@@ -214,8 +216,9 @@ final class SessionsProvider: Sendable {
             }
         }
         session.requestKill()
-        session.waitEnded(until: .now() + 5)
-        state.withLock { s in s.attachments = s.attachments.filter { $0.value != id } }
+        if session.ended == nil { session.waitEnded(until: .now() + 5) }
+        // The tokens stay until detached: a detach after the end is answered (its sink was
+        // closed by the end), never left waiting.
     }
 
     /// Every session ends with the feature (the daemon stopping): all asked at once, then
@@ -223,7 +226,6 @@ final class SessionsProvider: Sendable {
     func killAll(bound: Double) {
         let all = state.withLock { s in
             s.stopping = true
-            defer { s.attachments = [:] }
             return s.sessions
         }
         for session in all { session.requestKill() }

@@ -172,15 +172,16 @@ enum RawMode {
 /// next pass (at most 100 ms later), so every session in the process hears of it (in the
 /// daemon a client's window change arrives as SIGWINCH too), and each reads its own terminal.
 enum WindowChange {
-    nonisolated(unsafe) private static var changes: sig_atomic_t = 0
+    /// Lock-free, so the signal handler may touch it (async-signal-safe) while pumps read it.
+    private static let changes = Atomic<Int>(0)
 
     static func install() {
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in WindowChange.changes &+= 1 }
+        action.__sigaction_handler.sa_handler = { _ in WindowChange.changes.add(1, ordering: .relaxed) }
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART
         sigaction(SIGWINCH, &action, nil)
     }
 
-    static var count: sig_atomic_t { changes }
+    static var count: Int { changes.load(ordering: .relaxed) }
 }

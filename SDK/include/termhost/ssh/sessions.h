@@ -24,10 +24,13 @@
  * Session IDs are short lowercase hex strings (e.g. "3fa2c1"), unique in the process.
  *
  * Threading: every entry point may be called from any thread and returns without waiting for
- * the network, except open(), which connects and authenticates before it returns (seconds).
- * Sink callbacks run on the session's own thread ([session-thread]); they must copy what they
- * need and return promptly (a sink that blocks holds up that session's output for every
- * mirror), and must not call detach() for their own attachment from inside a callback. */
+ * the network, except open(), which connects and authenticates before it returns (seconds),
+ * and kill() of a remote tmux session.
+ * Sink callbacks run on the session's own thread ([session-thread]) with the session's lock
+ * held: they must copy what they need and return promptly (a sink that blocks holds up that
+ * session's output for every mirror), and must not call any entry point of this table from
+ * inside a callback (it would wait for the lock it runs under): hand the work to another
+ * thread instead. */
 #ifndef TERMHOST_SSH_SESSIONS_H
 #define TERMHOST_SSH_SESSIONS_H
 
@@ -51,7 +54,8 @@ typedef struct termhost_ssh_session_sink {
 
    /* One event: a UTF-8 JSON object of exactly size bytes, NOT NUL-terminated, the same
     * objects events() lists (e.g. {"at":1765000000.25,"kind":"exit","status":0}). data is
-    * valid during the call only. [session-thread] */
+    * valid during the call only. [session-thread, or the thread of another client's attach(),
+    * detach() or kill(), whose "attached", "detached" or "exit" it reports] */
    void (*event)(void *user, const char *json, size_t size);
 
    /* The last call for this attachment: detach() was called, kill() ended the session, or the
@@ -96,9 +100,9 @@ typedef struct termhost_ssh_sessions {   /* implemented by the SSH plugin */
                              const termhost_ssh_session_sink_t *sink, uint64_t *attachment,
                              termhost_error_t *err);
 
-   /* Detaches: closed() is called (on this thread, or on the session's if it is inside a
-    * callback) before this returns. An unknown or spent token is TERMHOST_ERR_NOT_FOUND.
-    * The session goes on. [any-thread, never from the attachment's own callbacks] */
+   /* Detaches: closed() has been called when this returns (here, or already by the session's
+    * end). An unknown or spent token is TERMHOST_ERR_NOT_FOUND. The session goes on.
+    * [any-thread, never from a sink callback] */
    termhost_status (*detach)(const struct termhost_ssh_sessions *self, uint64_t attachment,
                              termhost_error_t *err);
 
@@ -126,8 +130,9 @@ typedef struct termhost_ssh_sessions {   /* implemented by the SSH plugin */
                              termhost_value_sink sink, void *user, termhost_error_t *err);
 
    /* Ends the session: with remote tmux, ends the remote tmux session first (over a connection
-    * of its own); then closes its channel and connection and every attachment (reason
-    * "killed"). Returns once the session has ended (at most about 5 s). [any-thread] */
+    * of its own, so this waits for the network, within the connect timeout); then closes its
+    * channel and connection and every attachment (reason "killed"). Returns once the session
+    * has ended (its thread waited for at most 5 s more). [any-thread] */
    termhost_status (*kill)(const struct termhost_ssh_sessions *self, const char *session, termhost_error_t *err);
 } termhost_ssh_sessions_t;
 
