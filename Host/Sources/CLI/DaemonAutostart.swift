@@ -31,6 +31,9 @@ enum DaemonAutostart {
             if let client = try? DaemonClient(address, client: client) { return client }
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
+                // Another client may have started one a moment before (this one then refused
+                // to start beside it): that one answers.
+                if let client = try? DaemonClient(address, client: client) { return client }
                 throw DaemonError("the daemon did not start (it exited with status \(status >> 8)); its log: \(log ?? "none")")
             }
             usleep(50_000)
