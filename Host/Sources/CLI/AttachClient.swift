@@ -12,13 +12,18 @@ import TermhostSDK
 enum AttachClient {
     static func run(_ client: DaemonClient, session: String) -> Int32 {
         let interactive = isatty(0) == 1
-        var request: [String: Any] = ["op": "attach", "session": session]
+        // A terminal is passed to the daemon, which then reads its keys and writes the session's
+        // output to it directly: this process only waits, and passes on window changes.
+        let passTerminal = interactive && isatty(1) == 1
+        var request: [String: Any] = ["op": "attach", "session": session, "terminal": passTerminal]
         if interactive, let size = windowSize() { request["columns"] = size.columns; request["rows"] = size.rows }
-        do { _ = try client.request(request) } catch {
+        // Raw before the daemon writes the replay to the terminal.
+        if interactive { Terminal.enterRaw() }
+        do { _ = try client.request(request, passing: passTerminal ? [0, 1] : []) } catch {
+            if interactive { Terminal.leave() }
             Output.err("termhost attach: \(error.description)")
             return ExitCode.failure
         }
-        if interactive { Terminal.enterRaw() }
         let signals = SignalPipe([SIGWINCH, SIGTERM, SIGHUP, SIGINT])
         var escapes = DetachEscape()
         var stdinOpen = true
@@ -50,7 +55,7 @@ enum AttachClient {
         loop: while true {
             var fds = [pollfd(fd: client.descriptor, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: signals.readEnd, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: stdinOpen ? 0 : -1, events: Int16(POLLIN), revents: 0)]
+                       pollfd(fd: stdinOpen && !passTerminal ? 0 : -1, events: Int16(POLLIN), revents: 0)]
             // Frames already read come first: one read may have brought several.
             if let buffered = client.receiveFrame(bufferedOnly: true) {
                 if handle(buffered) { continue } else { break loop }
@@ -67,7 +72,7 @@ enum AttachClient {
                     }
                 }
             }
-            if fds[2].revents != 0 {
+            if !passTerminal && fds[2].revents != 0 {
                 var buffer = [UInt8](repeating: 0, count: 16 * 1024)
                 let n = read(0, &buffer, buffer.count)
                 if n > 0 {
@@ -131,41 +136,6 @@ enum AttachClient {
             tcsetattr(0, TCSADRAIN, &t)
             saved = nil
         }
-    }
-}
-
-/// The attach client's escapes, after a newline or at the start, in ssh's grammar.
-struct DetachEscape {
-    enum Action { case help, detach }
-    private var atLineStart = true
-    private var sawTilde = false
-
-    static let help = "\r\nSupported escape sequences:\r\n ~d   - detach (the session goes on)\r\n ~.   - detach, as ~d\r\n ~?   - this message\r\n ~~   - send the escape character by typing it twice\r\n(Note that escapes are only recognized immediately after newline.)\r\n"
-
-    mutating func filter(_ input: [UInt8]) -> (send: [UInt8], action: Action?) {
-        var out: [UInt8] = []
-        var action: Action? = nil
-        for b in input {
-            if sawTilde {
-                sawTilde = false
-                switch b {
-                case UInt8(ascii: "d"), UInt8(ascii: "."): return (out, .detach)
-                case UInt8(ascii: "?"):
-                    action = .help
-                    atLineStart = true
-                    continue
-                case UInt8(ascii: "~"): out.append(b)
-                default: out += [UInt8(ascii: "~"), b]
-                }
-            } else if atLineStart && b == UInt8(ascii: "~") {
-                sawTilde = true
-                continue
-            } else {
-                out.append(b)
-            }
-            atLineStart = b == UInt8(ascii: "\r") || b == UInt8(ascii: "\n")
-        }
-        return (out, action)
     }
 }
 

@@ -10,13 +10,24 @@ import Synchronization
 /// others, and the shell). So the session only appends here; the writer drains. A client that
 /// lets `limit` bytes pile up is told why (a last `detached` frame, if it reads at all) and
 /// detached; the session goes on.
+///
+/// With `terminal` (a client that passed its terminal, Docs/Daemon.md), output goes to that
+/// terminal directly, as raw bytes, and only events and the end go over the socket: the
+/// client's process is not on the keystroke's way back.
 final class DaemonAttachment: Sendable {
     /// Bytes of frames a client may leave unread: four full rings of the default size.
     static let limit = 4 << 20
 
     let fd: Int32
+    /// The client's terminal, opened here for writing without blocking (a file description of
+    /// the daemon's own, so the client's is left as it was); nil for output in frames.
+    let terminal: Int32?
+    private struct Entry {
+        var bytes: [UInt8]
+        var toTerminal: Bool
+    }
     private struct Outbox {
-        var frames: [[UInt8]] = []
+        var frames: [Entry] = []
         var bytes = 0
         /// Whether the writer thread is sending: while it is, or while frames wait, a new frame
         /// queues behind them; otherwise `push` tries the socket itself first.
@@ -32,8 +43,9 @@ final class DaemonAttachment: Sendable {
     private let writerDone = DispatchSemaphore(value: 0)
     private let log: @Sendable (String) -> Void
 
-    init(fd: Int32, log: @escaping @Sendable (String) -> Void) {
+    init(fd: Int32, terminal: Int32? = nil, log: @escaping @Sendable (String) -> Void) {
         self.fd = fd
+        self.terminal = terminal
         self.log = log
     }
 
@@ -48,13 +60,17 @@ final class DaemonAttachment: Sendable {
     /// frame out of the limit: the replay, bounded by the ring's own size (up to 64 MiB), which
     /// a client must be able to take however large the operator made the ring.
     func push(_ type: DaemonMessage, _ payload: [UInt8], first: Bool = false, counted: Bool = true) {
-        var encoded = DaemonFrame(type: type.rawValue, payload: payload).encoded()
+        let toTerminal = terminal != nil && type == .output
+        var encoded = toTerminal ? payload : DaemonFrame(type: type.rawValue, payload: payload).encoded()
         enum Outcome { case sent, queued, overflowed }
         let outcome = outbox.withLock { o -> Outcome in
             // Ending: nothing more goes out, but for the reply, which comes before the end.
             guard o.reason == nil || first else { return .sent }
             if o.started && !o.writing && o.frames.isEmpty && !first {
-                let sent = encoded.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                let sent = encoded.withUnsafeBytes { bytes in
+                    toTerminal ? Glibc.write(terminal!, bytes.baseAddress, bytes.count)
+                        : Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                }
                 if sent == encoded.count { return .sent }
                 // The rest of this frame, queued as bytes: the writer sends it before anything else.
                 if sent > 0 { encoded.removeFirst(sent) }
@@ -63,12 +79,13 @@ final class DaemonAttachment: Sendable {
                 // The first queued entry may be the rest of a frame the socket took in part:
                 // it stays, so the last frame the client reads starts where a frame starts.
                 o.frames = Array(o.frames.prefix(1))
-                o.bytes = o.frames.first?.count ?? 0
+                o.bytes = o.frames.first?.bytes.count ?? 0
                 o.overflowed = true
                 o.reason = "this client did not read \(DaemonAttachment.limit >> 20) MiB of output in time: detached (the session goes on; attach again)"
                 return .overflowed
             }
-            if first { o.frames.insert(encoded, at: 0) } else { o.frames.append(encoded) }
+            let entry = Entry(bytes: encoded, toTerminal: toTerminal)
+            if first { o.frames.insert(entry, at: 0) } else { o.frames.append(entry) }
             if counted { o.bytes += encoded.count }
             return .queued
         }
@@ -108,12 +125,12 @@ final class DaemonAttachment: Sendable {
         var alive = true
         while true {
             wake.wait()
-            let (frames, reason) = outbox.withLock { o -> ([[UInt8]], String?) in
+            let (frames, reason) = outbox.withLock { o -> ([Entry], String?) in
                 defer { o.frames = []; o.bytes = 0; o.writing = true }
                 return (o.frames, o.reason)
             }
-            for bytes in frames where alive {
-                alive = connection.sendEncoded(bytes)
+            for entry in frames where alive {
+                alive = entry.toTerminal ? writeTerminal(entry.bytes) : connection.sendEncoded(entry.bytes)
                 if !alive { log("an attached client did not read for \(DaemonConnection.writeTimeout) s: detached") }
             }
             // Frames pushed while this one wrote are in the queue, and signalled: next round.
@@ -129,5 +146,21 @@ final class DaemonAttachment: Sendable {
             _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
             return
         }
+    }
+
+    /// Writes to the terminal, waiting for room at most `writeTimeout` seconds at a time (a
+    /// terminal stopped with Ctrl-S for longer is a client that does not read).
+    private func writeTerminal(_ bytes: [UInt8]) -> Bool {
+        guard let terminal else { return false }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes[done...].withUnsafeBytes { Glibc.write(terminal, $0.baseAddress, $0.count) }
+            if n > 0 { done += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            guard n < 0 && errno == EAGAIN else { return false }
+            var room = pollfd(fd: terminal, events: Int16(POLLOUT), revents: 0)
+            guard poll(&room, 1, Int32(DaemonConnection.writeTimeout * 1000)) == 1 else { return false }
+        }
+        return true
     }
 }

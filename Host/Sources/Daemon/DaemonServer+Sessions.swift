@@ -70,9 +70,35 @@ extension DaemonServer {
                 size = nil
             }
         } catch {
+            connection.closeDescriptors()
             return ["error": "\(error)"]
         }
-        let attachment = DaemonAttachment(fd: connection.fd, log: log)
+        // A client with a terminal passes it (its input and its output): the daemon reads the
+        // keys and writes the output itself, so the client's process is off the keystroke path.
+        let passed = connection.takeDescriptors()
+        var input: Int32 = -1, terminal: Int32? = nil
+        if fields["terminal"] as? Bool == true {
+            guard passed.count == 2, isatty(passed[0]) == 1, isatty(passed[1]) == 1 else {
+                for d in passed { close(d) }
+                return ["error": "attach with \"terminal\" needs the client's terminal input and output passed with the request (SCM_RIGHTS)"]
+            }
+            // A file description of the daemon's own, non-blocking: the client's stays blocking.
+            let out = open("/proc/self/fd/\(passed[1])", O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+            close(passed[1])
+            guard out >= 0 else {
+                close(passed[0])
+                return ["error": "the daemon could not open the client's terminal: \(String(cString: strerror(errno)))"]
+            }
+            input = passed[0]
+            terminal = out
+        } else {
+            for d in passed { close(d) }
+        }
+        defer {
+            if input >= 0 { close(input) }
+            if let terminal { close(terminal) }
+        }
+        let attachment = DaemonAttachment(fd: connection.fd, terminal: terminal, log: log)
         // The first output is the replay (a whole ring, up to 64 MiB): cut, like all output,
         // into frames the client's decoder takes, and not counted against the slow-client limit.
         let replayed = Mutex(false)
@@ -100,10 +126,32 @@ extension DaemonServer {
         if let size { try? sessions.resize(id, columns: size.columns, rows: size.rows) }
         log("\(name) attached to session \(id)")
 
-        // This thread reads what the client sends until the attachment ends.
+        // This thread reads what the client sends (and the keys of a passed terminal) until the
+        // attachment ends.
         var detachedByClient = false
+        var escapes = DetachEscape()
         reading: while true {
-            let got = receive(&connection, name)
+            // A frame already read comes first (one read may bring several).
+            let pending = connection.buffered()
+            if pending == nil, input >= 0 {
+                var fds = [pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0), pollfd(fd: input, events: Int16(POLLIN), revents: 0)]
+                if poll(&fds, 2, -1) < 0 && errno != EINTR { break }
+                if fds[1].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                    var keys = [UInt8](repeating: 0, count: 16 * 1024)
+                    let n = read(input, &keys, keys.count)
+                    if n <= 0 { if n < 0 && errno == EINTR { continue }; break }
+                    let (send, action) = escapes.filter(Array(keys[0..<n]))
+                    if !send.isEmpty {
+                        do { try sessions.write(id, send) } catch {
+                            attachment.push(.event, DaemonProtocol.payload(["kind": "input-refused", "reason": error.description]))
+                        }
+                    }
+                    if action == .detach { detachedByClient = true; break reading }
+                    if action == .help { attachment.push(.output, Array(DetachEscape.help.utf8)) }
+                }
+                guard fds[0].revents != 0 else { continue }
+            }
+            let got = pending ?? receive(&connection, name)
             connection.closeDescriptors()   // no frame of an attachment takes any
             guard case .frame(let frame) = got else { break }
             switch DaemonMessage(rawValue: frame.type) {

@@ -129,8 +129,8 @@ public final class DaemonServer: Sendable {
         guard send(connection, .welcome, ["protocol": DaemonProtocol.version, "daemon": version, "pid": Int(getpid())], name) else { return }
 
         while case .frame(let frame) = receive(&connection, name) {
-            // Only a run request takes passed descriptors; with any other frame they are closed.
-            if frame.type != DaemonMessage.request.rawValue || (try? DaemonProtocol.operation(frame.payload).get()) != "run" {
+            // Only run and attach requests take passed descriptors; with any other frame they are closed.
+            if frame.type != DaemonMessage.request.rawValue || !["run", "attach"].contains((try? DaemonProtocol.operation(frame.payload).get()) ?? "") {
                 connection.closeDescriptors()
             }
             guard frame.type == DaemonMessage.request.rawValue else {
