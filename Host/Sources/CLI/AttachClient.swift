@@ -25,7 +25,7 @@ enum AttachClient {
             return ExitCode.failure
         }
         let signals = SignalPipe([SIGWINCH, SIGTERM, SIGHUP, SIGINT])
-        var escapes = DetachEscape()
+        var escapes = DetachEscape.filter()
         var stdinOpen = true
         var exitStatus: Int32? = nil
         var reason: String? = nil   // the daemon's, from its last frame

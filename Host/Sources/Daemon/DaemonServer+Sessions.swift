@@ -129,7 +129,7 @@ extension DaemonServer {
         // This thread reads what the client sends (and the keys of a passed terminal) until the
         // attachment ends.
         var detachedByClient = false
-        var escapes = DetachEscape()
+        var escapes = DetachEscape.filter()
         reading: while true {
             // A frame already read comes first (one read may bring several).
             let pending = connection.buffered()

@@ -2,6 +2,7 @@ import CLibSSH2
 import LibSSH2
 import Glibc
 import Synchronization
+import TermhostSDK
 
 /// `termhost ssh HOST`: an interactive shell on a PTY, like `ssh HOST`. The local terminal is
 /// put in raw mode and restored on every exit path; window changes follow SIGWINCH (the latest
@@ -34,7 +35,8 @@ struct TerminalSession {
             throw SSHError("ssh: the server refused a shell: \(connection.lastError())")
         }
 
-        var escapes = EscapeFilter()
+        var escapes = EscapeFilter.make()
+        var disconnected = false
         var pump = ChannelPump(connection: connection, channel: channel)
         pump.agent = agent
         if interactive {
@@ -45,7 +47,9 @@ struct TerminalSession {
                 let (send, action) = escapes.filter(bytes)
                 switch action {
                 case .help?: writeAll(stderr, EscapeFilter.help)
-                case .disconnect?: return (send, true)
+                case .disconnect?:
+                    disconnected = true
+                    return (send, true)
                 case nil: break
                 }
                 return (send, false)
@@ -76,7 +80,7 @@ struct TerminalSession {
             if interactive { RawMode.leave(stdin) }
             throw SSHError("\r\n" + error.message, status: 255)
         }
-        if escapes.disconnected {
+        if disconnected {
             RawMode.leave(stdin)
             writeAll(stderr, "\nConnection to \(connection.shownAddress) closed.\n")
         }
@@ -90,12 +94,13 @@ struct TerminalSession {
     }
 }
 
-/// OpenSSH's escape character handling, after a newline (or at the very start).
-struct EscapeFilter {
-    enum Action { case help, disconnect }
-    private var atLineStart = true
-    private var sawTilde = false
-    private(set) var disconnected = false
+/// OpenSSH's escapes for `termhost ssh` (TerminalEscapes): `~.` disconnects, `~?` lists them.
+enum EscapeFilter {
+    enum Action: Sendable { case help, disconnect }
+
+    static func make() -> TerminalEscapes<Action> {
+        TerminalEscapes([".": .init(.disconnect, ends: true), "?": .init(.help, ends: false)])
+    }
 
     static let help = """
     \r\nSupported escape sequences:\r
@@ -104,34 +109,6 @@ struct EscapeFilter {
      ~~   - send the escape character by typing it twice\r
     (Note that escapes are only recognized immediately after newline.)\r\n
     """
-
-    mutating func filter(_ input: [UInt8]) -> (send: [UInt8], action: Action?) {
-        var out: [UInt8] = []
-        var action: Action? = nil
-        for b in input {
-            if sawTilde {
-                sawTilde = false
-                switch b {
-                case UInt8(ascii: "."):
-                    disconnected = true
-                    return (out, .disconnect)
-                case UInt8(ascii: "?"):
-                    action = .help
-                    atLineStart = true
-                    continue
-                case UInt8(ascii: "~"): out.append(b)
-                default: out += [UInt8(ascii: "~"), b]
-                }
-            } else if atLineStart && b == UInt8(ascii: "~") {
-                sawTilde = true
-                continue
-            } else {
-                out.append(b)
-            }
-            atLineStart = b == UInt8(ascii: "\r") || b == UInt8(ascii: "\n")
-        }
-        return (out, action)
-    }
 }
 
 /// Local terminals' raw mode, restorable from anywhere (including the plugin's shutdown, which
