@@ -4,11 +4,12 @@ import TermhostDaemon
 import TermhostSDK
 
 /// `termhost attach`: this terminal becomes one client of a persistent session in the daemon.
-/// The terminal is put in raw mode and restored on every way out; keys go to the session, its
-/// output comes back; the window size follows SIGWINCH (the latest client to resize wins).
-/// Escapes after a newline, in ssh's grammar: `~d` or `~.` detach (the session goes on), `~?`
-/// lists them, `~~` sends one `~`. Ends with the shell's exit status when the session ends,
-/// 0 when this client detached, 255 when the session's connection was lost.
+/// The terminal is put in raw mode and restored on every way out; on a terminal it is passed
+/// to the daemon, which reads the keys and writes the output itself (elsewhere, this process
+/// relays them); the window size follows SIGWINCH (the latest client to resize wins). Escapes
+/// after a newline, in ssh's grammar: `~d` or `~.` detach (the session goes on), `~?` lists
+/// them, `~~` sends one `~`. Ends with the shell's exit status when the session ends, 0 when
+/// this client detached, 255 when the daemon went away.
 enum AttachClient {
     static func run(_ client: DaemonClient, session: String) -> Int32 {
         let interactive = isatty(0) == 1
