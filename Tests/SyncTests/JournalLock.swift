@@ -31,7 +31,9 @@ final class JournalLock {
     /// Whether process `pid` comes to wait for a flock (this one) within 120 s, per /proc/locks
     /// (a bound for a loaded machine, where starting termhost alone once took over 30 s).
     static func isWaited(by pid: Int32) -> Bool {
-        Wait.until(timeout: 120) {
+        // The bound only ends a failing run: a termhost starting under a loaded machine (its
+        // plugins loaded and probed, then a pull) was seen to take more than 120 s to get here.
+        Wait.until(timeout: 300) {
             ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").split(separator: "\n")
                 .contains { $0.contains("-> FLOCK") && $0.split(separator: " ").contains("\(pid)") }
         }

@@ -146,6 +146,11 @@ public enum Fixtures {
         env["TERMHOST_PLUGIN_PATH"] = pluginPath
         env["TERMHOST_POLICY"] = dir.path + "/policy.json"
         env["TERMHOST_PROBE"] = Paths.probe
+        // A termhost that a test crashes on purpose (a plugin's SIGSEGV, in the CLI or the
+        // daemon) ends with the signal and the host's own crash record; the Swift runtime's
+        // backtracer would add seconds of work per crash, and under load one was seen still
+        // running minutes after its process had gone, which test-scope rightly failed.
+        env["SWIFT_BACKTRACE"] = "enable=no"
         for (k, v) in extra { env[k] = v }
         return env
     }
