@@ -29,7 +29,7 @@ import TestSupport
         guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
         let manifest = dir + "/manifest.json"
         _ = FileManager.default.createFile(atPath: manifest, contents: Data("""
-        { "id": "org.test.crashy", "version": "1.0.0", "abi": "1.5", "library": "libcrashy.so",
+        { "id": "org.test.crashy", "version": "1.0.0", "abi": "\(Fixtures.abi)", "library": "libcrashy.so",
           "features": [ { "id": "org.test.crashy", "version": "1.0.0", "order": 100,
                           "commands": [ { "name": "crashy", "summary": "crash-containment fixture command" } ] } ] }
         """.utf8))

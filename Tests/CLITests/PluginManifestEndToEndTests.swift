@@ -17,7 +17,7 @@ import TestSupport
         {
           "id": "org.termhost.examples.hello-c",
           "version": "1.0.0",
-          "abi": "1.5",
+          "abi": "\(Fixtures.abi)",
           "library": "libhello-c.so",
           "features": [
             {

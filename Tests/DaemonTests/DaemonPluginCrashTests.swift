@@ -18,7 +18,7 @@ import TestSupport
                                                Paths.root + "/Tests/Fixtures/crash-plugin.c", "-DCRASH_IN_COMMAND"])
         #expect(cc.status == 0, "\(cc.output)")
         _ = daemon.dir.write("plugins/crashy/manifest.json", """
-        { "id": "org.test.crashy", "version": "1.0.0", "abi": "1.5", "library": "libcrashy.so",
+        { "id": "org.test.crashy", "version": "1.0.0", "abi": "\(Fixtures.abi)", "library": "libcrashy.so",
           "features": [ { "id": "org.test.crashy", "version": "1.0.0", "order": 100,
                           "commands": [ { "name": "crashy", "summary": "crash-containment fixture command" } ] } ] }
         """)

@@ -1,7 +1,7 @@
-// fuzz-sources: Host/Sources/Daemon/DaemonFrame.swift Host/Sources/Daemon/DaemonMessages.swift
+// fuzz-sources: Host/Sources/Daemon/DaemonFrame.swift Host/Sources/Daemon/DaemonMessages.swift Host/Sources/Daemon/ClientEnvironment.swift SDK/Swift/TermhostSDK/EnvironmentName.swift SDK/Swift/TermhostSDK/VisibleText.swift
 // What any local client of the daemon can send: a byte stream cut into frames (fed whole and in
 // pieces of every size from the input's first byte), and each frame's payload read as a hello
-// and as a request (with the session operations' fields). The decoder never traps or holds a frame over its limit; the same stream
+// and as a request (with the session operations' fields and run's environment). The decoder never traps or holds a frame over its limit; the same stream
 // gives the same frames however it is split; a frame decoded and encoded again is the same bytes.
 import Foundation
 
@@ -47,6 +47,11 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             }
             if case .success(let n) = DaemonProtocol.integer(request.fields, "columns", 1...10_000) { precondition((1...10_000).contains(n)) }
             if case .success(let t) = DaemonProtocol.time(request.fields, "since") { precondition(t.isFinite && t >= 0) }
+            if case .success(let environment?) = ClientEnvironment.incoming(request.fields) {
+                precondition(environment.count <= ClientEnvironment.maximumVariables)
+                precondition(environment.allSatisfy { EnvironmentName.isValid($0.key) && !$0.value.utf8.contains(0) })
+                precondition(environment.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 } <= ClientEnvironment.maximumBytes)
+            }
         }
     }
     return 0

@@ -19,8 +19,8 @@ import TestSupport
         defer { dir.remove() }
         try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "p", id: "org.test.future", defines: ["CRASH_IN_CONSTRUCTOR"], abi: "2.0")
         let r = inspect(dir).record("org.test.future")
-        #expect(r?.failure == .abiMismatch(plugin: "2.0", host: "1.5"))
-        #expect(r?.failure?.description == "built for Termhost ABI 2.0 but this host implements ABI 1.5; rebuild it against this host's SDK")
+        #expect(r?.failure == .abiMismatch(plugin: "2.0", host: Fixtures.abi))
+        #expect(r?.failure?.description == "built for Termhost ABI 2.0 but this host implements ABI \(Fixtures.abi); rebuild it against this host's SDK")
         #expect(r?.probe == nil, "a plugin refused by preflight is never probed")
     }
 
@@ -28,19 +28,19 @@ import TestSupport
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "old", id: "org.test.old-minor", defines: ["ABI_MINOR=0", "COMMAND_NAME=\"old\""], abi: "1.0")
-        try Fixtures.cPlugin(in: dir.path + "/plugins", dirName: "new", id: "org.test.new-minor", defines: ["ABI_MINOR=6", "COMMAND_NAME=\"new\""], abi: "1.6")
+        try Fixtures.cPlugin(in: dir.path + "/plugins", dirName: "new", id: "org.test.new-minor", defines: ["ABI_MINOR=\(Fixtures.abiMinor + 1)", "COMMAND_NAME=\"new\""], abi: "1.\(Fixtures.abiMinor + 1)")
         let runtime = try HostRuntime.start(options(dir, pluginDir: dir.path + "/plugins"))
         defer { runtime.shutdown() }
-        #expect(runtime.records.first { $0.manifest?.id == "org.test.old-minor" }?.failure == nil, "a 1.0 plugin loads in a 1.5 host")
+        #expect(runtime.records.first { $0.manifest?.id == "org.test.old-minor" }?.failure == nil, "a 1.0 plugin loads in a \(Fixtures.abi) host")
         #expect(runtime.resolution.commandOwners["old"] != nil)
-        #expect(runtime.records.first { $0.manifest?.id == "org.test.new-minor" }?.failure == .abiMismatch(plugin: "1.6", host: "1.5"))
+        #expect(runtime.records.first { $0.manifest?.id == "org.test.new-minor" }?.failure == .abiMismatch(plugin: "1.\(Fixtures.abiMinor + 1)", host: Fixtures.abi))
     }
 
     @Test func abiMajorTooNewInTheLibraryIsCaughtByTheProbe() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "p", id: "org.test.liar", defines: ["ABI_MAJOR=2"])
-        #expect(inspect(dir).record("org.test.liar")?.failure == .abiMismatch(plugin: "2.5", host: "1.5"))
+        #expect(inspect(dir).record("org.test.liar")?.failure == .abiMismatch(plugin: "2.\(Fixtures.abiMinor)", host: Fixtures.abi))
     }
 
     @Test func manifestIDOrVersionDifferentFromTheLibraryIsRefused() throws {
@@ -203,12 +203,12 @@ import TestSupport
     @Test func aManifestDeclaringAnotherABIThanItsLibrarySaysWhatToWrite() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        // Built against this SDK (1.5) but the manifest still says 1.0.
+        // Built against this SDK (Fixtures.abi) but the manifest still says 1.0.
         try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "p", id: "org.test.stale-abi", abi: "1.0")
         var i = Inspection.run(options(dir, pluginDir: dir.path + "/plugins"), probe: true)
         i.closeDescriptors()
         let failure = i.record("org.test.stale-abi")?.failure
-        #expect(failure == .abiDeclaredWrong(manifest: "1.0", library: "1.5"))
-        #expect(failure?.description.hasSuffix("derive the manifest again from the library (termhost plugins manifest LIBRARY), or set \"abi\": \"1.5\" in it") == true)
+        #expect(failure == .abiDeclaredWrong(manifest: "1.0", library: Fixtures.abi))
+        #expect(failure?.description.hasSuffix("derive the manifest again from the library (termhost plugins manifest LIBRARY), or set \"abi\": \"\(Fixtures.abi)\" in it") == true)
     }
 }

@@ -315,18 +315,8 @@ import TestSupport
         defer { dir.remove() }
         let h = try SSHHarness.metrics(dir: dir)
         defer { h.server.stop() }
-        let plugin = h.plugins + "/snapcheck"
-        try FileManager.default.createDirectory(atPath: plugin, withIntermediateDirectories: true)
-        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                                               "-fPIC", "-shared", "-I", Paths.sdkInclude, "-o", plugin + "/libsnapcheck.so",
-                                               Paths.root + "/Tests/Fixtures/metrics-snapshot-plugin.c"])
-        #expect(cc.status == 0, "\(cc.output)")
-        _ = dir.write("plugins/snapcheck/manifest.json", """
-        { "id": "org.test.snapcheck", "version": "1.0.0", "abi": "1.5", "library": "libsnapcheck.so",
-          "features": [ { "id": "org.test.snapcheck", "version": "1.0.0", "displayName": "Snapshot check", "order": 2000,
-                          "requiresServices": ["org.termhost.metrics.snapshot/1", "termhost.commands/1"],
-                          "commands": [ { "name": "snapcheck", "summary": "read a metrics snapshot" } ] } ] }
-        """)
+        try Fixtures.serviceClient(source: "metrics-snapshot-plugin.c", id: "org.test.snapcheck", command: "snapcheck",
+                                   requires: "org.termhost.metrics.snapshot/1", alsoRequires: ["termhost.commands/1"], in: h.plugins)
         let r = try h.termhost(["snapcheck", h.target])
         #expect(r.status == 0, "\(r.output)")
         let lines = r.stdout.split(separator: "\n").map(String.init)

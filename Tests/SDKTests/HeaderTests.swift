@@ -1,3 +1,4 @@
+import CTermhost
 import Foundation
 import Testing
 import TestSupport
@@ -37,5 +38,11 @@ import TestSupport
         #expect(r.status == 0, "\(r.output)")
         let symbols = try Shell.run("/usr/bin/nm", ["-D", "--defined-only", dir.path + "/libcpp.so"]).stdout
         #expect(symbols.contains(" T termhost_plugin_entry\n"), "the entry must not be C++-mangled")
+    }
+
+    @Test func testPluginsDeclareTheABIOfTheseHeaders() {
+        // Fixtures.abi goes into every test plugin's manifest; the loader refuses a manifest
+        // whose abi is not the one its library was built against (these headers' minor).
+        #expect(Fixtures.abi == "\(TERMHOST_ABI_MAJOR).\(TERMHOST_ABI_MINOR)")
     }
 }

@@ -11,18 +11,8 @@ import TestSupport
         defer { dir.remove() }
         let h = try SSHHarness(dir: dir)
         defer { h.server.stop() }
-        let plugin = h.plugins + "/sesscheck"
-        try FileManager.default.createDirectory(atPath: plugin, withIntermediateDirectories: true)
-        let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                                               "-fPIC", "-shared", "-I", Paths.sdkInclude, "-o", plugin + "/libsesscheck.so",
-                                               Paths.root + "/Tests/Fixtures/sessions-client-plugin.c"])
-        #expect(cc.status == 0, "\(cc.output)")
-        _ = dir.write("plugins/sesscheck/manifest.json", """
-        { "id": "org.test.sesscheck", "version": "1.0.0", "abi": "1.5", "library": "libsesscheck.so",
-          "features": [ { "id": "org.test.sesscheck", "version": "1.0.0", "displayName": "Sessions check", "order": 2000,
-                          "after": ["org.termhost.ssh"], "requiresServices": ["org.termhost.ssh.sessions/1"],
-                          "commands": [ { "name": "sesscheck", "summary": "use persistent sessions from C" } ] } ] }
-        """)
+        try Fixtures.serviceClient(source: "sessions-client-plugin.c", id: "org.test.sesscheck", command: "sesscheck",
+                                   requires: "org.termhost.ssh.sessions/1", after: ["org.termhost.ssh"], in: h.plugins)
         let r = try h.termhost(["sesscheck", h.target], timeout: 120)
         #expect(r.status == 0, "\(r.output)")
         let lines = r.stdout.split(separator: "\n").map(String.init)

@@ -4,6 +4,12 @@ import Synchronization
 /// Builds real plugin bundles (manifest.json + .so) during the test run: C fixtures compiled
 /// with cc from Tests/Fixtures/fixture-plugin.c, and the example plugins.
 public enum Fixtures {
+    /// The ABI the SDK's headers declare (version.h), which test plugins built from them declare
+    /// in their manifests: one place to change when the minor grows.
+    public static let abi = "1.6"
+    /// The minor of `abi`: a plugin declaring minor + 1 is one this host must refuse.
+    public static let abiMinor = Int(abi.split(separator: ".")[1])!
+
     public static var fixtureSource: String { Paths.root + "/Tests/Fixtures/fixture-plugin.c" }
 
     public struct Plugin: Sendable {
@@ -17,7 +23,7 @@ public enum Fixtures {
     @discardableResult
     public static func cPlugin(in parent: String, dirName: String, id: String = "org.test.fixture",
                                version: String = "1.0.0", defines: [String] = [], manifestID: String? = nil,
-                               manifestVersion: String? = nil, abi: String = "1.5", extraFeatureJSON: String = "",
+                               manifestVersion: String? = nil, abi: String = Fixtures.abi, extraFeatureJSON: String = "",
                                manifestOverride: String? = nil, linkFlags: [String] = []) throws -> Plugin {
         let dir = parent + "/" + dirName
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -169,7 +175,7 @@ extension Fixtures {
         guard cc.status == 0 else { throw Shell.Failure(description: "cc failed: \(cc.output)") }
         let manifest = dir + "/manifest.json"
         _ = FileManager.default.createFile(atPath: manifest, contents: Data("""
-        { "id": "org.test.services", "version": "1.0.0", "abi": "1.5", "library": "libservices.so",
+        { "id": "org.test.services", "version": "1.0.0", "abi": "\(Fixtures.abi)", "library": "libservices.so",
           "features": [ { "id": "org.test.services", "version": "1.0.0", "order": 10,
                           "commands": [ { "name": "svc", "summary": "exercise host services" } ] } ] }
         """.utf8))

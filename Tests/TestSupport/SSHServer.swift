@@ -145,9 +145,11 @@ extension Fixtures {
 
     /// A one-feature C test plugin that uses a plugin-provided service: compiles
     /// Tests/Fixtures/<source> as strict C99 into plugins/<id's last part>/lib<command>.so with
-    /// a manifest whose feature (the plugin's ID) contributes `command` and requires `service`.
+    /// a manifest whose feature (the plugin's ID) contributes `command`, requires `service` (and
+    /// `alsoRequires`), and starts after the features in `after`.
     public static func serviceClient(source: String, id: String, command: String, requires service: String,
-                                     in plugins: String, defines: [String] = [], abi: String = "1.5") throws {
+                                     alsoRequires: [String] = [], after: [String] = [],
+                                     in plugins: String, defines: [String] = [], abi: String = Fixtures.abi) throws {
         let bundle = plugins + "/" + (id.split(separator: ".").last.map(String.init) ?? id)
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         let cc = try Shell.run("/usr/bin/cc", ["-std=c99", "-D_POSIX_C_SOURCE=200809L"] + defines +
@@ -157,10 +159,14 @@ extension Fixtures {
         let manifest = """
         { "id": "\(id)", "version": "1.0.0", "abi": "\(abi)", "library": "lib\(command).so",
           "features": [ { "id": "\(id)", "version": "1.0.0", "order": 1000,
-                          "requiresServices": ["\(service)"], "commands": [ { "name": "\(command)", "summary": "test client" } ] } ] }
+                          "after": \(jsonList(after)), "requiresServices": \(jsonList([service] + alsoRequires)),
+                          "commands": [ { "name": "\(command)", "summary": "test client" } ] } ] }
         """
         _ = FileManager.default.createFile(atPath: bundle + "/manifest.json", contents: Data(manifest.utf8))
     }
+
+    /// IDs as a JSON array (they are plain ASCII: nothing to escape).
+    private static func jsonList(_ ids: [String]) -> String { "[" + ids.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
 
     /// The SFTP plugin as SwiftPM built it (it needs the SSH plugin beside it).
     @discardableResult

@@ -81,13 +81,16 @@ enum DaemonCommand {
             let admitted = busyPlugins.withLock { $0.insert(plugin).inserted }
             guard admitted else { return .refused("\(plugin) is running another command in the daemon") }
             return .admitted(release: { _ = busyPlugins.withLock { $0.remove(plugin) } })
-        }, run: { [runtime] argv, json, interactive, streams, started in
-            let scene = runtime.attachScene(terminal: interactive ? .init(input: streams.input, output: streams.error) : nil,
-                                            stdio: SceneStdio(input: streams.input, output: streams.output, error: streams.error))
+        }, run: { [runtime] request, started in
+            let streams = request.streams
+            let scene = runtime.attachScene(terminal: request.interactive ? .init(input: streams.input, output: streams.error) : nil,
+                                            stdio: SceneStdio(input: streams.input, output: streams.output, error: streams.error),
+                                            environment: request.environment)
             started(scene.id)
             defer { scene.detach() }
-            return scene.run(argv, json: json) ?? ExitCode.failure
-        }, cancel: { [runtime] scene in runtime.services.cancellation.cancel(scene: scene) })
+            return scene.run(request.argv, json: request.json) ?? ExitCode.failure
+        }, cancel: { [runtime] scene in runtime.services.cancellation.cancel(scene: scene) },
+           setBackground: { [runtime] scene, background in runtime.lifecycle.setScenePhase(scene, background ? .background : .active) })
         // Each persistent session is a scene: in background while no client is attached.
         let sessionScenes = Mutex<[String: HostScene]>([:])
         let hooks = SessionSceneHooks(opened: { [runtime] id in

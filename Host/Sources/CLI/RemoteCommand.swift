@@ -8,7 +8,8 @@ import TermhostSDK
 /// daemon"): this process passes its stdin, stdout and stderr to the daemon, which runs the
 /// command in a scene of its own with them, so the command reads this terminal and writes to
 /// it (or to the pipes and files the shell gave) as if it ran here. SIGINT, SIGTERM and SIGHUP
-/// are passed on (the command is cancelled, as in the CLI); a window change too. The exit status
+/// are passed on (the command is cancelled, as in the CLI); a window change too, and Ctrl-Z
+/// (SIGTSTP, then SIGCONT: the command's scene goes to background and back). The exit status
 /// is the command's; 128 + N when signal N ended it, as in the CLI.
 ///
 /// Without a daemon, with `--in-process`, or when the daemon does not know the command (its
@@ -24,7 +25,7 @@ enum RemoteCommand {
         }
         let interactive = !g.nonInteractive && isatty(0) == 1 && isatty(2) == 1
         // Caught before the request: a Ctrl-C from the moment the command may start is passed on.
-        let signals = SignalPipe([SIGINT, SIGTERM, SIGHUP, SIGWINCH])
+        let signals = SignalPipe([SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP, SIGCONT])
         defer { signals.restoreDefaults() }
         // The terminal as it was: however the command left it (raw, echo off at a prompt), and
         // however this client ends (a second Ctrl-C), the shell gets it back like this.
@@ -33,7 +34,13 @@ enum RemoteCommand {
         defer { if restore { tcsetattr(0, TCSADRAIN, &saved) } }
         let reply: [String: Any]
         do {
-            reply = try client.request(["op": "run", "argv": argv, "json": g.json, "interactive": interactive], passing: [0, 1, 2])
+            // The command reads this shell's variables (TERM, SSH_AUTH_SOCK...), not the daemon's.
+            let environment = ClientEnvironment.outgoing(ProcessInfo.processInfo.environment)
+            if !environment.left.isEmpty {
+                Output.err("termhost: warning: the environment is over \(ClientEnvironment.maximumBytes / 1024) KiB; the daemon's command does not see \(environment.left.joined(separator: ", "))")
+            }
+            reply = try client.request(["op": "run", "argv": argv, "json": g.json, "interactive": interactive,
+                                        "environment": environment.variables], passing: [0, 1, 2])
         } catch {
             Output.err("termhost: warning: the daemon did not run '\(VisibleText.of(argv[0]))' (\(error.description)); running it here")
             return nil
@@ -53,6 +60,13 @@ enum RemoteCommand {
                 for s in signals.take() {
                     if s == SIGWINCH {
                         _ = client.send(.resize, DaemonProtocol.payload([:]))
+                    } else if s == SIGTSTP || s == SIGCONT {
+                        // Job control, as in the CLI (NOTES §5): stopped, the command's scene
+                        // goes to background in the daemon and this client really stops;
+                        // continued, the scene is active again. The command's thread itself
+                        // runs on: a thread of the daemon cannot be stopped.
+                        _ = client.send(.signal, DaemonProtocol.payload(["signal": Int(s)]))
+                        if s == SIGTSTP { kill(getpid(), SIGSTOP) }
                     } else if ending != nil {
                         // A second one ends this client at once, as in the CLI; the daemon
                         // cancels the command when the connection closes.

@@ -16,18 +16,35 @@ public struct CommandRunner: Sendable {
         case admitted(release: @Sendable () -> Void)
         case refused(String)
     }
-    /// Runs `argv` in a new scene whose streams are the client's, and returns its exit status
-    /// once it ended (blocking). `started` gets the scene's ID before the command runs.
-    public let run: @Sendable (_ argv: [String], _ json: Bool, _ interactive: Bool, _ streams: Streams,
-                               _ started: @Sendable (UInt64) -> Void) -> Int32
+    /// What a client asked to run, and with what.
+    public struct Request: Sendable {
+        public let argv: [String]
+        /// `--json` was given.
+        public let json: Bool
+        /// The client's stdin and stderr are its terminal: prompts may use them.
+        public let interactive: Bool
+        public let streams: Streams
+        /// The client's environment (ClientEnvironment); nil from a client that sent none.
+        public let environment: [String: String]?
+    }
+
+    /// Runs the request's argv in a new scene whose streams and environment are the client's,
+    /// and returns its exit status once it ended (blocking). `started` gets the scene's ID
+    /// before the command runs.
+    public let run: @Sendable (_ request: Request, _ started: @Sendable (UInt64) -> Void) -> Int32
     /// Asks the command running in a scene to stop (termhost.cancel/1), from any thread.
     public let cancel: @Sendable (_ scene: UInt64) -> Void
+    /// Moves a command's scene to background (its client stopped: Ctrl-Z) or back to active
+    /// (continued), from any thread.
+    public let setBackground: @Sendable (_ scene: UInt64, _ background: Bool) -> Void
 
     public init(admit: @escaping @Sendable (String) -> Admission,
-                run: @escaping @Sendable ([String], Bool, Bool, Streams, @Sendable (UInt64) -> Void) -> Int32,
-                cancel: @escaping @Sendable (UInt64) -> Void) {
+                run: @escaping @Sendable (Request, @Sendable (UInt64) -> Void) -> Int32,
+                cancel: @escaping @Sendable (UInt64) -> Void,
+                setBackground: @escaping @Sendable (UInt64, Bool) -> Void) {
         self.admit = admit
         self.run = run
         self.cancel = cancel
+        self.setBackground = setBackground
     }
 }

@@ -41,7 +41,8 @@ public enum DaemonMessage: UInt32, Sendable {
 public enum DaemonProtocol {
     public static let version = 1
     /// A request or hello larger than this is refused unread (replies may use the whole frame).
-    public static let maxRequest = 64 * 1024
+    /// 256 KiB: a `run` carries the client's argv and environment (ClientEnvironment: 128 KiB).
+    public static let maxRequest = 256 * 1024
     /// The longest client name kept (for the log and `daemon status`).
     public static let maxClientName = 200
 

@@ -4,13 +4,16 @@ import Synchronization
 import TermhostSDK
 
 /// `run`: a command of the CLI runs in the daemon, in a scene of its own whose streams are the
-/// client's stdin, stdout and stderr, passed with the request (SCM_RIGHTS). The reply comes at
+/// client's stdin, stdout and stderr, passed with the request (SCM_RIGHTS), and whose
+/// environment (for termhost.environment/1) is the one the request carries. The reply comes at
 /// once ({"running": true, "scene": N}, or {"unknown": true, "reason"} for a command no feature
 /// in the daemon contributes, or whose plugin runs another command now: the client then runs it
 /// itself); `exited` ({"status": N}) comes when it
-/// ends. Meanwhile the client may send `signal` (the command is cancelled, as SIGINT cancels it
-/// in the CLI) and `resize` (the daemon raises SIGWINCH, and every terminal feature re-reads the
-/// size of its own terminal). A client that goes away cancels its command.
+/// ends. Meanwhile the client may send `signal` (SIGHUP, SIGINT, SIGTERM: the command is
+/// cancelled, as SIGINT cancels it in the CLI; SIGTSTP, SIGCONT: its scene goes to background
+/// and back, as Ctrl-Z and `fg` move the CLI's) and `resize` (the daemon raises SIGWINCH, and
+/// every terminal feature re-reads the size of its own terminal). A client that goes away
+/// cancels its command.
 extension DaemonServer {
     static let maxArguments = 4096
 
@@ -26,6 +29,11 @@ extension DaemonServer {
         guard let argv = fields["argv"] as? [String], !argv.isEmpty, argv.count <= DaemonServer.maxArguments else {
             return refuse(["error": "run needs \"argv\": the command and its arguments (1 to \(DaemonServer.maxArguments) strings)"])
         }
+        let environment: [String: String]?
+        switch ClientEnvironment.incoming(fields) {
+        case .success(let e): environment = e
+        case .failure(let problem): return refuse(["error": "run: \(problem)"])
+        }
         guard descriptors.count == 3 else {
             return refuse(["error": "run needs the client's stdin, stdout and stderr passed with the request (SCM_RIGHTS), \(descriptors.count) came"])
         }
@@ -34,9 +42,10 @@ extension DaemonServer {
         case .refused(let why): return refuse(["unknown": true, "reason": why])
         case .admitted(let r): release = r
         }
-        let json = (fields["json"] as? Bool) ?? false
-        let interactive = (fields["interactive"] as? Bool) ?? false
-        let streams = CommandRunner.Streams(input: descriptors[0], output: descriptors[1], error: descriptors[2])
+        let request = CommandRunner.Request(argv: argv, json: (fields["json"] as? Bool) ?? false,
+                                            interactive: (fields["interactive"] as? Bool) ?? false,
+                                            streams: CommandRunner.Streams(input: descriptors[0], output: descriptors[1], error: descriptors[2]),
+                                            environment: environment)
 
         struct Progress { var scene: UInt64? = nil; var cancelled = false; var status: Int32? = nil }
         let progress = Mutex(Progress())
@@ -52,7 +61,7 @@ extension DaemonServer {
         }
         let log = self.log
         let thread = Thread {
-            let status = runner.run(argv, json, interactive, streams) { scene in
+            let status = runner.run(request) { scene in
                 let cancelled = progress.withLock { p in
                     p.scene = scene
                     return p.cancelled
@@ -105,8 +114,16 @@ extension DaemonServer {
             case .signal?:
                 guard case .success(let o) = DaemonProtocol.object(frame.payload),
                       case .success(let signal) = DaemonProtocol.integer(o, "signal", 1...64),
-                      [SIGHUP, SIGINT, SIGTERM].contains(Int32(signal)) else {
-                    log("\(name): a signal frame that is not SIGHUP, SIGINT or SIGTERM: ignored")
+                      [SIGHUP, SIGINT, SIGTERM, SIGTSTP, SIGCONT].contains(Int32(signal)) else {
+                    log("\(name): a signal frame that is not SIGHUP, SIGINT, SIGTERM, SIGTSTP or SIGCONT: ignored")
+                    continue
+                }
+                if Int32(signal) == SIGTSTP || Int32(signal) == SIGCONT {
+                    let stopped = Int32(signal) == SIGTSTP
+                    if let scene = progress.withLock({ $0.status == nil ? $0.scene : nil }) {
+                        log("\(name): the client \(stopped ? "stopped (SIGTSTP): scene \(scene) in background" : "continued (SIGCONT): scene \(scene) active")")
+                        runner.setBackground(scene, stopped)
+                    }
                     continue
                 }
                 cancel("the client got signal \(signal)")

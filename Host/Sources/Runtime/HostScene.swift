@@ -19,11 +19,12 @@ public final class HostScene: Sendable {
     private let runtime: HostRuntime
     private let detached = Mutex(false)
 
-    init(runtime: HostRuntime, terminal: Interaction.Terminal?, stdio: SceneStdio) {
+    init(runtime: HostRuntime, terminal: Interaction.Terminal?, stdio: SceneStdio, environment: [String: String]?) {
         self.runtime = runtime
         self.terminal = terminal
         id = runtime.lifecycle.attachScene(hasTerminal: terminal != nil)
         runtime.setStdio(stdio, scene: id)
+        runtime.services.environments.set(environment, scene: id)
         runtime.services.interaction.attach(scene: id, terminal: terminal)
     }
 
@@ -57,14 +58,17 @@ public final class HostScene: Sendable {
         runtime.lifecycle.detachScene(id)
         runtime.services.interaction.detach(scene: id)
         runtime.setStdio(nil, scene: id)
+        runtime.services.environments.set(nil, scene: id)
     }
 }
 
 extension HostRuntime {
     /// Attaches a front end's scene; `terminal` is where its prompts go, nil for none;
-    /// `stdio` the streams its commands get (the process's own, or a daemon client's).
-    public func attachScene(terminal: Interaction.Terminal?, stdio: SceneStdio = .process) -> HostScene {
-        HostScene(runtime: self, terminal: terminal, stdio: stdio)
+    /// `stdio` the streams its commands get (the process's own, or a daemon client's);
+    /// `environment` the user's environment its plugins read (nil: the process's own).
+    public func attachScene(terminal: Interaction.Terminal?, stdio: SceneStdio = .process,
+                            environment: [String: String]? = nil) -> HostScene {
+        HostScene(runtime: self, terminal: terminal, stdio: stdio, environment: environment)
     }
 }
 

@@ -55,6 +55,8 @@ public final class HostServices: @unchecked Sendable {
     public let syncables = SyncableCollections()
     /// termhost.cancel/1: signals ask running commands to stop through it.
     public let cancellation = CommandCancellation()
+    /// Each scene's user environment (termhost.environment/1).
+    public let environments = SceneEnvironments()
     public let interaction: Interaction
     public var policy: EffectivePolicy
     /// Who may use termhost.sync-store/1; set by the runtime from the inspection before any init().
@@ -78,7 +80,7 @@ public final class HostServices: @unchecked Sendable {
     public static let hostServiceIDs: Set<String> = [
         "termhost.log/1", "termhost.config/1", "termhost.store/1", "termhost.secrets/1",
         "termhost.interact/1", "termhost.events/1", "termhost.commands/1",
-        "termhost.cancel/1", "termhost.tools/1", "termhost.sync-store/1",
+        "termhost.cancel/1", "termhost.tools/1", "termhost.sync-store/1", "termhost.environment/1",
     ]
 
     public init(paths: HostPaths, policy: EffectivePolicy, nonInteractive: Bool, stderrLevel: LogSink.Level) {

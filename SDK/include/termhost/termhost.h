@@ -22,6 +22,7 @@ extern "C" {
 #include "services/commands.h"
 #include "services/tools.h"
 #include "services/sync_store.h"
+#include "services/environment.h"
 #include "ssh/transport.h"
 #include "ssh/sessions.h"
 #include "sftp/files.h"

@@ -28,9 +28,11 @@
  *   1.4  sync checks: termhost_sync_check and termhost_host_store_t.declare_sync_check
  *        (services/store.h), termhost_host_sync_store_t.check (services/sync_store.h).
  *   1.5  persistent terminal sessions: the SSH plugin's service org.termhost.ssh.sessions/1
- *        (ssh/sessions.h). */
+ *        (ssh/sessions.h).
+ *   1.6  the user's environment per scene: service termhost.environment/1
+ *        (services/environment.h). */
 #define TERMHOST_ABI_MAJOR 1
-#define TERMHOST_ABI_MINOR 5
+#define TERMHOST_ABI_MINOR 6
 #define TERMHOST_ABI_PATCH 0
 
 typedef struct termhost_version {

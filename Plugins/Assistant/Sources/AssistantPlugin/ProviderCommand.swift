@@ -81,7 +81,8 @@ struct ProviderCommand {
     /// The key from `--api-key-env`, else asked for on a terminal; none for a local server.
     private func apiKey(_ parsed: ParsedArguments, kind: ProviderConfig.Kind) throws -> String? {
         if let variable = parsed.value("--api-key-env") {
-            guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
+            // The caller's shell's variable (in the daemon, the client's environment).
+            guard let value = host.variable(variable, scene: invocation.scene), !value.isEmpty else {
                 throw PluginError("the environment variable \(VisibleText.of(variable)) is not set")
             }
             return value

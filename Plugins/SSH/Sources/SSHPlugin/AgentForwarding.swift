@@ -50,7 +50,7 @@ final class AgentForwarding {
                  "\(SSHConnection.libssh2Version) (the setup script builds 1.11.1); continuing without it.")
             return nil
         }
-        let path = LocalAgent.path
+        let path = connection.sessionContext.interaction.agentSocket
         do throws(LocalAgent.Unavailable) {
             close(try LocalAgent.connect(path))   // present now; each forwarded connection opens its own
         } catch {

@@ -87,11 +87,14 @@ struct Authenticator {
     /// of that key (OpenSSH's IdentitiesOnly): every other key offered would count towards the
     /// server's MaxAuthTries before the host's own key had its turn.
     func agentAuth(offered: inout [OfferedKey]) -> Bool {
-        guard ProcessInfo.processInfo.environment["SSH_AUTH_SOCK"] != nil else { return false }
+        // The user's agent: in the daemon, the client's SSH_AUTH_SOCK, which libssh2 (reading
+        // the daemon's own environment) would not find by itself.
+        guard let socket = interaction.agentSocket else { return false }
         let only = ownPublicKeys
         if only?.isEmpty == true { return false }
         guard let agent = libssh2_agent_init(session) else { return false }
         defer { libssh2_agent_disconnect(agent); libssh2_agent_free(agent) }
+        libssh2_agent_set_identity_path(agent, socket)
         guard libssh2_agent_connect(agent) == 0, libssh2_agent_list_identities(agent) == 0 else { return false }
         var previous: UnsafeMutablePointer<libssh2_agent_publickey>? = nil
         var identity: UnsafeMutablePointer<libssh2_agent_publickey>? = nil

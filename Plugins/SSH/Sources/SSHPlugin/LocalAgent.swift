@@ -1,7 +1,8 @@
 import Glibc
 import TermhostSDK
 
-/// The local ssh-agent at `$SSH_AUTH_SOCK`, as forwarded agent channels reach it.
+/// The user's ssh-agent at their `$SSH_AUTH_SOCK` (ConnectionPrompts.agentSocket), as forwarded
+/// agent channels reach it.
 ///
 /// Why the checks: a forwarded channel lets the server (and anyone with root there) ask this
 /// agent to sign, so the path must lead to a Unix socket owned by this user, never to one that
@@ -18,12 +19,6 @@ enum LocalAgent {
     /// Linux's O_PATH (open the name without reading it; the same value on every architecture
     /// but alpha, parisc and sparc), which Glibc's module leaves out (it is _GNU_SOURCE-only).
     private static let openPathOnly: Int32 = 0o10000000
-
-    /// `$SSH_AUTH_SOCK`, nil when unset or empty.
-    static var path: String? {
-        guard let value = getenv("SSH_AUTH_SOCK"), value.pointee != 0 else { return nil }
-        return String(cString: value)
-    }
 
     /// A connected, non-blocking, close-on-exec socket to the agent at `path`.
     static func connect(_ path: String?) throws(Unavailable) -> Int32 {

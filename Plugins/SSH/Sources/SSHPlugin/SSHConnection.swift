@@ -4,7 +4,8 @@ import Foundation
 import Glibc
 import TermhostSDK
 
-/// What a connection attempt may ask the user, and where (the scene's terminal, if any).
+/// What a connection attempt may ask the user, and where (the scene's terminal, if any); and
+/// the user's environment it reads (their agent, their TERM).
 struct ConnectionPrompts {
     let host: PluginHost
     let scene: UInt64
@@ -12,6 +13,13 @@ struct ConnectionPrompts {
     var showBanner: (@Sendable (String) -> Void)? = nil
 
     func notify(_ text: String) { host.interact?.notify(text, scene: scene) }
+
+    /// A variable of the environment of the user this connection is for (in the daemon, the
+    /// client's, not the daemon's: termhost.environment/1); nil when unset.
+    func variable(_ name: String) -> String? { host.variable(name, scene: scene) }
+
+    /// `$SSH_AUTH_SOCK` of that environment, nil when unset or empty.
+    var agentSocket: String? { variable("SSH_AUTH_SOCK").flatMap { $0.isEmpty ? nil : $0 } }
 }
 
 /// One authenticated SSH connection: TCP, handshake, host-key trust and authentication, all in

@@ -22,7 +22,7 @@ struct TerminalSession {
         let interactive = isatty(stdin) == 1
         if interactive {
             let size = TerminalSession.windowSize(stdin)
-            let term = getenv("TERM").map { String(cString: $0) } ?? "xterm-256color"
+            let term = connection.sessionContext.interaction.variable("TERM") ?? "xterm-256color"
             guard libssh2_channel_request_pty_ex(channel, term, UInt32(term.utf8.count), nil, 0,
                                                  Int32(size.columns), Int32(size.rows), 0, 0) == 0 else {
                 throw SSHError("ssh: the server refused a terminal: \(connection.lastError())")

@@ -1,0 +1,43 @@
+/* termhost/services/environment.h: the environment of the user who asked for a scene's work.
+ * Added in ABI 1.6.
+ *
+ * In the CLI a command runs in the `termhost` process the user started, and getenv() reads the
+ * user's environment. In the daemon it does not: the daemon was started earlier (by systemd, or
+ * by another terminal), and its environment is its own, so getenv() there reads the wrong TERM,
+ * the wrong SSH_AUTH_SOCK, and none of the variables the user exported in this shell. Each
+ * `termhost` client sends its environment with the command it asks the daemon to run, and this
+ * service answers with it for the command's scene. Read the user's variables through it
+ * (TERM, SSH_AUTH_SOCK, LANG, a variable named on the command line); keep getenv() for the
+ * process's own settings (XDG directories, TERMHOST_* limits), which are the daemon's.
+ *
+ * The values are untrusted input like any other: the client is the same user (the daemon lets
+ * in only its own uid), but a variable can hold anything a shell can export. */
+#ifndef TERMHOST_SERVICE_ENVIRONMENT_H
+#define TERMHOST_SERVICE_ENVIRONMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../error.h"
+#include "../host.h"
+#include "../feature.h"
+
+#define TERMHOST_SERVICE_ENVIRONMENT "termhost.environment/1"
+
+typedef struct termhost_host_environment { /* implemented by the host. Added in ABI 1.6. */
+   uint32_t struct_size;
+
+   /* Copies the value of variable `name` in the environment of the client that scene belongs
+    * to into buf (NUL-terminated). Scene 0, and a scene whose front end is this process (the
+    * CLI), read the process's environment, as getenv() would.
+    * name: borrowed, a variable name (letters, digits, '_', not starting with a digit).
+    * buf: owned by the caller, buf_size bytes.
+    * Returns TERMHOST_OK; TERMHOST_ERR_NOT_FOUND when the variable is not set there (an empty
+    * value is set, and copies as ""); TERMHOST_ERR_TOO_LARGE when buf is too small (*needed,
+    * if not NULL, gets the size with the NUL); TERMHOST_ERR_INVALID_ARGUMENT for a NULL or
+    * malformed name. A scene that has ended reads as the process's environment. [any-thread] */
+   termhost_status (*get_variable)(const termhost_host_t *host, termhost_scene_id scene,
+                                   const char *name, char *buf, size_t buf_size, size_t *needed,
+                                   termhost_error_t *err);
+} termhost_host_environment_t;
+
+#endif
