@@ -62,7 +62,9 @@ enum DaemonCommand {
             return ExitCode.refusedToStart
         }
         let runtime: HostRuntime
-        do { runtime = try HostRuntime.start(g.runtimeOptions()) } catch {
+        var options = g.runtimeOptions()
+        options.daemon = .daemon
+        do { runtime = try HostRuntime.start(options) } catch {
             listener.close()
             log(error.description)
             return ExitCode.refusedToStart

@@ -11,6 +11,9 @@ struct GlobalOptions {
     var help = false
     /// Run a plugin's command in this process even when a daemon runs (`--in-process`).
     var inProcess = false
+    /// A command that needs the daemon fails, saying how to start one, instead of starting it
+    /// (`--no-autostart`).
+    var noAutostart = false
 
     /// Consumes the options before the command name; returns the command name and every
     /// argument after it exactly as typed. A plugin command's arguments are the plugin's:
@@ -37,7 +40,7 @@ struct GlobalOptions {
 
     /// The host's options; `--help` and `-h` are the parser's own. Options end at the command.
     static let arguments = CommandArguments("termhost", options: [
-        .flag("--json"), .flag("--safe-mode"), .flag("--non-interactive"), .flag("--in-process"), .value("--log-level"),
+        .flag("--json"), .flag("--safe-mode"), .flag("--non-interactive"), .flag("--in-process"), .flag("--no-autostart"), .value("--log-level"),
     ], optionsEndAtFirstArgument: true)
 
     /// Splits a host command's arguments into the host options among them (with their values)
@@ -67,6 +70,7 @@ struct GlobalOptions {
         safeMode = safeMode || parsed.has("--safe-mode")
         nonInteractive = nonInteractive || parsed.has("--non-interactive")
         inProcess = inProcess || parsed.has("--in-process")
+        noAutostart = noAutostart || parsed.has("--no-autostart")
         help = help || parsed.help
         for name in parsed.values("--log-level") {
             guard let level = LogSink.Level(name: name) else {
@@ -82,6 +86,8 @@ struct GlobalOptions {
         r.safeMode = safeMode
         r.nonInteractive = nonInteractive
         r.logLevel = logLevel
+        // A command that asks for the daemon is run again there, unless the user asked for here.
+        r.daemon = .cli(rerunning: !inProcess)
         return r
     }
 }

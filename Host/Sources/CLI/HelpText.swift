@@ -37,6 +37,7 @@ enum HelpText {
                   "  --safe-mode        load only the plugins of an installed plugin set",
                   "  --non-interactive  never prompt; anything that needs an answer fails",
                   "  --in-process       run a plugin's command here even when a daemon runs",
+                  "  --no-autostart     fail instead of starting the daemon for a command that needs it",
                   "  --log-level LEVEL  debug, info, warning (default) or error, on stderr",
                   "", "Exit status: 0 success, 1 failure, 2 usage error, 3 refused to start, 128+N ended by signal N.",
                   "See Docs/Operators.md."]

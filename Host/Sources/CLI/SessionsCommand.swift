@@ -133,7 +133,7 @@ enum SessionsCommand {
         case .failure(let finished): return finished.status
         }
         let client: DaemonClient
-        do throws(DaemonError) { client = try self.client(g, autostart: !parsed.has("--no-autostart")) } catch {
+        do throws(DaemonError) { client = try self.client(g, autostart: !(parsed.has("--no-autostart") || g.noAutostart)) } catch {
             Output.err("termhost attach: \(error.description)")
             return ExitCode.failure
         }
@@ -186,7 +186,7 @@ enum SessionsCommand {
         let client: DaemonClient
         let id: String
         do throws(DaemonError) {
-            client = try self.client(g, autostart: !parsed.has("--no-autostart"))
+            client = try self.client(g, autostart: !(parsed.has("--no-autostart") || g.noAutostart))
             let reply = try client.request(["op": "open", "request": request])
             guard let opened = (reply["session"] as? [String: Any])?["id"] as? String else {
                 throw DaemonError("the daemon's reply names no session")

@@ -136,6 +136,9 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
     withExtendedLifetime(signals) {}
     scene.detach()
     for message in runtime.shutdownProblems(runtime.shutdown()) { Output.err(message) }
+    // The command asked to run in the daemon (termhost.daemon/1) and returned at once: run it
+    // there, starting the daemon if none runs.
+    if runtime.services.daemonRequests.asked(scene.id) { return DaemonRerun.run([name] + args, g) }
     return status
 }
 

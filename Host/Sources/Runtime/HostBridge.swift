@@ -54,6 +54,7 @@ public enum HostBridge {
         case TERMHOST_SERVICE_CANCEL: return UnsafeRawPointer(cancelTable)
         case TERMHOST_SERVICE_TOOLS: return UnsafeRawPointer(toolsTable)
         case TERMHOST_SERVICE_ENVIRONMENT: return UnsafeRawPointer(EnvironmentBridge.table)
+        case TERMHOST_SERVICE_DAEMON: return UnsafeRawPointer(DaemonBridge.table)
         case TERMHOST_SERVICE_SYNC_STORE: return ctx.services.store == nil ? nil : UnsafeRawPointer(SyncStoreBridge.table)
         default: return ctx.services.providedService(id)
         }

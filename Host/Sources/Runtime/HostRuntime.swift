@@ -52,6 +52,7 @@ public final class HostRuntime: @unchecked Sendable {
                                + ["termhost: refusing to start until the configuration above is fixed"])
         }
         services.policy = inspection.policy
+        services.daemonRole = options.daemon
         services.syncProvider = inspection.syncProvider
         let runtime = HostRuntime(options: options, services: services, inspection: inspection)
         try runtime.load()
@@ -145,8 +146,11 @@ public final class HostRuntime: @unchecked Sendable {
                                + ["termhost: refusing to start without the required features above"])
         }
         let events = services.events
+        // The daemon never expires: it is where work goes on while every scene is in background
+        // (no client attached). Expiry retires transports, which is for a front end left behind.
+        let isDaemon = if case .daemon = options.daemon { true } else { false }
         lifecycle = LifecycleManager(features: resolution.enabled,
-                                     options: .init(shutdownBound: options.shutdownBound),
+                                     options: .init(shutdownBound: options.shutdownBound, backgroundGrace: isDaemon ? nil : 30),
                                      onEvent: { event in
                                          let (topic, payload) = event.topicAndPayload
                                          events.publish(topic, payload)

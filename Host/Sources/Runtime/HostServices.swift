@@ -57,6 +57,10 @@ public final class HostServices: @unchecked Sendable {
     public let cancellation = CommandCancellation()
     /// Each scene's user environment (termhost.environment/1).
     public let environments = SceneEnvironments()
+    /// termhost.daemon/1: set from RuntimeOptions.daemon at start.
+    var daemonRole: DaemonRole = .cli(rerunning: false)
+    /// Commands that asked to run in the daemon (termhost.daemon/1).
+    public let daemonRequests = DaemonRequests()
     public let interaction: Interaction
     public var policy: EffectivePolicy
     /// Who may use termhost.sync-store/1; set by the runtime from the inspection before any init().
@@ -80,7 +84,7 @@ public final class HostServices: @unchecked Sendable {
     public static let hostServiceIDs: Set<String> = [
         "termhost.log/1", "termhost.config/1", "termhost.store/1", "termhost.secrets/1",
         "termhost.interact/1", "termhost.events/1", "termhost.commands/1",
-        "termhost.cancel/1", "termhost.tools/1", "termhost.sync-store/1", "termhost.environment/1",
+        "termhost.cancel/1", "termhost.tools/1", "termhost.sync-store/1", "termhost.environment/1", "termhost.daemon/1",
     ]
 
     public init(paths: HostPaths, policy: EffectivePolicy, nonInteractive: Bool, stderrLevel: LogSink.Level) {

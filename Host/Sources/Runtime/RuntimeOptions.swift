@@ -11,6 +11,9 @@ public struct RuntimeOptions: Sendable {
     public var probe = ProbeRunner()
     public var shutdownBound = 3.0
     public var host: Preflight.HostIdentity = .current
+    /// Whether this process is the daemon, and what becomes of a command that asks for it
+    /// (termhost.daemon/1).
+    public var daemon: DaemonRole = .cli(rerunning: true)
 
     public init() {}
 }

@@ -23,6 +23,7 @@ extern "C" {
 #include "services/tools.h"
 #include "services/sync_store.h"
 #include "services/environment.h"
+#include "services/daemon.h"
 #include "ssh/transport.h"
 #include "ssh/sessions.h"
 #include "sftp/files.h"

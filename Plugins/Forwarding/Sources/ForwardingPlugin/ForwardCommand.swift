@@ -10,9 +10,10 @@ struct ForwardCommand {
            termhost forward rm NAME...
            termhost forward list [--json]
            termhost forward show NAME [--json]
+           termhost forward start NAME... | --all
+           termhost forward stop NAME...
            termhost forward run NAME...
            termhost forward run HOST (-L|-R|-D) SPEC [(-L|-R|-D) SPEC]...
-           termhost forward stop NAME...
            termhost forward retry NAME...
            termhost forward restore NAME [--version N]   (a version the sync vault holds; without
                                                           --version, a deleted rule's last version)
@@ -22,19 +23,25 @@ struct ForwardCommand {
       -D [bind_address:]port                a SOCKS5 proxy here; the server makes the connections
     Listeners bind to loopback unless bind_address says otherwise ('*': every address).
     A blank name is saved as HOST plus the ssh argument, e.g. 'prod (-L 8080)'.
-    run forwards in the foreground until interrupted, like ssh -N, printing each state change.
-    All rules of one host share one connection; a lost connection is retried after 1, 2, 5, 10,
-    then every 30 s; authentication or host-key failures end the retries. It exits 1 when no
-    rule is left running. list shows each rule's state in running 'forward run' processes.
-    stop ends a rule inside the 'forward run' that runs it (its peers keep running; the last
-    rule of a host releases the connection); retry starts a failed or stopped rule again there.
+    start runs rules in the daemon (started when none runs) and keeps them running: closing
+    the terminal does not stop them, and the daemon starts them again whenever it starts, until
+    stop. run forwards in the foreground until interrupted instead, like ssh -N, printing each
+    state change. All rules of one host share one connection; a lost connection is retried
+    after 1, 2, 5, 10, then every 30 s; authentication or host-key failures end the retries.
+    run exits 1 when no rule is left running. list shows each rule's state in the daemon and
+    in running 'forward run' processes. stop ends a rule wherever it runs (its peers keep
+    running; the last rule of a host releases the connection) and ends its start; retry
+    starts a failed or stopped rule again where it ran.
     """
 
     let c: CommandInvocation
     let rules: RuleStore
+    /// Which rules `forward start` started (RuleIntents).
+    let intents: RuleIntents
     let manager: () throws -> ForwardingManager
-    /// For `restore`, which runs the sync feature's `sync restore`.
-    let commands: Commands?
+    /// The daemon (`start`), and the commands service for `restore` (the sync feature's
+    /// `sync restore`).
+    let host: PluginHost
 
     func run() -> Int32 {
         var args = c.arguments
@@ -48,12 +55,14 @@ struct ForwardCommand {
             case "list": return try list(args)
             case "show": return try show(args)
             case "run": return try runRules(args)
-            case "stop", "retry": return try control(sub, args)
+            case "start": return try startRules(args)
+            case "stop": return try control(sub, args)
+            case "retry": return try control(sub, args)
             case "restore":
-                return SyncedRecordRestore.run(c, args, commands: commands, namespace: ForwardingFeature.info.id, collection: RuleStore.collection,
+                return SyncedRecordRestore.run(c, args, commands: host.commands, namespace: ForwardingFeature.info.id, collection: RuleStore.collection,
                                                command: "termhost forward restore")
             default:
-                c.printError("termhost forward: unknown subcommand '\(VisibleText.of(sub))' (add, edit, rm, list, show, run, stop, retry, restore)")
+                c.printError("termhost forward: unknown subcommand '\(VisibleText.of(sub))' (add, edit, rm, list, show, start, stop, run, retry, restore)")
                 return 2
             }
         } catch let e as CommandFinished {
@@ -81,6 +90,7 @@ struct ForwardCommand {
         var json = false
         var specs: [(ForwardKind, String)] = []
         var positional: [String] = []
+        var all = false
     }
 
     // Each subcommand's usage, shown after its usage errors and for --help.
@@ -88,19 +98,22 @@ struct ForwardCommand {
     static let editUsage = "usage: termhost forward edit NAME [--name NEW] [--host HOST] [(-L|-R|-D) SPEC]"
     static let showUsage = "usage: termhost forward show NAME [--json]"
     static let runUsage = "usage: termhost forward run NAME... | HOST (-L|-R|-D) SPEC..."
+    static let startUsage = "usage: termhost forward start NAME... | --all"
     static func usage(of sub: String) -> String {
         switch sub {
         case "add": addUsage
         case "edit": editUsage
         case "show": showUsage
         case "run": runUsage
+        case "start": startUsage
         default: "usage: termhost forward list [--json]"
         }
     }
 
     func parse(_ args: [String], sub: String) throws -> Options {
         let spec = CommandArguments("termhost forward \(sub)", usage: ForwardCommand.usage(of: sub),
-                                    options: [.value("--name"), .value("--host"), .flag("--json"), .value("-L"), .value("-R"), .value("-D")])
+                                    options: [.value("--name"), .value("--host"), .flag("--json"), .value("-L"), .value("-R"), .value("-D")]
+                                        + (sub == "start" ? [.flag("--all")] : []))
         let parsed = try c.parse(args, with: spec)
         var o = Options()
         o.name = parsed.value("--name")
@@ -110,6 +123,7 @@ struct ForwardCommand {
             ForwardKind(flag: given.option).flatMap { kind in given.value.map { (kind, $0) } }
         }
         o.positional = parsed.arguments
+        o.all = parsed.has("--all")
         return o
     }
 
@@ -163,6 +177,7 @@ struct ForwardCommand {
         let found = try args.map { try rules.find($0) }   // all or nothing: check every name first
         for rule in found {
             try rules.remove(rule)
+            try intents.remove(rule.id)
             c.print("Removed forward '\(VisibleText.of(rule.name))'")
         }
         return 0
@@ -172,7 +187,7 @@ struct ForwardCommand {
         let o = try parse(args, sub: "list")
         let all = try rules.all()
         try RunDirectory.checkedIfPresent()
-        let states = StatusFile.readAll()
+        let states = try self.states()
         for key in try rules.unreadable() {
             c.printError("termhost forward: the stored rule '\(VisibleText.of(key))' cannot be read (left as it is)")
         }
@@ -197,7 +212,7 @@ struct ForwardCommand {
         guard o.positional.count == 1 else { throw UsageError(message: ForwardCommand.showUsage) }
         let rule = try rules.find(o.positional[0])
         try RunDirectory.checkedIfPresent()
-        let state = StatusFile.readAll()[rule.id] ?? "stopped"
+        let state = try states()[rule.id] ?? "stopped"
         if o.json || c.jsonOutput { c.print(json([describe(rule, state: state)])); return 0 }
         c.print("name:    \(VisibleText.of(rule.name))")
         c.print("host:    \(VisibleText.of(rule.host))")
@@ -207,6 +222,14 @@ struct ForwardCommand {
         c.print("ssh:     \(VisibleText.of(rule.sshArgument))")
         c.print("state:   \(VisibleText.of(state))")
         return 0
+    }
+
+    /// Each rule's state from the daemon and every running `forward run` (their status files);
+    /// a started rule that nothing runs now waits for the daemon.
+    func states() throws -> [String: String] {
+        var states = StatusFile.readAll()
+        for id in try intents.all() where states[id] == nil { states[id] = "stopped (started: runs when the daemon does)" }
+        return states
     }
 
     func describe(_ r: ForwardRule, state: String) -> [String: Any] {
@@ -241,23 +264,24 @@ struct ForwardCommand {
         let manager = try self.manager()
         let done = DispatchSemaphore(value: 0)
         let out = c
-        manager.report = { line in
+        let log = manager.pluginHost
+        manager.start(selected, scene: c.scene, report: { line in
             // Every part from outside was made visible where the line was built; this catches
             // anything that was not (a line is always one line).
             let shown = VisibleText.of(line)
             out.print(shown)
-            manager.pluginHost.log(.info, shown)
-        }
-        manager.onIdle = { done.signal() }
-        manager.start(selected, scene: c.scene)
+            log.log(.info, shown)
+        }, onIdle: { done.signal() })
+        // Ended however it ends: nothing is written to this command's output afterwards.
+        defer { manager.release(scene: c.scene) }
         // Ctrl-C (or SIGTERM, SIGHUP) stops every rule here, each saying so, and the command
         // returns: the host waits for it before shutting down. Without this the command stayed
         // inside run_command() until the host gave up on it (3 s) and abandoned the plugin.
         // Registered after start, so a stop asked for at once still comes after the rules began.
         let interrupted = Atomic<Bool>(false)
-        let registration = try? manager.pluginHost.cancellation?.onCancel(scene: c.scene) { _ in
+        let registration = try? manager.pluginHost.cancellation?.onCancel(scene: c.scene) { scene in
             interrupted.store(true, ordering: .releasing)
-            manager.stopAll()
+            manager.stopAll(scene: scene)
         }
         defer { registration?.remove() }
         done.wait()
@@ -267,16 +291,21 @@ struct ForwardCommand {
         return failed.isEmpty ? 0 : 1
     }
 
-    /// Sends stop or retry to every running `forward run` of this user (ControlSocket). A saved
-    /// rule is found by its name; an ad-hoc rule by the name `run` printed for it.
+    /// Sends stop or retry to every running `forward run` of this user and the daemon
+    /// (ControlSocket). A saved rule is found by its name; an ad-hoc rule by the name `run`
+    /// printed for it. `stop` also ends a rule's start (RuleIntents), running or not.
     func control(_ verb: String, _ names: [String]) throws -> Int32 {
         guard !names.isEmpty else { throw UsageError(message: "usage: termhost forward \(verb) NAME...") }
         try RunDirectory.checkedIfPresent()
         var status: Int32 = 0
         for name in names {
-            let target = (try? rules.find(name))?.id ?? name
+            let saved = try? rules.find(name)
+            let target = saved?.id ?? name
+            let wasStarted = try verb == "stop" && saved.map { try intents.remove($0.id) } == true
             let answers = ControlSocket.request("\(verb) \(target)").filter { $0.reply != "none" }
-            if answers.isEmpty {
+            if answers.isEmpty && wasStarted {
+                c.print("Forward '\(VisibleText.of(name))' is no longer started (it was not running)")
+            } else if answers.isEmpty {
                 c.printError("termhost forward \(verb): no running 'forward run' has a rule named '\(VisibleText.of(name))' (see 'termhost forward list')")
                 status = 1
             }

@@ -43,7 +43,7 @@ extension ForwardingManager {
         link.generation = generation
         link.connectedAt = Date()
         link.setCurrent(c)
-        if link.everConnected { report("forward: \(VisibleText.of(link.host)): reconnected (attempt \(link.attempt))") }
+        if link.everConnected { report(link, "forward: \(VisibleText.of(link.host)): reconnected (attempt \(link.attempt))") }
         link.everConnected = true
         link.attempt = 0
         for r in link.rules where r.state.hasIntent { attach(r, to: link) }
@@ -60,18 +60,20 @@ extension ForwardingManager {
         guard !shuttingDown, !expired, links[link.host] === link, !link.rules.isEmpty else { return }
         let failure = error as? PluginError
         let message = VisibleText.of(failure?.message ?? "\(error)")
-        if !link.everConnected && !link.rules.contains(where: \.hasRun) {
+        if !link.everConnected && !link.rules.contains(where: { $0.hasRun || $0.keepsTrying }) {
             // Nothing has run yet: no intent to keep, as ssh -N exits when it cannot connect.
+            // Rules the daemon restored at its start keep trying instead: the network may not
+            // be up yet (a boot), and nobody is there to start them again.
             for r in link.rules where r.state.hasIntent { fail(r, message) }
             return
         }
         // Refused host key or credentials (TERMHOST_ERR_DENIED): retrying without a change cannot help.
         if failure?.code == Int32(TERMHOST_ERR_DENIED) {
-            report("forward: \(VisibleText.of(link.host)): recovery ended: \(message)")
+            report(link, "forward: \(VisibleText.of(link.host)): recovery ended: \(message)")
             for r in link.rules where r.state.hasIntent { fail(r, "recovery ended: \(message) ('termhost forward retry' starts it again)") }
             return
         }
-        report("forward: \(VisibleText.of(link.host)): attempt \(link.attempt) failed: \(message)")
+        report(link, "forward: \(VisibleText.of(link.host)): attempt \(link.attempt) failed: \(message)")
         scheduleRetry(link)
     }
 
@@ -80,7 +82,7 @@ extension ForwardingManager {
         guard generation == link.generation, link.connection != nil, !shuttingDown else { return }
         if let since = link.connectedAt, Date().timeIntervalSince(since) >= Backoff.stableAfter { link.backoff.reset() }
         retire(link)
-        report("forward: \(VisibleText.of(link.host)): connection lost: \(VisibleText.of(reason))")
+        report(link, "forward: \(VisibleText.of(link.host)): connection lost: \(VisibleText.of(reason))")
         scheduleRetry(link)
     }
 
@@ -102,7 +104,7 @@ extension ForwardingManager {
         let delay = link.backoff.next()
         link.attempt += 1
         let next = Date().addingTimeInterval(delay)
-        report("forward: \(VisibleText.of(link.host)): reconnecting in \(Int(delay)) s (attempt \(link.attempt))")
+        report(link, "forward: \(VisibleText.of(link.host)): reconnecting in \(Int(delay)) s (attempt \(link.attempt))")
         for r in link.rules where r.state.hasIntent { set(r, .reconnecting(attempt: link.attempt, next: next)) }
         let work = DispatchWorkItem { [weak self, weak link] in
             guard let self, let link, link.retry != nil else { return }

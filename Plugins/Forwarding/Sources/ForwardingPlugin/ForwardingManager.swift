@@ -26,13 +26,18 @@ final class ForwardingManager: @unchecked Sendable {
     /// early failure, or one restart ending while another is in flight, must not look like "all
     /// ended". A count, not a flag: overlapping restarts each hold it.
     private var starting = 0
-    /// The scene of the `forward run` command: new connections may prompt on its terminal.
-    private var runScene: UInt64 = 0
     private var control: ControlSocket?
-    /// Where state changes go (the `forward run` command's output); called on `queue`.
-    var report: (String) -> Void = { _ in }
-    /// Told whenever no rule has intent any more (all failed or stopped).
-    var onIdle: () -> Void = {}
+    /// Who started rules, by scene: a `forward run` command (its scene, where its connections
+    /// may prompt), or the daemon's running intent (scene 0, never prompting). Each hears its
+    /// own rules' state changes and is told when none of them means to run any more. [queue]
+    private var owners: [UInt64: Owner] = [:]
+
+    struct Owner {
+        /// Where its rules' state changes go (a `forward run`'s output; the log for scene 0).
+        let report: @Sendable (String) -> Void
+        /// Told whenever none of its rules has intent any more (all failed or stopped).
+        let onIdle: @Sendable () -> Void
+    }
     let status: StatusFile
     /// How long a SOCKS client has for its greeting and request (SocksLimits).
     let socksHandshakeSeconds: Double
@@ -47,19 +52,32 @@ final class ForwardingManager: @unchecked Sendable {
     // MARK: Starting and stopping rules [any-thread]
 
     /// Explicit intent: binds local listeners at once (a port in use fails that rule only),
-    /// then brings up each host's shared connection.
-    func start(_ rules: [ForwardRule], scene: UInt64) {
+    /// then brings up each host's shared connection. `scene` owns the rules: `forward run`'s
+    /// (its `report` and `onIdle` are its own), or 0 for the daemon's running intent.
+    /// `keepTrying`: the daemon restoring its intent (RuleRuntime.keepsTrying).
+    func start(_ rules: [ForwardRule], scene: UInt64, keepTrying: Bool = false,
+               report: @escaping @Sendable (String) -> Void, onIdle: @escaping @Sendable () -> Void = {}) {
         queue.async { [self] in
             starting += 1
             defer { starting -= 1; checkIdle() }
-            runScene = scene
+            owners[scene] = Owner(report: report, onIdle: onIdle)
             openControl()
             for rule in rules {
-                let runtime = RuleRuntime(rule)
+                let runtime = RuleRuntime(rule, scene: scene, keepsTrying: keepTrying)
                 runtimes.append(runtime)
                 begin(runtime)
             }
         }
+    }
+
+    /// A `forward run` ended (its rules have stopped): its output is no longer written to, and
+    /// its stopped rules are forgotten. [any-thread]
+    func release(scene: UInt64) {
+        queue.sync {
+            owners[scene] = nil
+            runtimes.removeAll { $0.scene == scene && !$0.state.hasIntent }
+        }
+        writeStatus()
     }
 
     /// `forward stop|retry` from another shell (ControlSocket's protocol): the reply line, or
@@ -85,7 +103,7 @@ final class ForwardingManager: @unchecked Sendable {
                     done.append("\(r.label) is already running (\(r.state.text(connections: r.connections.load(ordering: .relaxed))))")
                 default:
                     // Explicit intent again, as a new run of the rule would have.
-                    let fresh = RuleRuntime(r.rule)
+                    let fresh = RuleRuntime(r.rule, scene: r.scene, keepsTrying: r.keepsTrying)
                     runtimes[runtimes.firstIndex { $0 === r }!] = fresh
                     done.append("started \(r.label) again")
                     begin(fresh)
@@ -113,7 +131,7 @@ final class ForwardingManager: @unchecked Sendable {
                     guard !shuttingDown else { return }
                     for r in hit {
                         guard let rule = replacement(r.rule), let index = runtimes.firstIndex(where: { $0 === r }) else { continue }
-                        let fresh = RuleRuntime(rule)
+                        let fresh = RuleRuntime(rule, scene: r.scene, keepsTrying: r.keepsTrying)
                         runtimes[index] = fresh
                         begin(fresh)
                     }
@@ -151,7 +169,7 @@ final class ForwardingManager: @unchecked Sendable {
             }
         }
         let link = links[rule.host] ?? {
-            let l = HostLink(host: rule.host, scene: runScene, inFlight: inFlight)
+            let l = HostLink(host: rule.host, scene: runtime.scene, inFlight: inFlight)
             links[rule.host] = l
             return l
         }()
@@ -168,15 +186,16 @@ final class ForwardingManager: @unchecked Sendable {
             }
         } catch {
             // Printed too: an unsafe run directory is the operator's to fix.
-            report("forward: 'forward stop', 'retry' and 'list' cannot reach this process: \(VisibleText.of(error.message))")
+            let line = "forward: 'forward stop', 'retry' and 'list' cannot reach this process: \(VisibleText.of(error.message))"
+            for owner in owners.values { owner.report(line) }
         }
     }
 
-    /// The run was interrupted: every rule still meaning to run stops, in the order they were
-    /// given, each printing `stopped`; the last one makes the manager idle. [any-thread]
-    func stopAll() {
+    /// A run was interrupted: every rule of its scene still meaning to run stops, in the
+    /// order they were given, each printing `stopped`; the last one makes it idle. [any-thread]
+    func stopAll(scene: UInt64) {
         queue.async { [self] in
-            for r in runtimes where r.state.hasIntent { stop(r, reason: nil) }
+            for r in runtimes where r.scene == scene && r.state.hasIntent { stop(r, reason: nil) }
             checkIdle()   // also when none was left running
         }
     }
@@ -329,11 +348,17 @@ final class ForwardingManager: @unchecked Sendable {
     private func checkIdle() {
         // Not during shutdown: the host exits with the signal's status, and a command returning
         // first would race it with 0.
-        if starting == 0 && !shuttingDown && !runtimes.contains(where: { $0.state.hasIntent }) { onIdle() }
+        guard starting == 0 && !shuttingDown else { return }
+        for (scene, owner) in owners where !runtimes.contains(where: { $0.scene == scene && $0.state.hasIntent }) { owner.onIdle() }
     }
 
     private func say(_ r: RuleRuntime, _ text: String) {
-        report("\(r.label): \(text)")
+        owners[r.scene]?.report("\(r.label): \(text)")
+    }
+
+    /// A host connection's news, for every owner with a rule on it. [queue]
+    func report(_ link: HostLink, _ text: String) {
+        for scene in Set(link.rules.map(\.scene)) { owners[scene]?.report(text) }
     }
 
     // MARK: Status [queue]
@@ -347,7 +372,53 @@ final class ForwardingManager: @unchecked Sendable {
         queue.asyncAfter(deadline: .now() + 0.2) { [self] in
             statusPending = false
             guard !shuttingDown else { return }
-            status.write(runtimes.map { .init(id: $0.rule.id, name: $0.rule.name, state: $0.state.text(connections: $0.connections.load(ordering: .relaxed))) })
+            status.write(runtimes.map { .init(id: $0.rule.id, name: $0.rule.name, state: shown($0)) })
+        }
+    }
+
+    /// What `forward start` reports of a rule.
+    struct RuleStatus {
+        let text: String
+        let starting: Bool
+        let failed: Bool
+    }
+
+    /// The newest runtime of each rule in `ids`, by rule ID. [any-thread]
+    func statuses(of ids: Set<String>) -> [String: RuleStatus] {
+        queue.sync {
+            var found: [String: RuleStatus] = [:]
+            for r in runtimes where ids.contains(r.rule.id) {
+                let failed = if case .failed = r.state { true } else { false }
+                found[r.rule.id] = RuleStatus(text: shown(r), starting: r.state == .starting, failed: failed)
+            }
+            return found
+        }
+    }
+
+    /// The IDs of rules running here now (any owner). [any-thread]
+    func runningRuleIDs() -> Set<String> {
+        queue.sync { Set(runtimes.filter { $0.state.hasIntent }.map(\.rule.id)) }
+    }
+
+    /// Writes the status file now, not within the coalescing 200 ms: a `forward list` right
+    /// after `forward start` returned must see what start said. [any-thread]
+    func writeStatusNow() {
+        queue.sync {
+            guard !shuttingDown else { return }
+            status.write(runtimes.map { .init(id: $0.rule.id, name: $0.rule.name, state: shown($0)) })
+        }
+    }
+
+    /// A rule's state as `list` shows it: an active one also says where it listens (the port
+    /// the kernel or the server picked for port 0). [queue]
+    private func shown(_ r: RuleRuntime) -> String {
+        let text = r.state.text(connections: r.connections.load(ordering: .relaxed))
+        guard r.state == .active else { return text }
+        switch r.rule.kind {
+        case .local, .dynamic:
+            return text + ", listening on \(ForwardSpec.bracketed(r.rule.localBindHost)):\(r.listener?.port ?? r.rule.bindPort)"
+        case .remote:
+            return text + ", server listening on \(r.rule.remoteBindHost.isEmpty ? "*" : r.rule.remoteBindHost):\(r.remotePort ?? r.rule.bindPort)"
         }
     }
 

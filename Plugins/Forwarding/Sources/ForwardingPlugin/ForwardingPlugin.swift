@@ -10,7 +10,7 @@ final class ForwardingFeature: Feature {
         summary: "Saved local (-L), remote (-R) and SOCKS (-D) forwards that recover by themselves.",
         order: 300, scope: .process, after: ["org.termhost.ssh"],
         requiresServices: ["termhost.store/1", "org.termhost.ssh.transport/1"],
-        commands: [Command("forward", summary: "Port forwarding rules: add, edit, rm, list, show, run, stop, retry", usage: ForwardCommand.usage)],
+        commands: [Command("forward", summary: "Port forwarding rules: add, edit, rm, list, show, start, stop, run, retry", usage: ForwardCommand.usage)],
         tools: [ForwardingTools.forwardList])
 
     let host: PluginHost
@@ -24,8 +24,33 @@ final class ForwardingFeature: Feature {
 
     func run(_ command: CommandInvocation) -> Int32 {
         guard let store = host.store else { command.printError("termhost: the host store is unavailable"); return 1 }
-        return ForwardCommand(c: command, rules: RuleStore(store: store), manager: { [self] in try startManager() },
-                              commands: host.commands).run()
+        return ForwardCommand(c: command, rules: RuleStore(store: store), intents: RuleIntents(store: store),
+                              manager: { [self] in try startManager() }, host: host).run()
+    }
+
+    /// In the daemon, the rules the user started (`forward start`) run again, each time the
+    /// daemon starts; never in the CLI, whose launch must not create running intent.
+    func activate() throws {
+        guard host.isDaemon, let store = host.store else { return }
+        let intended: Set<String>
+        do { intended = try RuleIntents(store: store).all() } catch {
+            host.log(.warning, "forwarding: the started rules cannot be read: \(error.message)")
+            return
+        }
+        guard !intended.isEmpty else { return }
+        let saved = (try? RuleStore(store: store).all()) ?? []
+        let rules = saved.filter { intended.contains($0.id) }
+        // A rule removed (here or by a synced change) takes its intent with it.
+        for id in intended.subtracting(saved.map(\.id)) { _ = try? RuleIntents(store: store).remove(id) }
+        guard !rules.isEmpty else { return }
+        do {
+            let manager = try startManager()
+            let host = self.host
+            manager.start(rules, scene: 0, keepTrying: true, report: { host.log(.info, VisibleText.of($0)) })
+            host.log(.info, "forwarding: starting \(rules.count) rule(s) the user started before: \(rules.map { VisibleText.of($0.name) }.joined(separator: ", "))")
+        } catch {
+            host.log(.error, "forwarding: the started rules cannot run: \(error.message)")
+        }
     }
 
     private func startManager() throws -> ForwardingManager {

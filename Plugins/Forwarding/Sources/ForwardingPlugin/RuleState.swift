@@ -42,10 +42,13 @@ enum RuleState: Equatable {
     }
 }
 
-/// One rule while `forward run` runs it. State fields belong to the manager's queue; the
-/// listener, the pumps and the splices to the reactor thread; `connections` is read from anywhere.
+/// One rule while `forward run` (or the daemon's running intent) runs it. State fields belong
+/// to the manager's queue; the listener, the pumps and the splices to the reactor thread;
+/// `connections` is read from anywhere.
 final class RuleRuntime: @unchecked Sendable {
     let rule: ForwardRule
+    /// Whose rule it is: the scene of the `forward run` that started it, 0 for the daemon's intent.
+    let scene: UInt64
     var state: RuleState = .starting                 // manager queue
     var hasRun = false                               // manager queue: was active at least once
     var listener: LocalListener?                     // set on the manager queue, used on the reactor
@@ -59,7 +62,14 @@ final class RuleRuntime: @unchecked Sendable {
     let handshakeLog = LogThrottle()                  // reactor
     let connections = Atomic<Int>(0)
 
-    init(_ rule: ForwardRule) { self.rule = rule }
+    /// Restored by the daemon at its start: a first connection that fails is retried, not final.
+    let keepsTrying: Bool
+
+    init(_ rule: ForwardRule, scene: UInt64, keepsTrying: Bool = false) {
+        self.rule = rule
+        self.scene = scene
+        self.keepsTrying = keepsTrying
+    }
 
     /// The name comes from the store or the command line: shown, never obeyed, on a terminal.
     var label: String { "forward '\(VisibleText.of(rule.name))'" }
