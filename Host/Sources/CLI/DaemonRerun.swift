@@ -15,8 +15,9 @@ enum DaemonRerun {
             Output.err("termhost: '\(shown)' runs in the daemon: \(error.description)")
             return ExitCode.failure
         }
-        guard let status = RemoteCommand.run(argv, g) else {
-            Output.err("termhost: '\(shown)' runs in the daemon, and the daemon did not take it (see its log, or 'termhost daemon status')")
+        var why = "see its log, or 'termhost daemon status'"
+        guard let status = RemoteCommand.run(argv, g, refused: { why = VisibleText.of($0) }) else {
+            Output.err("termhost: '\(shown)' runs in the daemon, and the daemon did not take it: \(why)")
             return ExitCode.failure
         }
         return status

@@ -15,7 +15,8 @@ import TermhostSDK
 /// Without a daemon, with `--in-process`, or when the daemon does not know the command (its
 /// plugins differ from this process's), nil: the caller runs it here, as before.
 enum RemoteCommand {
-    static func run(_ argv: [String], _ g: GlobalOptions) -> Int32? {
+    /// `refused` hears why the daemon would not run it, when it would not (nil is returned).
+    static func run(_ argv: [String], _ g: GlobalOptions, refused: (String) -> Void = { _ in }) -> Int32? {
         guard !g.inProcess else { return nil }
         let client: DaemonClient
         do { client = try DaemonClient(DaemonAddress.standard(), client: "termhost \(TermhostVersion.string) \(argv[0])") } catch {
@@ -46,7 +47,10 @@ enum RemoteCommand {
             return nil
         }
         // {"unknown": true}: no feature in the daemon has it (its plugins are not this process's).
-        guard reply["running"] as? Bool == true else { return nil }
+        guard reply["running"] as? Bool == true else {
+            refused((reply["reason"] as? String) ?? (reply["error"] as? String) ?? "no reason given")
+            return nil
+        }
         var ending: Int32? = nil
         while true {
             if let buffered = client.receiveFrame(bufferedOnly: true) {
