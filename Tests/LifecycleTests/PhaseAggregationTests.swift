@@ -21,6 +21,18 @@ import TestSupport
         #expect(rec.count("foreground store") == 1)
     }
 
+    @Test func theDaemonsProcessStaysActiveWhileEverySceneIsInBackground() throws {
+        let rec = Recorder()
+        let m = try manager([("store", .process, 1)], recorder: rec, options: .init(shutdownBound: 1, backgroundGrace: 0.01, phaseFollowsScenes: false))
+        m.start()
+        let a = m.attachScene(hasTerminal: false)
+        m.setScenePhase(a, .background)
+        #expect(m.phase == .active && m.backgroundSceneCount == 1)
+        m.expire()   // as the grace timer would: nothing is in background to expire
+        #expect(m.phase == .active)
+        #expect(rec.count("background") == 0 && rec.count("expire") == 0, "\(rec.events)")
+    }
+
     @Test func anEmptySetOfScenesIsNotBackground() throws {
         let rec = Recorder()
         let m = try manager([("store", .process, 1)], recorder: rec)

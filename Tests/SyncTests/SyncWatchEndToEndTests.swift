@@ -50,6 +50,24 @@ import TestSupport
         #expect(out.text.split(separator: "\n").allSatisfy { $0.hasPrefix(#"{"time":"#) })
     }
 
+    @Test func theDaemonSyncsWithNoCommandRunningAndSyncStatusReadsItsLoop() throws {
+        let a = try device(interval: "1"), b = try device()
+        let log = a.dir.path + "/daemon.log"
+        let daemon = try Background("/bin/sh", ["-c", "exec \"$0\" daemon 2>>\"$1\"", Paths.termhost, log], environment: a.env)
+        defer {
+            _ = try? a.run("daemon", "stop")
+            if daemon.process.isRunning { ProcessTree.kill(daemon.process.processIdentifier) }
+        }
+        #expect(Wait.until(timeout: 120) { (try? a.run("daemon", "status").status) == 0 }, "the daemon did not answer")
+        try b.run("hosts", "add", "web", "web.example.com")
+        #expect(try b.run("sync", "now").status == 0)
+        // Nothing runs on device a but its daemon, with no client attached: the change arrives.
+        #expect(Wait.until(timeout: 60) { (try? a.run("hosts", "show", "web").status) == 0 },
+                "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        let status = try a.run("sync", "status", "--json")
+        #expect(!status.stdout.contains(#""last_success":null"#) && status.stdout.contains(#""pending":0"#), "\(status.output)")
+    }
+
     @Test func SIGTERMDuringASyncThatCannotFinishExitsWithinTheBoundAndTheChangeIsSentOnce() throws {
         let a = try device(), b = try device()
         try a.run("hosts", "add", "web", "web.example.com")

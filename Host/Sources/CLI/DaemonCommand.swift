@@ -106,7 +106,8 @@ enum DaemonCommand {
         })
         let server = DaemonServer(listener: listener, version: "termhost \(TermhostVersion.string)", sessions: sessions, runner: runner,
                                   sceneHooks: hooks, status: { [runtime] in
-            ["plugins": loaded, "scenes": runtime.lifecycle.sceneIDs.count, "phase": "\(runtime.lifecycle.phase)"]
+            ["plugins": loaded, "scenes": runtime.lifecycle.sceneIDs.count, "scenes_in_background": runtime.lifecycle.backgroundSceneCount,
+             "phase": "\(runtime.lifecycle.phase)"]
         }, log: { log($0) })
         let waitedFor = handled
         let signals = Thread {

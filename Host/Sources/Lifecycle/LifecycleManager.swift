@@ -16,9 +16,14 @@ public final class LifecycleManager: @unchecked Sendable {
         public var shutdownBound: Double = 3
         /// Seconds in background before live work expires; nil disables the timer.
         public var backgroundGrace: Double? = 30
-        public init(shutdownBound: Double = 3, backgroundGrace: Double? = 30) {
+        /// Whether the process phase follows the scenes (background once all are). A front end's
+        /// does; the daemon's stays active: its scenes are in background whenever no client is
+        /// attached, which is exactly when its work must go on.
+        public var phaseFollowsScenes = true
+        public init(shutdownBound: Double = 3, backgroundGrace: Double? = 30, phaseFollowsScenes: Bool = true) {
             self.shutdownBound = shutdownBound
             self.backgroundGrace = backgroundGrace
+            self.phaseFollowsScenes = phaseFollowsScenes
         }
     }
 
@@ -82,6 +87,8 @@ public final class LifecycleManager: @unchecked Sendable {
 
     public var phase: Phase { locked { shutdownState != nil ? .terminating : aggregate } }
     public var sceneIDs: [UInt64] { locked { sceneOrder } }
+    /// How many scenes are in background now.
+    public var backgroundSceneCount: Int { locked { scenes.values.filter { $0.phase == .background }.count } }
     public func workspaceIDs(in scene: UInt64) -> [UInt64] { locked { scenes[scene]?.workspaces ?? [] } }
     public func workspaceIndex(_ workspace: UInt64) -> Int? { locked { workspaces[workspace]?.index } }
     public func wantsResume(_ workspace: UInt64) -> Bool { locked { workspaces[workspace]?.resumeOnForeground ?? false } }
@@ -200,7 +207,7 @@ public final class LifecycleManager: @unchecked Sendable {
 
     private func recomputeAggregate() {
         guard shutdownState == nil else { return }
-        let allBackground = !scenes.isEmpty && scenes.values.allSatisfy { $0.phase == .background }
+        let allBackground = options.phaseFollowsScenes && !scenes.isEmpty && scenes.values.allSatisfy { $0.phase == .background }
         switch (aggregate, allBackground) {
         case (.active, true):
             aggregate = .background

@@ -146,11 +146,12 @@ public final class HostRuntime: @unchecked Sendable {
                                + ["termhost: refusing to start without the required features above"])
         }
         let events = services.events
-        // The daemon never expires: it is where work goes on while every scene is in background
-        // (no client attached). Expiry retires transports, which is for a front end left behind.
+        // The daemon's process is never in background, so it never expires: it is where work
+        // goes on while every scene is in background (no client attached). Background and
+        // expiry pause work and retire transports, which is for a front end left behind.
         let isDaemon = if case .daemon = options.daemon { true } else { false }
         lifecycle = LifecycleManager(features: resolution.enabled,
-                                     options: .init(shutdownBound: options.shutdownBound, backgroundGrace: isDaemon ? nil : 30),
+                                     options: .init(shutdownBound: options.shutdownBound, phaseFollowsScenes: !isDaemon),
                                      onEvent: { event in
                                          let (topic, payload) = event.topicAndPayload
                                          events.publish(topic, payload)
