@@ -77,6 +77,20 @@ import TestSupport
         #expect(ended && client.process.terminationStatus == 130, "\(s.daemon.log)")
     }
 
+    @Test func ctrlZOnACommandReadingTheTerminalIsRefusedNotLeftReadingTheShellsKeys() throws {
+        let s = try Setup()
+        defer { s.close() }
+        let command = [Paths.termhost, "exec", s.ssh.target, "--", "sleep", "60"].map { "'\($0)'" }.joined(separator: " ")
+        let tty = try TmuxSession(command: ["/bin/sh", "-c", "\(command); echo \"[exit $?]\"; sleep 60"], environment: s.ssh.environment)
+        defer { tty.close() }
+        #expect(Wait.until(timeout: 60) { s.daemon.log.contains("runs 'exec' in scene") }, "\(s.daemon.log)")
+        tty.press("C-z")
+        #expect(tty.waitFor("Ctrl-Z cannot suspend 'exec'").contains("runs it here, where Ctrl-Z works"))
+        #expect(!s.daemon.log.contains("stopped (SIGTSTP)"), "the scene stays active: \(s.daemon.log)")
+        tty.press("C-c")
+        #expect(tty.waitFor("[exit").contains("[exit 130]"), "still running and still reachable by Ctrl-C")
+    }
+
     /// The state letter of /proc/PID/stat (R, S, T for stopped...).
     static func state(_ pid: Int32) -> String? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

@@ -16,8 +16,10 @@ public struct TestUser: Sendable {
         name = "termhost-t\(getpid())-\(tag)"
         let add = try Shell.run("/usr/sbin/useradd", ["--system", "--no-create-home", "--user-group",
                                                       "--shell", "/usr/sbin/nologin", name])
-        guard add.status == 0, let entry = getpwnam(name) else {
-            throw Shell.Failure(description: "useradd \(name) failed: \(add.output)")
+        guard add.status == 0 else { throw Shell.Failure(description: "useradd \(name) failed: \(add.output)") }
+        guard let entry = getpwnam(name) else {
+            _ = try? Shell.run("/usr/sbin/userdel", [name])
+            throw Shell.Failure(description: "useradd \(name) made no user that getpwnam finds")
         }
         uid = entry.pointee.pw_uid
         gid = entry.pointee.pw_gid

@@ -86,8 +86,6 @@ struct GlobalOptions {
         r.safeMode = safeMode
         r.nonInteractive = nonInteractive
         r.logLevel = logLevel
-        // A command that asks for the daemon is run again there, unless the user asked for here.
-        r.daemon = .cli(rerunning: !inProcess)
         return r
     }
 }

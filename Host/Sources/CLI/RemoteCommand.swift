@@ -9,14 +9,18 @@ import TermhostSDK
 /// command in a scene of its own with them, so the command reads this terminal and writes to
 /// it (or to the pipes and files the shell gave) as if it ran here. SIGINT, SIGTERM and SIGHUP
 /// are passed on (the command is cancelled, as in the CLI); a window change too, and Ctrl-Z
-/// (SIGTSTP, then SIGCONT: the command's scene goes to background and back). The exit status
+/// for a command whose stdin is not a terminal (SIGTSTP, then SIGCONT: this client stops and
+/// the command's scene is marked in background; one reading the terminal is not suspended,
+/// and the user is told why). The exit status
 /// is the command's; 128 + N when signal N ended it, as in the CLI.
 ///
 /// Without a daemon, with `--in-process`, or when the daemon does not know the command (its
 /// plugins differ from this process's), nil: the caller runs it here, as before.
 enum RemoteCommand {
-    /// `refused` hears why the daemon would not run it, when it would not (nil is returned).
-    static func run(_ argv: [String], _ g: GlobalOptions, refused: (String) -> Void = { _ in }) -> Int32? {
+    /// `refused` hears why the daemon would not run it, when it would not (nil is returned);
+    /// with `refused` given, a failed request is said there too, not announced as "running it
+    /// here" (DaemonRerun: the command cannot run here).
+    static func run(_ argv: [String], _ g: GlobalOptions, refused: ((String) -> Void)? = nil) -> Int32? {
         guard !g.inProcess else { return nil }
         let client: DaemonClient
         do { client = try DaemonClient(DaemonAddress.standard(), client: "termhost \(TermhostVersion.string) \(argv[0])") } catch {
@@ -43,12 +47,14 @@ enum RemoteCommand {
             reply = try client.request(["op": "run", "argv": argv, "json": g.json, "interactive": interactive,
                                         "environment": environment.variables], passing: [0, 1, 2])
         } catch {
-            Output.err("termhost: warning: the daemon did not run '\(VisibleText.of(argv[0]))' (\(error.description)); running it here")
+            if let refused { refused(error.description) } else {
+                Output.err("termhost: warning: the daemon did not run '\(VisibleText.of(argv[0]))' (\(error.description)); running it here")
+            }
             return nil
         }
         // {"unknown": true}: no feature in the daemon has it (its plugins are not this process's).
         guard reply["running"] as? Bool == true else {
-            refused((reply["reason"] as? String) ?? (reply["error"] as? String) ?? "no reason given")
+            refused?((reply["reason"] as? String) ?? (reply["error"] as? String) ?? "no reason given")
             return nil
         }
         var ending: Int32? = nil
@@ -64,11 +70,15 @@ enum RemoteCommand {
                 for s in signals.take() {
                     if s == SIGWINCH {
                         _ = client.send(.resize, DaemonProtocol.payload([:]))
+                    } else if s == SIGTSTP && isatty(0) == 1 {
+                        // The command reads this terminal from the daemon, where no stop reaches
+                        // it: stopped, this client would leave it taking the shell's keystrokes.
+                        Output.err("\r\ntermhost: Ctrl-Z cannot suspend '\(VisibleText.of(argv[0]))': it runs in the daemon and would go on reading this terminal; Ctrl-C stops it, and 'termhost --in-process \(VisibleText.of(argv[0])) ...' runs it here, where Ctrl-Z works")
                     } else if s == SIGTSTP || s == SIGCONT {
-                        // Job control, as in the CLI (NOTES §5): stopped, the command's scene
-                        // goes to background in the daemon and this client really stops;
-                        // continued, the scene is active again. The command's thread itself
-                        // runs on: a thread of the daemon cannot be stopped.
+                        // Job control for a command that does not read the terminal: this client
+                        // really stops (the shell sees a stopped job) and the command's scene is
+                        // marked in background in the daemon (its status counts it); continued,
+                        // active again. The command itself runs on: a thread cannot be stopped.
                         _ = client.send(.signal, DaemonProtocol.payload(["signal": Int(s)]))
                         if s == SIGTSTP { kill(getpid(), SIGSTOP) }
                     } else if ending != nil {

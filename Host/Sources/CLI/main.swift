@@ -86,7 +86,11 @@ func pluginCommand(_ name: String, _ args: [String], _ g: GlobalOptions) -> Int3
     // With a daemon running, the command runs there, as a scene of this terminal.
     if !g.help, let status = RemoteCommand.run([name] + args, g) { return status }
     let runtime: HostRuntime
-    do { runtime = try HostRuntime.start(g.runtimeOptions()) } catch {
+    var options = g.runtimeOptions()
+    // The one front end that runs a command asking for the daemon again there (DaemonRerun),
+    // unless the user asked for this process.
+    options.daemon = .cli(rerunning: !g.inProcess)
+    do { runtime = try HostRuntime.start(options) } catch {
         Output.err(error.description)
         return ExitCode.refusedToStart
     }

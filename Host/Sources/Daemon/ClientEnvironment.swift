@@ -20,12 +20,21 @@ public enum ClientEnvironment {
         var left: [String] = []
         var bytes = 0
         for (name, value) in environment.sorted(by: { $0.key < $1.key }) where EnvironmentName.isValid(name) && !value.utf8.contains(0) {
-            let size = name.utf8.count + value.utf8.count + 2
+            // As JSON carries it: a control character takes six bytes (\u001b), so the request
+            // stays inside DaemonProtocol.maxRequest however the values look.
+            let size = name.utf8.count + jsonSize(value) + 6
             if variables.count == maximumVariables || bytes + size > maximumBytes { left.append(name); continue }
             variables[name] = value
             bytes += size
         }
         return (variables, left)
+    }
+
+    /// The bytes `text` takes inside a JSON string.
+    static func jsonSize(_ text: String) -> Int {
+        text.utf8.reduce(0) { size, byte in
+            size + (byte < 0x20 ? 6 : byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/") ? 2 : 1)
+        }
     }
 
     /// The request's environment; nil when it has none (an older client: the daemon's then).

@@ -147,11 +147,14 @@ public final class LifecycleManager: @unchecked Sendable {
     // MARK: - Scenes
 
     /// Tracks a new front end and creates its scene-scope instances. Returns the scene ID.
+    /// `prepare` gets the ID first, before any instance hears of the scene (the host gives the
+    /// scene its streams and environment there, so that activate() already finds them).
     @discardableResult
-    public func attachScene(hasTerminal: Bool) -> UInt64 {
+    public func attachScene(hasTerminal: Bool, prepare: (UInt64) -> Void = { _ in }) -> UInt64 {
         let id: UInt64 = locked {
             let id = nextID
             nextID += 1
+            prepare(id)
             let context = ScopeContext(scene: id, hasTerminal: hasTerminal)
             scenes[id] = Scene(hasTerminal: hasTerminal)
             sceneOrder.append(id)

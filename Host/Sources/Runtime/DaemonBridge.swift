@@ -21,13 +21,16 @@ enum DaemonBridge {
                     return termhost_status(TERMHOST_OK)
                 case .cli(rerunning: false):
                     return termhostFail(err, TERMHOST_ERR_UNSUPPORTED,
-                                        "this runs in the daemon, and --in-process keeps it out (leave out --in-process)")
+                                        "this runs only in the daemon: type it as a command of its own, without --in-process")
                 case .cli(rerunning: true):
                     // Only the command the user typed can be run again there: a nested one's
                     // caller would run twice.
-                    guard CommandDepth.current == 1 else {
+                    switch CommandDepth.current {
+                    case 1: break
+                    case 0: return termhostFail(err, TERMHOST_ERR_UNSUPPORTED, "require: called outside a command (only run_command may ask)")
+                    default:
                         return termhostFail(err, TERMHOST_ERR_UNSUPPORTED,
-                                            "this runs in the daemon, and cannot be run there from inside another command (run it on its own)")
+                                            "this runs only in the daemon, and cannot be run there from inside another command (run it on its own)")
                     }
                     services.daemonRequests.mark(scene)
                     reruns.pointee = 1

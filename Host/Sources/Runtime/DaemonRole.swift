@@ -1,8 +1,9 @@
 import Synchronization
 
-/// termhost.daemon/1 (services/daemon.h): whether this process is the daemon, and, in the CLI,
-/// what becomes of a command that asks to run there: the CLI runs it again in the daemon once it
-/// returned (`rerunning`), or cannot (`--in-process`: the user asked for this process).
+/// termhost.daemon/1 (services/daemon.h): whether this process is the daemon, and, elsewhere,
+/// what becomes of a command that asks to run there: the CLI runs the command the user typed
+/// again in the daemon once it returned (`rerunning`); every other front end (`tools call`,
+/// `call`, a test harness), and the CLI under `--in-process`, cannot.
 public enum DaemonRole: Sendable {
     case daemon
     case cli(rerunning: Bool)

@@ -22,10 +22,13 @@ public final class HostScene: Sendable {
     init(runtime: HostRuntime, terminal: Interaction.Terminal?, stdio: SceneStdio, environment: [String: String]?) {
         self.runtime = runtime
         self.terminal = terminal
-        id = runtime.lifecycle.attachScene(hasTerminal: terminal != nil)
-        runtime.setStdio(stdio, scene: id)
-        runtime.services.environments.set(environment, scene: id)
-        runtime.services.interaction.attach(scene: id, terminal: terminal)
+        // Streams, environment and terminal before any feature hears of the scene: a scene
+        // feature's activate() may already read them.
+        id = runtime.lifecycle.attachScene(hasTerminal: terminal != nil) { id in
+            runtime.setStdio(stdio, scene: id)
+            runtime.services.environments.set(environment, scene: id)
+            runtime.services.interaction.attach(scene: id, terminal: terminal)
+        }
     }
 
     /// Runs a contributed command in this scene; nil when no enabled feature contributes it.

@@ -13,7 +13,7 @@ public struct RuntimeOptions: Sendable {
     public var host: Preflight.HostIdentity = .current
     /// Whether this process is the daemon, and what becomes of a command that asks for it
     /// (termhost.daemon/1).
-    public var daemon: DaemonRole = .cli(rerunning: true)
+    public var daemon: DaemonRole = .cli(rerunning: false)
 
     public init() {}
 }

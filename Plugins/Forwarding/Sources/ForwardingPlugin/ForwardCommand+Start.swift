@@ -31,7 +31,9 @@ extension ForwardCommand {
         let manager = try self.manager()
         let running = manager.runningRuleIDs()
         let fresh = selected.filter { !running.contains($0.id) }
-        for rule in fresh { try intents.add(rule) }
+        // Every selected rule is started from now on, one already running too (a `forward run`
+        // of it, or a `forward retry` after a stop): the next daemon starts it again.
+        for rule in selected { try intents.add(rule) }
         let log = host
         manager.start(fresh, scene: 0, report: { log.log(.info, VisibleText.of($0)) })
         let states = settled(selected.map(\.id), manager)

@@ -263,17 +263,21 @@ struct ForwardCommand {
         }
         let manager = try self.manager()
         let done = DispatchSemaphore(value: 0)
-        let out = c
+        // Printed from a queue of its own: the manager's never waits on this terminal.
+        let out = RunOutput(duplicating: c.stdoutFD)
         let log = manager.pluginHost
         manager.start(selected, scene: c.scene, report: { line in
             // Every part from outside was made visible where the line was built; this catches
             // anything that was not (a line is always one line).
             let shown = VisibleText.of(line)
-            out.print(shown)
+            out?.send(shown)
             log.log(.info, shown)
         }, onIdle: { done.signal() })
         // Ended however it ends: nothing is written to this command's output afterwards.
-        defer { manager.release(scene: c.scene) }
+        defer {
+            manager.release(scene: c.scene)
+            out?.close()
+        }
         // Ctrl-C (or SIGTERM, SIGHUP) stops every rule here, each saying so, and the command
         // returns: the host waits for it before shutting down. Without this the command stayed
         // inside run_command() until the host gave up on it (3 s) and abandoned the plugin.
@@ -287,7 +291,7 @@ struct ForwardCommand {
         done.wait()
         if interrupted.load(ordering: .acquiring) { return 130 }
         // Idle: every rule failed or was stopped.
-        let failed = manager.snapshot().filter { $0.state.hasPrefix("failed") }
+        let failed = manager.snapshot(scene: c.scene).filter { $0.state.hasPrefix("failed") }
         return failed.isEmpty ? 0 : 1
     }
 

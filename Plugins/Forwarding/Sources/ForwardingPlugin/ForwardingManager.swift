@@ -63,6 +63,8 @@ final class ForwardingManager: @unchecked Sendable {
             owners[scene] = Owner(report: report, onIdle: onIdle)
             openControl()
             for rule in rules {
+                // One runtime per rule and owner: a stopped one of an earlier start gives way.
+                runtimes.removeAll { $0.scene == scene && $0.rule.id == rule.id && !$0.state.hasIntent }
                 let runtime = RuleRuntime(rule, scene: scene, keepsTrying: keepTrying)
                 runtimes.append(runtime)
                 begin(runtime)
@@ -70,19 +72,23 @@ final class ForwardingManager: @unchecked Sendable {
         }
     }
 
-    /// A `forward run` ended (its rules have stopped): its output is no longer written to, and
-    /// its stopped rules are forgotten. [any-thread]
+    /// A `forward run` ended: a rule of its still running (one `forward retry` started again
+    /// just before) stops, its output is no longer written to, and its rules are forgotten.
+    /// [not on queue]
     func release(scene: UInt64) {
+        dispatchPrecondition(condition: .notOnQueue(queue))
         queue.sync {
+            for r in runtimes where r.scene == scene && r.state.hasIntent { stop(r, reason: nil) }
             owners[scene] = nil
-            runtimes.removeAll { $0.scene == scene && !$0.state.hasIntent }
+            runtimes.removeAll { $0.scene == scene }
+            writeStatus()
         }
-        writeStatus()
     }
 
     /// `forward stop|retry` from another shell (ControlSocket's protocol): the reply line, or
-    /// "none" when this process runs no rule with that ID or name. [any-thread]
+    /// "none" when this process runs no rule with that ID or name. [not on queue]
     func control(_ request: String) -> String {
+        dispatchPrecondition(condition: .notOnQueue(queue))
         let parts = request.split(separator: " ", maxSplits: 1).map(String.init)
         guard parts.count == 2, parts[0] == "stop" || parts[0] == "retry" else { return "error unknown request '\(VisibleText.of(request))'" }
         let (verb, target) = (parts[0], parts[1])
@@ -101,6 +107,9 @@ final class ForwardingManager: @unchecked Sendable {
                     done.append("\(r.label) was already \(r.state.text(connections: 0))")
                 case (_, true):
                     done.append("\(r.label) is already running (\(r.state.text(connections: r.connections.load(ordering: .relaxed))))")
+                case _ where owners[r.scene] == nil:
+                    // Its `forward run` has ended (it is returning): nobody would own the rule.
+                    done.append("\(r.label) was run by a 'forward run' that has ended")
                 default:
                     // Explicit intent again, as a new run of the rule would have.
                     let fresh = RuleRuntime(r.rule, scene: r.scene, keepsTrying: r.keepsTrying)
@@ -383,9 +392,10 @@ final class ForwardingManager: @unchecked Sendable {
         let failed: Bool
     }
 
-    /// The newest runtime of each rule in `ids`, by rule ID. [any-thread]
+    /// The newest runtime of each rule in `ids`, by rule ID. [not on queue]
     func statuses(of ids: Set<String>) -> [String: RuleStatus] {
-        queue.sync {
+        dispatchPrecondition(condition: .notOnQueue(queue))
+        return queue.sync {
             var found: [String: RuleStatus] = [:]
             for r in runtimes where ids.contains(r.rule.id) {
                 let failed = if case .failed = r.state { true } else { false }
@@ -395,14 +405,16 @@ final class ForwardingManager: @unchecked Sendable {
         }
     }
 
-    /// The IDs of rules running here now (any owner). [any-thread]
+    /// The IDs of rules running here now (any owner). [not on queue]
     func runningRuleIDs() -> Set<String> {
-        queue.sync { Set(runtimes.filter { $0.state.hasIntent }.map(\.rule.id)) }
+        dispatchPrecondition(condition: .notOnQueue(queue))
+        return queue.sync { Set(runtimes.filter { $0.state.hasIntent }.map(\.rule.id)) }
     }
 
     /// Writes the status file now, not within the coalescing 200 ms: a `forward list` right
-    /// after `forward start` returned must see what start said. [any-thread]
+    /// after `forward start` returned must see what start said. [not on queue]
     func writeStatusNow() {
+        dispatchPrecondition(condition: .notOnQueue(queue))
         queue.sync {
             guard !shuttingDown else { return }
             status.write(runtimes.map { .init(id: $0.rule.id, name: $0.rule.name, state: shown($0)) })
@@ -422,9 +434,13 @@ final class ForwardingManager: @unchecked Sendable {
         }
     }
 
-    /// Every rule this process runs or ran, with its state text. [any-thread]
-    func snapshot() -> [(rule: ForwardRule, state: String)] {
-        queue.sync { runtimes.map { ($0.rule, $0.state.text(connections: $0.connections.load(ordering: .relaxed))) } }
+    /// Every rule this process runs or ran (of one owner's, when given), with its state text.
+    /// [not on queue]
+    func snapshot(scene: UInt64? = nil) -> [(rule: ForwardRule, state: String)] {
+        dispatchPrecondition(condition: .notOnQueue(queue))
+        return queue.sync {
+            runtimes.filter { scene == nil || $0.scene == scene }.map { ($0.rule, $0.state.text(connections: $0.connections.load(ordering: .relaxed))) }
+        }
     }
 }
 

@@ -38,10 +38,20 @@ final class ForwardingFeature: Feature {
             return
         }
         guard !intended.isEmpty else { return }
-        let saved = (try? RuleStore(store: store).all()) ?? []
-        let rules = saved.filter { intended.contains($0.id) }
-        // A rule removed (here or by a synced change) takes its intent with it.
-        for id in intended.subtracting(saved.map(\.id)) { _ = try? RuleIntents(store: store).remove(id) }
+        let rules: [ForwardRule], stored: Set<String>
+        do {
+            rules = try RuleStore(store: store).all().filter { intended.contains($0.id) }
+            stored = Set(try store.list(RuleStore.collection).map(\.key))
+        } catch {
+            host.log(.warning, "forwarding: the saved rules cannot be read, so none of the started ones runs now: \(error.message)")
+            return
+        }
+        // A rule removed (here or by a synced change) takes its intent with it; one that is
+        // stored but unreadable here (a newer version's) keeps it, as the rule itself is kept.
+        for id in intended.subtracting(stored) { _ = try? RuleIntents(store: store).remove(id) }
+        for id in intended.intersection(stored).subtracting(rules.map(\.id)) {
+            host.log(.warning, "forwarding: the started rule '\(VisibleText.of(id))' cannot be read by this version; left as it is, not run")
+        }
         guard !rules.isEmpty else { return }
         do {
             let manager = try startManager()

@@ -29,7 +29,8 @@ typedef struct termhost_host_environment { /* implemented by the host. Added in 
    /* Copies the value of variable `name` in the environment of the client that scene belongs
     * to into buf (NUL-terminated). Scene 0, and a scene whose front end is this process (the
     * CLI), read the process's environment, as getenv() would.
-    * name: borrowed, a variable name (letters, digits, '_', not starting with a digit).
+    * name: borrowed, a variable name (letters, digits, '_', not starting with a digit; at most
+    * 256 bytes).
     * buf: owned by the caller, buf_size bytes.
     * Returns TERMHOST_OK; TERMHOST_ERR_NOT_FOUND when the variable is not set there (an empty
     * value is set, and copies as ""); TERMHOST_ERR_TOO_LARGE when buf is too small (*needed,
