@@ -50,7 +50,10 @@ extension DaemonServer {
         struct Progress { var scene: UInt64? = nil; var cancelled = false; var status: Int32? = nil }
         let progress = Mutex(Progress())
         let started = DispatchSemaphore(value: 0)
-        let replied = DispatchSemaphore(value: 0)   // the reply goes before `exited`
+        // The reply goes before the command runs, and so before `exited`: a client whose
+        // connection closes before the reply (the daemon crashed) knows that its command never
+        // ran, and may run it itself without running it twice.
+        let replied = DispatchSemaphore(value: 0)
         // The command's thread says the end on a descriptor of its own: this thread may return
         // (and close the connection's) once the client is gone, without waiting for a command
         // that ignores its cancellation, and no number it writes to is ever another client's.
@@ -67,6 +70,8 @@ extension DaemonServer {
                     return p.cancelled
                 }
                 started.signal()
+                replied.wait()
+                replied.signal()   // passed on: the wait below finds it too
                 if cancelled { runner.cancel(scene) }
             }
             for d in descriptors { close(d) }
