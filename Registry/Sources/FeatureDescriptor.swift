@@ -42,6 +42,8 @@ public struct FeatureDescriptor: Hashable, Sendable {
     public var tools: [ToolDescriptor]
     /// Typed actions, exported C functions called through libffi (ABI 1.3, action.h).
     public var actions: [ActionDescriptor]
+    /// Its commands may run at the same time as each other (ABI 1.6, `concurrent_commands`).
+    public var concurrentCommands: Bool
     /// Where the descriptor came from, e.g. "plugin org.example.hello (/path/to/plugin)".
     public var source: String
 
@@ -50,7 +52,7 @@ public struct FeatureDescriptor: Hashable, Sendable {
                 after: [FeatureID] = [], before: [FeatureID] = [],
                 requiresFeatures: [FeatureID] = [], requiresServices: [String] = [],
                 providesServices: [String] = [], commands: [CommandDescriptor] = [],
-                tools: [ToolDescriptor] = [], actions: [ActionDescriptor] = [], source: String) {
+                tools: [ToolDescriptor] = [], actions: [ActionDescriptor] = [], concurrentCommands: Bool = false, source: String) {
         self.id = id
         self.version = version
         self.displayName = displayName ?? id.rawValue
@@ -65,6 +67,7 @@ public struct FeatureDescriptor: Hashable, Sendable {
         self.commands = commands
         self.tools = tools
         self.actions = actions
+        self.concurrentCommands = concurrentCommands
         self.source = source
     }
 }

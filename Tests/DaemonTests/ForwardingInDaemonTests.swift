@@ -75,6 +75,38 @@ import TestSupport
         #expect(!listed.stdout.contains("started:"), "a start that never ran is not kept: \(listed.output)")
     }
 
+    @Test func forwardingCommandsOfTwoClientsRunSideBySideInTheDaemon() throws {
+        // The forwarding feature sets concurrent_commands: a `forward run` in the daemon does
+        // not keep `forward start` (which only runs there) or `forward list` out.
+        let dir = TemporaryDirectory("termhost-fwd-daemon")
+        defer { dir.remove() }
+        let ssh = try SSHHarness(dir: dir)
+        defer { ssh.server.stop() }
+        let plugin = try Fixtures.bundle("libForwardingPlugin.so", as: "org.termhost.forwarding", in: ssh.plugins)
+        let manifest = try String(contentsOfFile: plugin.manifest, encoding: .utf8)
+        #expect(manifest.contains(#""concurrentCommands": true"#), "the derived manifest says so: \(manifest)")
+        let daemon = DaemonHarness(environment: ssh.environment)
+        defer { daemon.stop(); daemon.remove() }
+        try daemon.start()
+        for name in ["one", "two"] {
+            #expect(try ssh.termhost(["forward", "add", "--name", name, ssh.target, "-L", "0:127.0.0.1:\(ssh.server.port)"]).status == 0)
+        }
+        let run = try Background(Paths.termhost, ["forward", "run", "one"], environment: ssh.environment)
+        let out = CollectedOutput(run.stdout)
+        defer { if run.process.isRunning { kill(run.process.processIdentifier, SIGKILL) } }
+        #expect(Wait.until(timeout: 60) { out.text.contains("forward 'one': active") }, "\(out.text) \(daemon.log)")
+        let started = try ssh.termhost(["forward", "start", "two"], timeout: 120)
+        #expect(started.status == 0 && started.stdout.contains("forward 'two': active"), "\(started.output)")
+        let list = try ssh.termhost(["forward", "list"])
+        #expect(list.stdout.components(separatedBy: "active (").count == 3, "both run in the daemon: \(list.output)")
+        #expect(daemon.log.components(separatedBy: "runs 'forward' in scene").count == 6, "two adds, run, start and list all ran there: \(daemon.log)")
+        // Ctrl-C ends the run's rule only; the started one runs on.
+        kill(run.process.processIdentifier, SIGINT)
+        #expect(Wait.until(timeout: 30) { !run.process.isRunning })
+        let after = try ssh.termhost(["forward", "list"])
+        #expect(after.stdout.components(separatedBy: "active (").count == 2 && after.stdout.contains("two"), "\(after.output)")
+    }
+
     /// The port in "listening on 127.0.0.1:PORT".
     static func port(_ text: String) -> Int? {
         guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }

@@ -113,7 +113,7 @@ static const termhost_action_descriptor_t *const actions[] = {
 
 static const termhost_feature_descriptor_t descriptor = {
    sizeof(termhost_feature_descriptor_t), "org.test.actions", "1.0.0", "Actions", NULL, 100, TERMHOST_SCOPE_PROCESS,
-   NULL, NULL, NULL, NULL, NULL, NULL, NULL, actions
+   NULL, NULL, NULL, NULL, NULL, NULL, NULL, actions, 0 /* concurrent_commands */
 };
 static const termhost_feature_t instance = {
    sizeof(termhost_feature_t), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL

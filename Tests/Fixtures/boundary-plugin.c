@@ -116,7 +116,7 @@ static const termhost_command_descriptor_t cmd = { COMMAND_SIZE, COMMAND_NAME, "
 static const termhost_command_descriptor_t *const cmds[] = { &cmd, NULL };
 static const termhost_feature_descriptor_t desc = {
    DESCRIPTOR_SIZE, PLUGIN_ID, "1.0.0", "Boundary", NULL, 100,
-   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, NULL, cmds, NULL, NULL
+   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, NULL, cmds, NULL, NULL, 0 /* concurrent_commands */
 };
 static const termhost_feature_t inst = {
    FEATURE_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, run

@@ -161,7 +161,7 @@ static const termhost_command_descriptor_t *const commands[] = { &c_polite, &c_s
 
 static const termhost_feature_descriptor_t descriptor = {
    sizeof(termhost_feature_descriptor_t), PLUGIN_ID, "1.0.0", "Cancel fixture", NULL,
-   FEATURE_ORDER, TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, NULL, commands, NULL, NULL
+   FEATURE_ORDER, TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, NULL, commands, NULL, NULL, 0 /* concurrent_commands */
 };
 
 static const termhost_feature_t instance = {

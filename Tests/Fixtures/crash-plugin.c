@@ -38,7 +38,7 @@ static const termhost_command_descriptor_t command = {
 static const termhost_command_descriptor_t *const commands[] = { &command, NULL };
 static const termhost_feature_descriptor_t descriptor = {
    sizeof(termhost_feature_descriptor_t), FEATURE_ID, PLUGIN_VERSION, "Crashy", NULL,
-   100, TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, NULL, commands, NULL, NULL
+   100, TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, NULL, commands, NULL, NULL, 0 /* concurrent_commands */
 };
 
 static termhost_status f_activate(const termhost_feature_t *f, const termhost_scene_info_t *info, termhost_error_t *err) {

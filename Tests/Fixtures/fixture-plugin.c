@@ -137,7 +137,7 @@ static const termhost_command_descriptor_t *const commands[] = { &command, NULL 
 
 static const termhost_feature_descriptor_t descriptor = {
    sizeof(termhost_feature_descriptor_t), FEATURE_ID, PLUGIN_VERSION, "Fixture", NULL,
-   FEATURE_ORDER, FEATURE_SCOPE, AFTER, NULL, REQUIRES, SERVICES, PROVIDES, commands, NULL, NULL
+   FEATURE_ORDER, FEATURE_SCOPE, AFTER, NULL, REQUIRES, SERVICES, PROVIDES, commands, NULL, NULL, 0 /* concurrent_commands */
 };
 
 

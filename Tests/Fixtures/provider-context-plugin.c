@@ -88,11 +88,11 @@ static const termhost_command_descriptor_t cmd = { sizeof(termhost_command_descr
 static const termhost_command_descriptor_t *const cmds[] = { &cmd, NULL };
 static const termhost_feature_descriptor_t descs[] = {
    { sizeof(termhost_feature_descriptor_t), "org.test.ctx.user", "1.0.0", "Consumer", NULL, 1,
-     TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, requires_both, NULL, cmds, NULL, NULL },
+     TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, requires_both, NULL, cmds, NULL, NULL, 0 /* concurrent_commands */ },
    { sizeof(termhost_feature_descriptor_t), "org.test.ctx.one", "1.0.0", "Provider one", NULL, 500,
-     TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, provides_one, NULL, NULL, NULL },
+     TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, provides_one, NULL, NULL, NULL, 0 /* concurrent_commands */ },
    { sizeof(termhost_feature_descriptor_t), "org.test.ctx.two", "1.0.0", "Provider two", NULL, 600,
-     TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, provides_two, NULL, NULL, NULL },
+     TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, provides_two, NULL, NULL, NULL, 0 /* concurrent_commands */ },
 };
 
 static uint32_t count(const termhost_feature_factory_t *x) { (void)x; return 3; }

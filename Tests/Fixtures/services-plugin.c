@@ -127,7 +127,7 @@ static const termhost_command_descriptor_t cmd = { sizeof(termhost_command_descr
 static const termhost_command_descriptor_t *const cmds[] = { &cmd, NULL };
 static const termhost_feature_descriptor_t desc = {
    sizeof(termhost_feature_descriptor_t), FEATURE_ID, "1.0.0", "Services", NULL, 10,
-   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, NULL, cmds, NULL, NULL
+   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, NULL, cmds, NULL, NULL, 0 /* concurrent_commands */
 };
 static const termhost_feature_t inst = {
    sizeof(termhost_feature_t), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, run

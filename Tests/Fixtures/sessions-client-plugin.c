@@ -129,7 +129,7 @@ static const termhost_command_descriptor_t cmd = {
 static const termhost_command_descriptor_t *const cmds[] = { &cmd, NULL };
 static const termhost_feature_descriptor_t descriptor = {
    sizeof(termhost_feature_descriptor_t), "org.test.sesscheck", "1.0.0", "Sessions check", NULL, 1000,
-   TERMHOST_SCOPE_PROCESS, after, NULL, NULL, required, NULL, cmds, NULL, NULL
+   TERMHOST_SCOPE_PROCESS, after, NULL, NULL, required, NULL, cmds, NULL, NULL, 0 /* concurrent_commands */
 };
 static const termhost_feature_t instance = {
    sizeof(termhost_feature_t), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, run

@@ -160,7 +160,7 @@ static const termhost_command_descriptor_t cmd = { sizeof(termhost_command_descr
 static const termhost_command_descriptor_t *const cmds[] = { &cmd, NULL };
 static const termhost_feature_descriptor_t desc = {
    sizeof(termhost_feature_descriptor_t), "org.test.sftpclient", "1.0.0", "Files probe", NULL, 1000,
-   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, required, NULL, cmds, NULL, NULL
+   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, required, NULL, cmds, NULL, NULL, 0 /* concurrent_commands */
 };
 static const termhost_feature_t inst = { sizeof(termhost_feature_t), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, run };
 static uint32_t count(const termhost_feature_factory_t *x) { (void)x; return 1; }

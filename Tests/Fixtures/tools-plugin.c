@@ -68,11 +68,11 @@ static const termhost_tool_descriptor_t *const other_tools[] = { &echo_args, NUL
 
 static const termhost_feature_descriptor_t descriptors[] = {
    { DESCRIPTOR_SIZE, "org.test.tools", "1.0.0", "Tools", NULL, 100, TERMHOST_SCOPE_PROCESS,
-     NULL, NULL, NULL, NULL, NULL, NULL, main_tools, NULL },
+     NULL, NULL, NULL, NULL, NULL, NULL, main_tools, NULL, 0 /* concurrent_commands */ },
    { sizeof(termhost_feature_descriptor_t), "org.test.tools.scene", "1.0.0", "Scene tools", NULL, 110, TERMHOST_SCOPE_SCENE,
-     NULL, NULL, NULL, NULL, NULL, NULL, scene_tools, NULL },
+     NULL, NULL, NULL, NULL, NULL, NULL, scene_tools, NULL, 0 /* concurrent_commands */ },
    { sizeof(termhost_feature_descriptor_t), "org.test.tools.other", "1.0.0", "Other tools", NULL, 120, TERMHOST_SCOPE_PROCESS,
-     NULL, NULL, NULL, NULL, NULL, NULL, other_tools, NULL },
+     NULL, NULL, NULL, NULL, NULL, NULL, other_tools, NULL, 0 /* concurrent_commands */ },
 };
 
 static volatile sig_atomic_t cancelled;

@@ -74,15 +74,19 @@ enum DaemonCommand {
         let sessions = TerminalSessions(table: runtime.providedService(TERMHOST_SSH_SESSIONS))
         if sessions == nil { log("no persistent sessions: no running feature provides \(TERMHOST_SSH_SESSIONS) ('termhost features' says why)") }
         // The CLI's commands run here as scenes of the calling terminal (DaemonServer+Run).
-        // One command at a time per plugin (the ABI's [main] promise): a second runs in its client.
-        let busyPlugins = Mutex<Set<String>>([])
+        // One command at a time per plugin (the ABI's [main] promise), unless the command's
+        // feature lets its commands overlap (concurrent_commands): those run side by side, but
+        // never beside one of a feature that does not. A command refused runs in its client.
+        let busy = Mutex(PluginCommandSlots())
         let runner = CommandRunner(admit: { [runtime] name in
             guard let plugin = runtime.commandPlugin(name) else {
                 return .refused("no feature running in the daemon contributes '\(VisibleText.of(name))'")
             }
-            let admitted = busyPlugins.withLock { $0.insert(plugin).inserted }
-            guard admitted else { return .refused("\(plugin) is running another command in the daemon") }
-            return .admitted(release: { _ = busyPlugins.withLock { $0.remove(plugin) } })
+            let shared = runtime.commandRunsConcurrently(name)
+            guard busy.withLock({ $0.take(plugin, shared: shared) }) else {
+                return .refused("\(plugin) is running another command in the daemon")
+            }
+            return .admitted(release: { busy.withLock { $0.give(plugin, shared: shared) } })
         }, run: { [runtime] request, started in
             let streams = request.streams
             let scene = runtime.attachScene(terminal: request.interactive ? .init(input: streams.input, output: streams.error) : nil,

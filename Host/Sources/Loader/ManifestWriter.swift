@@ -55,6 +55,7 @@ extension PluginManifest {
                     + "\"takesError\": \(a.takesError) }"
             }
             if !actions.isEmpty { members.append(("actions", "[\n" + actions.joined(separator: ",\n") + "\n      ]")) }
+            if f.concurrentCommands == true { members.append(("concurrentCommands", "true")) }
             lines.append("    {")
             lines += members.enumerated().map { j, m in "      \"\(m.0)\": \(m.1)" + (j == members.count - 1 ? "" : ",") }
             lines.append("    }" + (i == features.count - 1 ? "" : ","))

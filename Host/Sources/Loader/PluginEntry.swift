@@ -105,12 +105,14 @@ public struct PluginEntry: @unchecked Sendable {
             do { id = try FeatureID(str(d.id) ?? "") } catch { throw .probeFailed(error.description) }
             let tools = try Self.tools(of: dp, feature: id.rawValue, who: who)
             let actions = try ActionCheck.read(dp, feature: id.rawValue, who: who)
+            // ABI 1.6; an older descriptor ends before it.
+            let concurrent = TermhostStruct.has(dp.pointee.struct_size, \termhost_feature_descriptor_t.concurrent_commands) && d.concurrent_commands != 0
             out.append(FeatureDescriptor(
                 id: id, version: str(d.version) ?? "", displayName: str(d.display_name), summary: str(d.description),
                 order: d.order, scope: FeatureScope(rawValue: Int32(d.scope.rawValue)) ?? .process,
                 after: try ids(d.after), before: try ids(d.before), requiresFeatures: try ids(d.requires_features),
                 requiresServices: list(d.requires_services), providesServices: list(d.provides_services),
-                commands: commands, tools: tools, actions: actions, source: source))
+                commands: commands, tools: tools, actions: actions, concurrentCommands: concurrent, source: source))
         }
         return out
     }

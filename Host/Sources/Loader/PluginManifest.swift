@@ -31,6 +31,8 @@ public struct PluginManifest: Sendable, Equatable, Codable {
         public var tools: [ToolDescriptor]?
         /// ABI 1.3: typed actions; the probe checks each symbol is the library's own export.
         public var actions: [ActionDescriptor]?
+        /// ABI 1.6: its commands may run at the same time as each other, in the daemon.
+        public var concurrentCommands: Bool?
     }
 
     public var id: String
@@ -101,7 +103,8 @@ public struct PluginManifest: Sendable, Equatable, Codable {
                               order: f.order ?? 0, scope: f.scope ?? .process, after: f.after ?? [],
                               before: f.before ?? [], requiresFeatures: f.requires ?? [],
                               requiresServices: f.requiresServices ?? [], providesServices: f.providesServices ?? [],
-                              commands: f.commands ?? [], tools: f.tools ?? [], actions: f.actions ?? [], source: source)
+                              commands: f.commands ?? [], tools: f.tools ?? [], actions: f.actions ?? [],
+                              concurrentCommands: f.concurrentCommands ?? false, source: source)
         }
     }
 }

@@ -51,7 +51,8 @@ public struct ProbeReport: Sendable, Equatable, Codable {
                 ?? same("requiresServices", declared.requiresServices ?? [], actual.requiresServices ?? [], list)
                 ?? same("providesServices", declared.providesServices ?? [], actual.providesServices ?? [], list)
                 ?? same("commands", (declared.commands ?? []).map(\.name), (actual.commands ?? []).map(\.name), list)
-                ?? same("tools", (declared.tools ?? []).map(\.name), (actual.tools ?? []).map(\.name), list) {
+                ?? same("tools", (declared.tools ?? []).map(\.name), (actual.tools ?? []).map(\.name), list)
+                ?? same("concurrentCommands", declared.concurrentCommands ?? false, actual.concurrentCommands ?? false, { String($0) }) {
                 return f
             }
             // Same names: a tool whose description, schema, flags or modes differ is named.
@@ -77,6 +78,7 @@ extension PluginManifest.Feature {
         self.init(id: d.id, version: d.version, displayName: d.displayName, summary: d.summary, order: d.order,
                   scope: d.scope, after: d.after, before: d.before, requires: d.requiresFeatures,
                   requiresServices: d.requiresServices, providesServices: d.providesServices, commands: d.commands,
-                  tools: d.tools.isEmpty ? nil : d.tools, actions: d.actions.isEmpty ? nil : d.actions)
+                  tools: d.tools.isEmpty ? nil : d.tools, actions: d.actions.isEmpty ? nil : d.actions,
+                  concurrentCommands: d.concurrentCommands ? true : nil)
     }
 }

@@ -190,6 +190,12 @@ public final class HostRuntime: @unchecked Sendable {
         resolution.commandOwners[name].flatMap { resolution.feature($0)?.descriptor.source }
     }
 
+    /// Whether the feature that contributes the command `name` lets its commands overlap
+    /// (ABI 1.6 `concurrent_commands`).
+    public func commandRunsConcurrently(_ name: String) -> Bool {
+        resolution.commandOwners[name].flatMap { resolution.feature($0)?.descriptor.concurrentCommands } ?? false
+    }
+
     /// Runs a contributed command in a scene. nil when no enabled feature contributes it.
     public func runCommand(scene: UInt64, argv: [String], json: Bool) -> Int32? {
         guard let name = argv.first, let owner = resolution.commandOwners[name],

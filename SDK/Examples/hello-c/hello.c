@@ -41,11 +41,14 @@ static const termhost_tool_descriptor_t local_time_tool = {
 };
 static const termhost_tool_descriptor_t *const tools[] = { &local_time_tool, NULL };
 
+/* Designated initializers: members the ABI appends later (concurrent_commands in 1.6) are
+ * zero, and -Wextra has nothing to say about them. */
 static const termhost_feature_descriptor_t descriptor = {
-   sizeof(termhost_feature_descriptor_t),
-   FEATURE_ID, "1.0.0", "Hello (C)", "An example feature written in C.",
-   1000, TERMHOST_SCOPE_PROCESS,
-   NULL, NULL, NULL, required_services, NULL, commands, tools, NULL
+   .struct_size = sizeof(termhost_feature_descriptor_t),
+   .id = FEATURE_ID, .version = "1.0.0", .display_name = "Hello (C)",
+   .description = "An example feature written in C.",
+   .order = 1000, .scope = TERMHOST_SCOPE_PROCESS,
+   .requires_services = required_services, .commands = commands, .tools = tools
 };
 
 /* Copies a store value into a small buffer; the sink's data is only valid during the call. */

@@ -66,9 +66,9 @@ static const termhost_command_descriptor_t cmd = {
 };
 static const termhost_command_descriptor_t *const cmds[] = { &cmd, NULL };
 static const termhost_feature_descriptor_t descriptor = {
-   sizeof(termhost_feature_descriptor_t), FEATURE_ID, "1.0.0", "Remote run (C)",
-   "Runs remote commands through org.termhost.ssh.transport/1.", 1000, TERMHOST_SCOPE_PROCESS,
-   NULL, NULL, NULL, required, NULL, cmds, NULL, NULL
+   .struct_size = sizeof(termhost_feature_descriptor_t), .id = FEATURE_ID, .version = "1.0.0",
+   .display_name = "Remote run (C)", .description = "Runs remote commands through org.termhost.ssh.transport/1.",
+   .order = 1000, .scope = TERMHOST_SCOPE_PROCESS, .requires_services = required, .commands = cmds
 };
 static const termhost_feature_t instance = {
    sizeof(termhost_feature_t), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, run

@@ -44,11 +44,16 @@ public struct FeatureInfo: Sendable {
     public var tools: [Tool]
     /// Typed actions (ABI 1.3): exported `@_cdecl` functions the host calls through libffi.
     public var actions: [Action] = []
+    /// ABI 1.6 (`concurrent_commands`): `run` may be called again while it runs, on another
+    /// thread, and the daemon then runs one command per client at once. Set it only when each
+    /// command's state is its own or locked.
+    public var concurrentCommands = false
 
     public init(id: String, version: String, displayName: String, summary: String? = nil,
                 order: Int32 = 0, scope: Scope = .process, after: [String] = [], before: [String] = [],
                 requiresFeatures: [String] = [], requiresServices: [String] = [],
-                providesServices: [String] = [], commands: [Command] = [], tools: [Tool] = []) {
+                providesServices: [String] = [], commands: [Command] = [], tools: [Tool] = [],
+                concurrentCommands: Bool = false) {
         self.id = id
         self.version = version
         self.displayName = displayName
@@ -62,6 +67,7 @@ public struct FeatureInfo: Sendable {
         self.providesServices = providesServices
         self.commands = commands
         self.tools = tools
+        self.concurrentCommands = concurrentCommands
     }
 }
 

@@ -159,7 +159,8 @@ public final class Plugin: @unchecked Sendable {
             requires_features: Immortal.list(info.requiresFeatures),
             requires_services: Immortal.list(info.requiresServices),
             provides_services: Immortal.list(info.providesServices),
-            commands: commands, tools: tools(info.tools), actions: Action.descriptors(info.actions)))
+            commands: commands, tools: tools(info.tools), actions: Action.descriptors(info.actions),
+            concurrent_commands: info.concurrentCommands ? 1 : 0))
         return UnsafePointer(d)
     }
 }

@@ -77,6 +77,17 @@ typedef struct termhost_feature_descriptor {
     * (action.h), NULL-terminated; may be NULL. Read only when struct_size covers it.
     * Honoured for process-scope features only, like tools. */
    const struct termhost_action_descriptor *const *actions;
+   /* Added in ABI 1.6: 1 when this feature's run_command() may be called while another of its
+    * run_command() calls runs, on another thread. The daemon (where every client's command
+    * runs) then runs several of this feature's commands at once, one per client, and they may
+    * overlap each other, but never a command of a feature of the plugin that did not set it,
+    * nor any other [main] callback but those "What may overlap run_command()" lists
+    * (Docs/ABI.md). 0, and every plugin built for an older ABI: never; the daemon runs one
+    * command of the plugin at a time and a second one runs in its client's own process.
+    * Set it only when the feature keeps each command's state per invocation or behind its own
+    * lock. Read only when struct_size covers it; the manifest repeats it
+    * ("concurrentCommands": true). */
+   int32_t concurrent_commands;
 } termhost_feature_descriptor_t;
 
 /* Passed to each lifecycle callback; describes the scene involved, if any. Owned by the host,

@@ -714,7 +714,7 @@ static void shutdown_feature(const termhost_feature_t *f) {
 static const char *const provided[] = { TERMHOST_SSH_TRANSPORT, NULL };
 static const termhost_feature_descriptor_t desc = {
    sizeof(termhost_feature_descriptor_t), "org.termhost.ssh", "0.1.0", "SSH (fake)", NULL, 100,
-   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, provided, NULL, NULL, NULL
+   TERMHOST_SCOPE_PROCESS, NULL, NULL, NULL, NULL, provided, NULL, NULL, NULL, 0 /* concurrent_commands */
 };
 static const termhost_feature_t inst = {
    sizeof(termhost_feature_t), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL

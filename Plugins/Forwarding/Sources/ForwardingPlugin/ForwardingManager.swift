@@ -81,7 +81,8 @@ final class ForwardingManager: @unchecked Sendable {
             for r in runtimes where r.scene == scene && r.state.hasIntent { stop(r, reason: nil) }
             owners[scene] = nil
             runtimes.removeAll { $0.scene == scene }
-            writeStatus()
+            // Now, not coalesced: the client's next `forward list` must not show them running.
+            writeStatusFile()
         }
     }
 
@@ -380,8 +381,7 @@ final class ForwardingManager: @unchecked Sendable {
         statusPending = true
         queue.asyncAfter(deadline: .now() + 0.2) { [self] in
             statusPending = false
-            guard !shuttingDown else { return }
-            status.write(runtimes.map { .init(id: $0.rule.id, name: $0.rule.name, state: shown($0)) })
+            writeStatusFile()
         }
     }
 
@@ -415,10 +415,13 @@ final class ForwardingManager: @unchecked Sendable {
     /// after `forward start` returned must see what start said. [not on queue]
     func writeStatusNow() {
         dispatchPrecondition(condition: .notOnQueue(queue))
-        queue.sync {
-            guard !shuttingDown else { return }
-            status.write(runtimes.map { .init(id: $0.rule.id, name: $0.rule.name, state: shown($0)) })
-        }
+        queue.sync { writeStatusFile() }
+    }
+
+    /// [queue]
+    private func writeStatusFile() {
+        guard !shuttingDown else { return }
+        status.write(runtimes.map { .init(id: $0.rule.id, name: $0.rule.name, state: shown($0)) })
     }
 
     /// A rule's state as `list` shows it: an active one also says where it listens (the port

@@ -11,7 +11,10 @@ final class ForwardingFeature: Feature {
         order: 300, scope: .process, after: ["org.termhost.ssh"],
         requiresServices: ["termhost.store/1", "org.termhost.ssh.transport/1"],
         commands: [Command("forward", summary: "Port forwarding rules: add, edit, rm, list, show, start, stop, run, retry", usage: ForwardCommand.usage)],
-        tools: [ForwardingTools.forwardList])
+        tools: [ForwardingTools.forwardList],
+        // Each command's state is its own; the manager keeps its state on its queue: in the
+        // daemon `forward list` or `start` runs beside a `forward run` of another client.
+        concurrentCommands: true)
 
     let host: PluginHost
     /// The process-scope forwarding service, created on the first `forward run`.
