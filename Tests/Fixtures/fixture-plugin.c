@@ -135,9 +135,12 @@ static const termhost_command_descriptor_t command = {
 };
 static const termhost_command_descriptor_t *const commands[] = { &command, NULL };
 
+#ifndef CONCURRENT_COMMANDS
+#define CONCURRENT_COMMANDS 0
+#endif
 static const termhost_feature_descriptor_t descriptor = {
    sizeof(termhost_feature_descriptor_t), FEATURE_ID, PLUGIN_VERSION, "Fixture", NULL,
-   FEATURE_ORDER, FEATURE_SCOPE, AFTER, NULL, REQUIRES, SERVICES, PROVIDES, commands, NULL, NULL, 0 /* concurrent_commands */
+   FEATURE_ORDER, FEATURE_SCOPE, AFTER, NULL, REQUIRES, SERVICES, PROVIDES, commands, NULL, NULL, CONCURRENT_COMMANDS
 };
 
 

@@ -61,6 +61,22 @@ import TestSupport
         #expect(inspect(dir).record("org.test.feat")?.failure == .entryMismatch(field: "scope of feature org.test.feat", manifest: "scene", library: "process"))
     }
 
+    @Test func concurrentCommandsMustBeDeclaredAsTheLibrarySetsThem() throws {
+        // ABI 1.6: the daemon lets such a feature's commands overlap, so the manifest may not
+        // claim it for a library that does not set it, nor hide it.
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "hidden", id: "org.test.hidden", defines: ["CONCURRENT_COMMANDS=1"])
+        try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "claimed", id: "org.test.claimed", extraFeatureJSON: #", "concurrentCommands": true"#)
+        try Fixtures.cPlugin(in: dir.sub("plugins"), dirName: "said", id: "org.test.said", defines: ["CONCURRENT_COMMANDS=1"],
+                             extraFeatureJSON: #", "concurrentCommands": true"#)
+        let i = inspect(dir)
+        #expect(i.record("org.test.hidden")?.failure == .entryMismatch(field: "concurrentCommands of feature org.test.hidden", manifest: "false", library: "true"))
+        #expect(i.record("org.test.claimed")?.failure == .entryMismatch(field: "concurrentCommands of feature org.test.claimed", manifest: "true", library: "false"))
+        #expect(i.record("org.test.said")?.failure == nil)
+        #expect(i.resolution.enabled.first { $0.descriptor.id.rawValue == "org.test.said" }?.descriptor.concurrentCommands == true)
+    }
+
     @Test func sha256PinnedByTheManifestMustMatch() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
