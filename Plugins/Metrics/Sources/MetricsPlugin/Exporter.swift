@@ -18,62 +18,132 @@ struct Exporter {
     let command: MetricsCommand
     let monitors: MonitorStore
 
-    static let arguments = CommandArguments("termhost metrics serve", usage: "usage: termhost metrics serve [--listen ADDRESS:PORT] [HOST]...",
-                                            options: [.value("--listen")])
+    static let usage = "usage: termhost metrics serve [--background] [--listen ADDRESS:PORT] [HOST]... | --stop [--listen ADDRESS:PORT]"
+    static let arguments = CommandArguments("termhost metrics serve", usage: usage,
+                                            options: [.value("--listen"), .flag("--background"), .flag("--stop")])
 
     func run(_ args: [String]) throws -> Int32 {
         let parsed: ParsedArguments
         do { parsed = try command.invocation.parse(args, with: Exporter.arguments) } catch { return error.status }
+        let background = parsed.has("--background"), stopping = parsed.has("--stop")
+        if stopping && (background || !parsed.arguments.isEmpty) { return command.usageError(Exporter.usage) }
+        if stopping { return stopInDaemon(parsed.value("--listen")) }
         let listen = parsed.value("--listen") ?? "127.0.0.1:9464"
         let hosts = parsed.arguments
-        guard let colon = listen.lastIndex(of: ":") else {
-            return command.usageError("termhost metrics serve: --listen takes ADDRESS:PORT, e.g. 127.0.0.1:9464, not '\(VisibleText.of(listen))'")
+        let address: String, port: UInt16, requestSeconds: Double
+        switch Exporter.parse(listen) {
+        case .failure(let problem): return command.usageError("termhost metrics serve: \(problem.message)")
+        case .success(let p): (address, port, requestSeconds) = p
         }
-        let port: Int
-        let requestSeconds: Double
-        do {
-            port = try BoundedNumber.integer(String(listen[listen.index(after: colon)...]), name: "the port of --listen", in: 0...65535)
-            requestSeconds = try ExporterLimits.requestSeconds(ProcessInfo.processInfo.environment)
-        } catch {
-            return command.usageError("termhost metrics serve: \(error)")
+        if background {
+            // Checked above without side effects: a typo never starts a daemon.
+            switch command.host.requireDaemon(scene: command.invocation.scene) {
+            case .hostRunsItThere: return 0
+            case .refused(let why): command.invocation.printError("termhost metrics serve: \(why)"); return 1
+            case .here: break
+            }
+            if let port = ServeInDaemon.port(listen) {
+                command.invocation.print("Already serving Prometheus metrics on http://\(address):\(port)/metrics in the daemon")
+                return 0
+            }
         }
-        let address = String(listen[..<colon])
         guard let transport = command.transport() else { return 1 }
         let fd: Int32
         let bound: UInt16
-        switch Exporter.listen(address, UInt16(port)) {
+        switch Exporter.listen(address, port) {
         case .failure(let e): command.invocation.printError("termhost metrics serve: cannot listen on \(VisibleText.of(listen)): \(e.message)"); return 1
         case .success(let v): (fd, bound) = v
         }
+        if background {
+            guard ServeInDaemon.start(listen: listen, fd: fd, bound: bound, hosts: hosts, monitors: monitors, transport: transport,
+                                      requestSeconds: requestSeconds, host: command.host) else {
+                command.invocation.printError("termhost metrics serve: \(String(cString: strerror(errno)))")
+                return 1
+            }
+            do { try ServeIntents(store: monitors.store).add(listen, hosts: hosts) } catch {
+                command.invocation.printError("termhost metrics serve: serving, but the daemon will not serve it again after a restart: \(error.message)")
+            }
+            command.invocation.print("Serving Prometheus metrics on http://\(address):\(bound)/metrics in the daemon until 'termhost metrics serve --stop --listen \(VisibleText.of(listen))'")
+            return 0
+        }
         defer { close(fd) }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         let set = MonitorSet(explicit: hosts, monitors: monitors, transport: transport, scene: 0, details: false)
         set.sync(force: true)
         defer { set.release() }
-        let board = ReportBoard(set.samplers)
-        let open = Atomic<Int>(0)
-        let peers = PeerShares()
         // Ctrl-C or SIGTERM: the loop wakes through this pipe and the command returns at once,
         // so the host shuts the plugin down instead of abandoning it after its 3 s.
-        var wake: [Int32] = [-1, -1]
-        guard pipe(&wake) == 0 else {
+        guard let wake = WakePipe() else {
             command.invocation.printError("termhost metrics serve: \(String(cString: strerror(errno)))")
             return 1
         }
-        defer { close(wake[0]); close(wake[1]) }
-        for end in wake { _ = fcntl(end, F_SETFD, FD_CLOEXEC); _ = fcntl(end, F_SETFL, O_NONBLOCK) }
-        let waker = wake[1]
-        let registration = try? command.host.cancellation?.onCancel(scene: command.invocation.scene) { _ in
-            var byte: UInt8 = 1
-            _ = write(waker, &byte, 1)
-        }
+        defer { wake.close() }
+        let registration = try? command.host.cancellation?.onCancel(scene: command.invocation.scene) { _ in wake.wake() }
         defer { registration?.remove() }
         command.invocation.print("Serving Prometheus metrics on http://\(address):\(bound)/metrics")
+        Exporter.acceptLoop(fd, set: set, requestSeconds: requestSeconds, wake: wake.readEnd, host: command.host)
+        return 130
+    }
+
+    /// Answers the scrapes that reach `fd` until `wake` is readable, keeping `set` in step with
+    /// the saved monitors. [the thread that owns `set`]
+    /// `--listen`'s ADDRESS:PORT, and the request bound of the environment (ExporterLimits).
+    static func parse(_ listen: String) -> Result<(address: String, port: UInt16, requestSeconds: Double), ListenError> {
+        guard let colon = listen.lastIndex(of: ":") else {
+            return .failure(ListenError(message: "--listen takes ADDRESS:PORT, e.g. 127.0.0.1:9464, not '\(VisibleText.of(listen))'"))
+        }
+        do {
+            let port = try BoundedNumber.integer(String(listen[listen.index(after: colon)...]), name: "the port of --listen", in: 0...65535)
+            let seconds = try ExporterLimits.requestSeconds(ProcessInfo.processInfo.environment)
+            return .success((String(listen[..<colon]), UInt16(port), seconds))
+        } catch {
+            return .failure(ListenError(message: "\(error)"))
+        }
+    }
+
+    /// Serves `listen` in the daemon again (its start); why not, when it cannot.
+    static func serveInDaemon(listen: String, hosts: [String], monitors: MonitorStore, host: PluginHost) -> String? {
+        guard let transport = SSHTransport(host: host), transport.offersOpenExec else { return "the SSH plugin's transport service is not available" }
+        switch parse(listen) {
+        case .failure(let problem): return problem.message
+        case .success(let (address, port, seconds)):
+            switch Exporter.listen(address, port) {
+            case .failure(let e): return "cannot listen on \(VisibleText.of(listen)): \(e.message)"
+            case .success(let (fd, bound)):
+                return ServeInDaemon.start(listen: listen, fd: fd, bound: bound, hosts: hosts, monitors: monitors, transport: transport,
+                                           requestSeconds: seconds, host: host) ? nil : String(cString: strerror(errno))
+            }
+        }
+    }
+
+    /// `--stop`: the daemon stops serving `listen` (every endpoint when nil) and forgets it.
+    private func stopInDaemon(_ listen: String?) -> Int32 {
+        switch command.host.requireDaemon(scene: command.invocation.scene) {
+        case .hostRunsItThere: return 0
+        case .refused(let why): command.invocation.printError("termhost metrics serve --stop: \(why)"); return 1
+        case .here: break
+        }
+        let stopped = ServeInDaemon.stop(listen)
+        do { try ServeIntents(store: monitors.store).remove(listen) } catch {
+            command.invocation.printError("termhost metrics serve --stop: \(error.message)")
+            return 1
+        }
+        if stopped.isEmpty {
+            command.invocation.print(listen.map { "The daemon was not serving --listen \(VisibleText.of($0))" } ?? "The daemon was not serving metrics")
+        }
+        for l in stopped { command.invocation.print("Stopped serving Prometheus metrics on \(VisibleText.of(l)) in the daemon") }
+        return 0
+    }
+
+    static func acceptLoop(_ fd: Int32, set: MonitorSet, requestSeconds: Double, wake: Int32, host: PluginHost) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let board = ReportBoard(set.samplers)
+        let open = Atomic<Int>(0)
+        let peers = PeerShares()
         var exhausted = false
         while true {
-            var pfds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
+            var pfds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
             if poll(&pfds, 2, 1000) > 0 {
-                if pfds[1].revents != 0 { return 130 }
+                if pfds[1].revents != 0 { return }
                 // Every waiting client, each handed to its own thread at once.
                 while true {
                     var from = sockaddr_storage()
@@ -85,7 +155,7 @@ struct Exporter {
                         if [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errno) {
                             // The client waits in the backlog; polling again at once would
                             // only spin until a descriptor is free.
-                            if !exhausted { command.host.log(.warning, "metrics serve: cannot accept a connection: \(String(cString: strerror(errno))); pausing 100 ms at a time") }
+                            if !exhausted { host.log(.warning, "metrics serve: cannot accept a connection: \(String(cString: strerror(errno))); pausing 100 ms at a time") }
                             exhausted = true
                             usleep(100_000)
                         }

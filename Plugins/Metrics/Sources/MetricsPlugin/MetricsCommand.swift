@@ -13,14 +13,17 @@ struct MetricsCommand {
            termhost metrics list [--json]
            termhost metrics show HOST [--json]
            termhost metrics watch [HOST]...
-           termhost metrics serve [--listen ADDRESS:PORT] [HOST]...
+           termhost metrics serve [--background] [--listen ADDRESS:PORT] [HOST]...
+           termhost metrics serve --stop [--listen ADDRESS:PORT]
     HOST is a saved host (termhost hosts list) or user@host[:port]; the SSH plugin connects.
     add saves a monitor (sampled every second unless --interval; --interface picks the network
     interfaces shown instead of the physical ones). pause keeps it but stops sampling it.
     show samples the host (twice, so rates are known) and prints a snapshot with processes.
     watch is a live dashboard of the given hosts, or of every monitor: q quits,
     Tab picks the host whose processes are shown, c and m sort them by CPU or memory.
-    serve answers GET /metrics in the Prometheus text format (default 127.0.0.1:9464).
+    serve answers GET /metrics in the Prometheus text format (default 127.0.0.1:9464), in the
+    foreground until interrupted, or with --background in the daemon (started when none runs),
+    which serves it again whenever it starts, until serve --stop.
     States: connecting, collecting, live, paused, sleeping, failed (with the reason).
     """
 

@@ -34,6 +34,26 @@ final class MetricsFeature: Feature {
 
     func run(_ command: CommandInvocation) -> Int32 { MetricsCommand(host: host, invocation: command).run() }
 
+    /// In the daemon, the endpoints the user asked it to serve (`metrics serve --background`)
+    /// are served again, each time the daemon starts; never in the CLI.
+    func activate() throws {
+        guard host.isDaemon, let store = host.store else { return }
+        let wanted: [(listen: String, hosts: [String]?)]
+        do { wanted = try ServeIntents(store: store).all() } catch {
+            host.log(.warning, "metrics: the endpoints to serve cannot be read: \(error.message)")
+            return
+        }
+        for (listen, hosts) in wanted {
+            guard let hosts else {
+                host.log(.warning, "metrics: the stored endpoint --listen \(VisibleText.of(listen)) cannot be read; not served ('termhost metrics serve --stop --listen ...' forgets it)")
+                continue
+            }
+            if let problem = Exporter.serveInDaemon(listen: listen, hosts: hosts, monitors: MonitorStore(store: store), host: host) {
+                host.log(.error, "metrics: cannot serve --listen \(VisibleText.of(listen)) again: \(problem)")
+            }
+        }
+    }
+
     /// NOTES §5: in background nothing samples; connections close (and with them the SSH
     /// plugin's sessions) and reopen on foreground.
     /// The dashboard gives the terminal back first: the process stops right after this.
@@ -50,6 +70,7 @@ final class MetricsFeature: Feature {
     func shutdown() {
         Dashboard.restoreTerminal()
         sync?.cancel()
+        ServeInDaemon.stop(nil)
         Samplers.stopAll()
     }
 }
