@@ -47,6 +47,37 @@ import TestSupport
         #expect(servedAfter == 2, "served twice in all, not a third time: \(Self.hostLog(dir))")
     }
 
+    @Test func twoWatchingTerminalsShareTheDaemonsOneSampler() throws {
+        // The metrics feature sets concurrent_commands: two `metrics watch` run in the daemon
+        // at once, each on its own terminal, and read one sampler: one SSH log-in on the server.
+        let dir = TemporaryDirectory("termhost-metrics-daemon")
+        defer { dir.remove() }
+        let ssh = try SSHHarness(dir: dir)
+        defer { ssh.server.stop() }
+        _ = try Fixtures.bundle("libMetricsPlugin.so", as: "org.termhost.metrics", in: ssh.plugins)
+        let daemon = DaemonHarness(environment: ssh.environment)
+        defer { daemon.stop(); daemon.remove() }
+        try daemon.start()
+        #expect(try ssh.termhost(["metrics", "add", ssh.target]).status == 0)
+        var env = ssh.environment
+        env["TERM"] = "xterm-256color"
+        let first = try TmuxSession(command: [Paths.termhost, "metrics", "watch"], environment: env, width: 120, height: 30)
+        defer { first.close() }
+        #expect(first.waitFor("[live]").contains("[live]"))
+        let second = try TmuxSession(command: [Paths.termhost, "metrics", "watch"], environment: env, width: 100, height: 24)
+        defer { second.close() }
+        #expect(second.waitFor("[live]").contains("[live]"))
+        #expect(daemon.log.components(separatedBy: "runs 'metrics' in scene").count == 4, "add and both watches ran there: \(daemon.log)")
+        #expect(ssh.server.log.components(separatedBy: "Accepted publickey for").count - 1 == 1, "one sampler, one log-in: \(ssh.server.log)")
+        // Each terminal is its own: quitting one leaves the other drawing.
+        first.type("q", enter: false)
+        #expect(first.waitFor("[exit 0]").contains("[exit 0]"))
+        second.type("m", enter: false)
+        #expect(second.waitFor("by memory").contains("by memory"), "the second dashboard still answers its keys")
+        second.type("q", enter: false)
+        #expect(second.waitFor("[exit 0]").contains("[exit 0]"))
+    }
+
     /// The host's log (info lines of every plugin), in the harness's scratch state directory.
     static func hostLog(_ dir: TemporaryDirectory) -> String {
         (try? String(contentsOfFile: dir.path + "/state/termhost/termhost.log", encoding: .utf8)) ?? ""

@@ -138,7 +138,20 @@ import TestSupport
         var env = h.environment
         env[ExporterVariable.name] = "300"
         let serve = try Background("/usr/bin/prlimit", ["--nofile=48", Paths.termhost, "metrics", "serve", "--listen", "127.0.0.1:0"], environment: env)
-        defer { if serve.process.isRunning { serve.process.terminate(); serve.process.waitUntilExit() } }
+        defer {
+            // Bounded: once (under load, beside a whole suite) the serve stayed in its loop with
+            // SIGTERM pending and never ended, and an unbounded wait here hung the run for good.
+            let pid = serve.process.processIdentifier
+            if serve.process.isRunning {
+                serve.process.terminate()
+                if !Wait.until(timeout: 30, { !serve.process.isRunning }) {
+                    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+                    Issue.record("metrics serve did not end within 30 s of SIGTERM: \(status.split(separator: "\n").filter { $0.hasPrefix("Sig") || $0.hasPrefix("Shd") || $0.hasPrefix("Threads") })")
+                    kill(pid, SIGKILL)
+                }
+                serve.process.waitUntilExit()
+            }
+        }
         let first = serve.firstLine()
         let url = try #require(first.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }, "\(first)")
         let port = try #require(Int(url.split(separator: ":").last?.split(separator: "/").first ?? ""))

@@ -10,7 +10,7 @@ struct Dashboard {
     let command: MetricsCommand
     let monitors: MonitorStore
 
-    static func restoreTerminal() { TerminalScreen.leave() }
+    static func restoreTerminal() { TerminalScreen.leaveAll() }
 
     func run(_ hosts: [String]) throws -> Int32 {
         let inv = command.invocation
@@ -26,9 +26,9 @@ struct Dashboard {
         var selected = 0
         var byMemory = false
         var observed: Sampler? = nil
-        TerminalScreen.enter(input: inv.stdinFD, output: inv.stdoutFD)
+        TerminalScreen.enter(scene: inv.scene, input: inv.stdinFD, output: inv.stdoutFD)
         defer {
-            TerminalScreen.leave()
+            TerminalScreen.leave(scene: inv.scene)
             observed?.observeDetails(false)
             set.release()
         }
@@ -44,18 +44,18 @@ struct Dashboard {
                 observed = focus
             }
             let size = TerminalScreen.size(inv.stdoutFD)
-            let clear = size != lastSize || TerminalScreen.takeRedraw()
+            let clear = size != lastSize || TerminalScreen.takeRedraw(scene: inv.scene)
             lastSize = size
             let frame = Dashboard.render(samplers.map(\.report), selected: selected, byMemory: byMemory,
                                          columns: size.columns, rows: size.rows, now: Date().timeIntervalSince1970)
             // Only while on screen (TerminalScreen.draw): never in background or after shutdown restored it.
-            TerminalScreen.draw((clear ? "\u{1b}[2J" : "") + "\u{1b}[H" + frame.joined(separator: "\u{1b}[K\r\n") + "\u{1b}[K\u{1b}[J")
+            TerminalScreen.draw(scene: inv.scene, (clear ? "\u{1b}[2J" : "") + "\u{1b}[H" + frame.joined(separator: "\u{1b}[K\r\n") + "\u{1b}[K\u{1b}[J")
             // Wait up to 1 s for a key; a resize or a return to foreground shows up within 250 ms.
             var pfd = pollfd(fd: inv.stdinFD, events: Int16(POLLIN), revents: 0)
             var waited = 0
             while waited < 1000, poll(&pfd, 1, 250) <= 0 {
                 waited += 250
-                if TerminalScreen.size(inv.stdoutFD) != size || TerminalScreen.redrawPending { break }
+                if TerminalScreen.size(inv.stdoutFD) != size || TerminalScreen.redrawPending(scene: inv.scene) { break }
             }
             guard pfd.revents != 0 else { continue }
             var key: UInt8 = 0

@@ -16,7 +16,10 @@ final class MetricsFeature: Feature {
         providesServices: ["org.termhost.metrics.snapshot/1"],
         commands: [Command("metrics", summary: "Server metrics: add, rm, list, pause, resume, move, show, watch, serve",
                            usage: MetricsCommand.usage)],
-        tools: [MetricsTools.getMetrics])
+        tools: [MetricsTools.getMetrics],
+        // Each command's state is its own (a watch's terminal is its scene's, TerminalScreen);
+        // samplers are shared under a lock: in the daemon two terminals watch one sampler.
+        concurrentCommands: true)
 
     let host: PluginHost
     /// The tool calls running now, for cancelTool (MetricsTools.swift).

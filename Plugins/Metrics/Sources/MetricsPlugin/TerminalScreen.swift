@@ -1,9 +1,10 @@
 import Glibc
 import Synchronization
 
-/// The dashboard's terminal: the alternate screen, no echo, keys one at a time (ISIG stays
+/// Each dashboard's terminal: the alternate screen, no echo, keys one at a time (ISIG stays
 /// on, so Ctrl-C and Ctrl-Z are still signals that the host maps to shutdown and background).
-/// The state is process-wide so the feature's lifecycle can reach it from any thread:
+/// One per running `metrics watch`, by its scene (in the daemon several terminals watch at
+/// once). The table is process-wide so the feature's lifecycle can reach it from any thread:
 /// background (Ctrl-Z) leaves the alternate screen and raw mode and shows the cursor before
 /// the process stops, foreground re-enters and asks for a redraw, shutdown (SIGINT, SIGTERM,
 /// SIGHUP) restores. Frames are written under the same lock and only while "entered", so no
@@ -17,14 +18,15 @@ enum TerminalScreen {
         /// Set on foreground: the dashboard clears and redraws at once.
         var redraw: Bool
     }
-    private static let state = Mutex<State?>(nil)
+    private static let screens = Mutex<[UInt64: State]>([:])
 
-    static func enter(input: Int32, output: Int32) {
+    static func enter(scene: UInt64, input: Int32, output: Int32) {
         var t = termios()
         guard tcgetattr(input, &t) == 0 else { return }
-        state.withLock { s in
-            s = State(input: input, output: output, saved: t, entered: false, redraw: false)
-            enterLocked(&s!)
+        screens.withLock { all in
+            var s = State(input: input, output: output, saved: t, entered: false, redraw: false)
+            enterLocked(&s)
+            all[scene] = s
         }
     }
 
@@ -47,38 +49,52 @@ enum TerminalScreen {
     }
 
     /// Background (Ctrl-Z): the shell gets its screen back while we are stopped.
-    static func suspend() { state.withLock { s in if s != nil { restoreLocked(&s!) } } }
+    static func suspend() {
+        screens.withLock { all in for key in all.keys { restoreLocked(&all[key]!) } }
+    }
 
-    /// Foreground: back to the dashboard (the terminal may have changed meanwhile: the
+    /// Foreground: back to the dashboards (the terminal may have changed meanwhile: the
     /// settings to restore later are read again).
     static func resume() {
-        state.withLock { s in
-            guard s != nil, !s!.entered else { return }
-            var t = termios()
-            if tcgetattr(s!.input, &t) == 0 { s!.saved = t }
-            enterLocked(&s!)
-            s!.redraw = true
+        screens.withLock { all in
+            for key in all.keys where !all[key]!.entered {
+                var t = termios()
+                if tcgetattr(all[key]!.input, &t) == 0 { all[key]!.saved = t }
+                enterLocked(&all[key]!)
+                all[key]!.redraw = true
+            }
         }
     }
 
-    /// Idempotent; safe from any thread. Nothing is drawn after it.
-    static func leave() {
-        state.withLock { s in
-            if s != nil { restoreLocked(&s!) }
-            s = nil
+    /// Idempotent; safe from any thread. Nothing is drawn on that terminal after it.
+    static func leave(scene: UInt64) {
+        screens.withLock { all in
+            if all[scene] != nil { restoreLocked(&all[scene]!) }
+            all[scene] = nil
+        }
+    }
+
+    /// Every dashboard's terminal back as it was (shutdown).
+    static func leaveAll() {
+        screens.withLock { all in
+            for key in all.keys { restoreLocked(&all[key]!) }
+            all = [:]
         }
     }
 
     /// Whether a redraw was asked for since the last call (foreground).
-    static func takeRedraw() -> Bool {
-        state.withLock { s in defer { s?.redraw = false }; return s?.redraw ?? false }
+    static func takeRedraw(scene: UInt64) -> Bool {
+        screens.withLock { all in
+            defer { all[scene]?.redraw = false }
+            return all[scene]?.redraw ?? false
+        }
     }
 
-    static var redrawPending: Bool { state.withLock { $0?.redraw ?? false } }
+    static func redrawPending(scene: UInt64) -> Bool { screens.withLock { $0[scene]?.redraw ?? false } }
 
     /// Writes a frame if the dashboard is on screen now (not in background, not restored).
-    static func draw(_ text: String) {
-        state.withLock { s in if let s, s.entered { write(s.output, text) } }
+    static func draw(scene: UInt64, _ text: String) {
+        screens.withLock { all in if let s = all[scene], s.entered { write(s.output, text) } }
     }
 
     /// Columns and rows of the terminal on fd (80x24 when it is not one).
