@@ -78,6 +78,29 @@ import TestSupport
         #expect(second.waitFor("[exit 0]").contains("[exit 0]"))
     }
 
+    @Test func theDaemonSamplesEveryMonitorWithNothingShowingIt() throws {
+        let dir = TemporaryDirectory("termhost-metrics-daemon")
+        defer { dir.remove() }
+        let ssh = try SSHHarness(dir: dir)
+        defer { ssh.server.stop() }
+        _ = try Fixtures.bundle("libMetricsPlugin.so", as: "org.termhost.metrics", in: ssh.plugins)
+        #expect(try ssh.termhost(["metrics", "add", ssh.target]).status == 0)
+        let daemon = DaemonHarness(environment: ssh.environment)
+        defer { daemon.stop(); daemon.remove() }
+        try daemon.start()
+        func logins() -> Int { ssh.server.log.components(separatedBy: "Accepted publickey for").count - 1 }
+        // Nothing shows the host, yet the daemon logs in to sample it.
+        #expect(Wait.until(timeout: 60) { logins() == 1 }, "\(daemon.log)")
+        // A show in the daemon reads that sampler, live already: no second log-in.
+        let show = try ssh.termhost(["metrics", "show", ssh.target, "--json"])
+        #expect(show.status == 0 && show.stdout.contains("\"uptime\""), "\(show.output)")
+        #expect(logins() == 1, "show shared the daemon's sampler: \(ssh.server.log)")
+        // A monitor removed stops being sampled; one added is sampled within the 2 s step.
+        #expect(try ssh.termhost(["metrics", "rm", ssh.target]).status == 0)
+        #expect(try ssh.termhost(["metrics", "add", ssh.target]).status == 0)
+        #expect(Wait.until(timeout: 60) { logins() == 2 }, "\(daemon.log)")
+    }
+
     /// The host's log (info lines of every plugin), in the harness's scratch state directory.
     static func hostLog(_ dir: TemporaryDirectory) -> String {
         (try? String(contentsOfFile: dir.path + "/state/termhost/termhost.log", encoding: .utf8)) ?? ""

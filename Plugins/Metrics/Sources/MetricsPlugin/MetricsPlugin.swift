@@ -4,6 +4,7 @@
 import CTermhost
 import Foundation
 import TermhostSDK
+import Synchronization
 
 final class MetricsFeature: Feature {
     static let info = FeatureInfo(
@@ -26,6 +27,8 @@ final class MetricsFeature: Feature {
     let toolCalls = ToolCalls()
     /// Reconnects monitors of hosts another device changed (MetricsSync.swift).
     let sync: Events.Subscription?
+    /// In the daemon: every monitor sampling for the daemon's life (DaemonSampling).
+    private let sampling = Mutex<DaemonSampling?>(nil)
     init(host: PluginHost, scene: SceneInfo) throws {
         self.host = host
         sync = MetricsSync.subscribe(host)
@@ -41,6 +44,10 @@ final class MetricsFeature: Feature {
     /// are served again, each time the daemon starts; never in the CLI.
     func activate() throws {
         guard host.isDaemon, let store = host.store else { return }
+        if let transport = SSHTransport(host: host), transport.offersOpenExec {
+            let keeper = DaemonSampling(monitors: MonitorStore(store: store), transport: transport, host: host)
+            sampling.withLock { $0 = keeper }
+        }
         let wanted: [(listen: String, hosts: [String]?)]
         do { wanted = try ServeIntents(store: store).all() } catch {
             host.log(.warning, "metrics: the endpoints to serve cannot be read: \(error.message)")
@@ -74,6 +81,7 @@ final class MetricsFeature: Feature {
         Dashboard.restoreTerminal()
         sync?.cancel()
         ServeInDaemon.stop(nil)
+        sampling.withLock { $0 }?.stop(waiting: 1)
         Samplers.stopAll()
     }
 }

@@ -37,7 +37,9 @@ final class MonitorSet {
         var next: [Sampler] = []
         for (host, m) in wanted {
             let paused = m?.paused ?? false
-            if let s = samplers.first(where: { $0.host == host }) {
+            // A sampler `metrics rm` stopped (and a quick `add` brought the monitor back) is
+            // no longer the process's: a new one is acquired.
+            if let s = samplers.first(where: { $0.host == host }), Samplers.find(host) === s {
                 if pausedFlags[host] != paused { s.setPaused(paused) }
                 if (m?.resumes ?? 0) != resumes[host] { s.retry() }
                 next.append(s)
