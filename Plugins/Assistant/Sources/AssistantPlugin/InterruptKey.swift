@@ -7,7 +7,7 @@ import Synchronization
 /// SIGINT (which would shut the host down); a thread watches for it and stops the run. The
 /// terminal's mode is restored around approval prompts (`paused`) and when the run ends.
 /// Without a terminal on standard input nothing changes: SIGINT stops the run and the program.
-final class InterruptKey: @unchecked Sendable {
+final class InterruptKey: Sendable {
     private let fd: Int32
     private let control: RunControl
     private let saved: termios

@@ -1,22 +1,26 @@
 import Foundation
 import Glibc
+import Synchronization
 import TermhostSDK
 
 /// Shows a batch to a person or a script: a progress bar with rate and ETA when stderr is a
 /// terminal, one summary line otherwise, or JSON lines on stdout with --json.
-final class ConsoleProgress: TransferObserver, @unchecked Sendable {
+final class ConsoleProgress: TransferObserver, Sendable {
     enum Mode { case bar, summary, json }
     let mode: Mode
     let out: Int32, err: Int32
     let verb: String
-    private let lock = NSLock()
-    /// movedBytes counts bytes kept from a paused run too (for the fraction done); the rate
-    /// counts only what this run moved.
-    private var totalBytes: UInt64 = 0, movedBytes: UInt64 = 0, movedNow: UInt64 = 0, files = 0, finished = 0
-    private var started = Date()
-    private var lastDraw = Date.distantPast
-    private var fileBytes: [String: UInt64] = [:]
-    private var lastEvent: [String: Date] = [:]
+    /// What the workers report, from any of their threads.
+    private struct Counts {
+        /// movedBytes counts bytes kept from a paused run too (for the fraction done); the rate
+        /// counts only what this run moved.
+        var totalBytes: UInt64 = 0, movedBytes: UInt64 = 0, movedNow: UInt64 = 0, files = 0, finished = 0
+        var started = Date()
+        var lastDraw = Date.distantPast
+        var fileBytes: [String: UInt64] = [:]
+        var lastEvent: [String: Date] = [:]
+    }
+    private let lock = Mutex(Counts())
 
     init(mode: Mode, out: Int32, err: Int32, verb: String) {
         self.mode = mode
@@ -29,32 +33,33 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
 
     func batchStarted(files: Int, bytes: UInt64) {
         lock.withLock {
-            self.files = files
-            totalBytes = bytes
-            started = Date()
+            $0.files = files
+            $0.totalBytes = bytes
+            $0.started = Date()
         }
         if mode == .json { event("batch-start", ["files": "\(files)", "bytes": "\(bytes)"]) }
     }
 
     func fileStarted(_ path: String, size: UInt64, offset: UInt64) {
         lock.withLock {
-            fileBytes[path] = offset
+            $0.fileBytes[path] = offset
             // Sizes and offsets are the server's (or a checkpoint's) word: sums saturate.
-            movedBytes = Pacing.saturatingAdd(movedBytes, offset)
+            $0.movedBytes = Pacing.saturatingAdd($0.movedBytes, offset)
         }
         if mode == .json { event("file-start", ["path": JSONText.quoted(path), "size": "\(size)", "offset": "\(offset)"]) }
     }
 
     func progressed(_ path: String, bytes: Int) {
         let now = Date()
-        let (draw, fileTotal): (Bool, UInt64) = lock.withLock {
+        let json = mode == .json
+        let (draw, fileTotal): (Bool, UInt64) = lock.withLock { c in
             let n = UInt64(max(bytes, 0))
-            movedBytes = Pacing.saturatingAdd(movedBytes, n)
-            movedNow = Pacing.saturatingAdd(movedNow, n)
-            fileBytes[path] = Pacing.saturatingAdd(fileBytes[path, default: 0], n)
-            let due = now.timeIntervalSince(mode == .json ? lastEvent[path] ?? .distantPast : lastDraw) >= (mode == .json ? 0.25 : 0.1)
-            if due { if mode == .json { lastEvent[path] = now } else { lastDraw = now } }
-            return (due, fileBytes[path] ?? 0)
+            c.movedBytes = Pacing.saturatingAdd(c.movedBytes, n)
+            c.movedNow = Pacing.saturatingAdd(c.movedNow, n)
+            c.fileBytes[path] = Pacing.saturatingAdd(c.fileBytes[path, default: 0], n)
+            let due = now.timeIntervalSince(json ? c.lastEvent[path] ?? .distantPast : c.lastDraw) >= (json ? 0.25 : 0.1)
+            if due { if json { c.lastEvent[path] = now } else { c.lastDraw = now } }
+            return (due, c.fileBytes[path] ?? 0)
         }
         guard draw else { return }
         switch mode {
@@ -66,8 +71,8 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
 
     func fileFinished(_ path: String, outcome: FileOutcome) {
         lock.withLock {
-            finished += 1
-            fileBytes[path] = nil
+            $0.finished += 1
+            $0.fileBytes[path] = nil
         }
         switch (mode, outcome) {
         case (.json, .done(let bytes)): event("file-done", ["path": JSONText.quoted(path), "bytes": "\(bytes)"])
@@ -94,7 +99,7 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
         }
         if mode == .bar { write(err, "\r\u{1B}[K") }
         // The rate is this run's bytes over its time: bytes kept from before a pause moved earlier.
-        let now = lock.withLock { movedNow }
+        let now = lock.withLock { $0.movedNow }
         var parts = ["\(verb) \(s.done) of \(s.files) file\(s.files == 1 ? "" : "s"), \(ConsoleProgress.size(s.bytes)) in \(String(format: "%.1f", s.seconds)) s (\(ConsoleProgress.size(ConsoleProgress.bytes(Double(now) / max(s.seconds, 0.001))))/s)"]
         if s.skipped > 0 { parts.append("\(s.skipped) skipped") }
         if s.failed > 0 { parts.append("\(s.failed) failed") }
@@ -105,10 +110,13 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
 
     // MARK: drawing
 
-    private func rate() -> Double { Double(lock.withLock { movedNow }) / max(Date().timeIntervalSince(started), 0.001) }
+    private func rate() -> Double {
+        let (moved, started) = lock.withLock { ($0.movedNow, $0.started) }
+        return Double(moved) / max(Date().timeIntervalSince(started), 0.001)
+    }
 
     private func drawBar(current: String) {
-        let (moved, total, done, count) = lock.withLock { (movedBytes, totalBytes, finished, files) }
+        let (moved, total, done, count) = lock.withLock { ($0.movedBytes, $0.totalBytes, $0.finished, $0.files) }
         let fraction = total > 0 ? min(Double(moved) / Double(total), 1) : 1
         let speed = rate()
         // At most 99999 hours: a claimed size of 2^63 bytes at a slow rate would not fit an Int.
@@ -144,8 +152,9 @@ final class ConsoleProgress: TransferObserver, @unchecked Sendable {
         write(fd, text + "\n")
     }
 
+    /// Under the lock: lines of several workers never interleave.
     private func write(_ fd: Int32, _ text: String) {
-        lock.withLock {
+        lock.withLock { _ in
             var bytes = Array(text.utf8)[...]
             while !bytes.isEmpty {
                 let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
