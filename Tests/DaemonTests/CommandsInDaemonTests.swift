@@ -47,6 +47,28 @@ import TestSupport
         #expect(Wait.until(timeout: 30) { s.daemon.log.components(separatedBy: "runs 'exec' in scene").count == 3 }, "both ran in the daemon: \(s.daemon.log)")
     }
 
+    @Test func aRelativePathIsTheCallersDirectoryNotTheDaemons() throws {
+        // `sftp get HOST:FILE` saves into the directory the user typed it in: the client sends
+        // it (PWD), since the daemon's own is wherever the daemon was started.
+        let dir = TemporaryDirectory("termhost-persist")
+        defer { dir.remove() }
+        let ssh = try SSHHarness(dir: dir)
+        defer { ssh.server.stop() }
+        try Fixtures.sftpPlugin(in: ssh.plugins)
+        let daemon = DaemonHarness(environment: ssh.environment)
+        defer { daemon.stop(); daemon.remove() }
+        try daemon.start()
+        let remote = dir.write("remote-file.txt", "from the server\n")
+        let here = dir.sub("client-cwd")
+        try FileManager.default.createDirectory(atPath: here, withIntermediateDirectories: true)
+        var env = ssh.environment
+        env["PWD"] = "/nonexistent-stale-pwd"   // a shell's stale PWD does not win over the real one
+        let r = try Shell.run(Paths.termhost, ["sftp", "get", "-P", "\(ssh.server.port)", "\(NSUserName())@127.0.0.1:\(remote)"], environment: env, currentDirectory: here)
+        #expect(r.status == 0, "\(r.output)")
+        #expect((try? String(contentsOfFile: here + "/remote-file.txt", encoding: .utf8)) == "from the server\n", "\(r.output)")
+        #expect(daemon.log.contains("runs 'sftp' in scene"), "it ran in the daemon: \(daemon.log)")
+    }
+
     @Test func ctrlCOnTheClientCancelsTheCommandInTheDaemon() throws {
         let s = try Setup()
         defer { s.close() }

@@ -18,11 +18,12 @@ public enum Shell {
 
     @discardableResult
     public static func run(_ executable: String, _ args: [String], environment: [String: String]? = nil,
-                           stdin: String? = nil, timeout: Double = 60) throws -> Result {
+                           stdin: String? = nil, timeout: Double = 60, currentDirectory: String? = nil) throws -> Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = args
         if let environment { p.environment = environment }
+        if let currentDirectory { p.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         let out = Pipe(), err = Pipe(), input = Pipe()
         p.standardOutput = out
         p.standardError = err

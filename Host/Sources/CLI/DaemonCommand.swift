@@ -77,24 +77,26 @@ enum DaemonCommand {
         // One command at a time per plugin (the ABI's [main] promise), unless the command's
         // feature lets its commands overlap (concurrent_commands): those run side by side, but
         // never beside one of a feature that does not. A command refused runs in its client.
-        let busy = Mutex(PluginCommandSlots())
+        let busy = runtime.commandSlots
         let runner = CommandRunner(admit: { [runtime] name in
             guard let plugin = runtime.commandPlugin(name) else {
                 return .refused("no feature running in the daemon contributes '\(VisibleText.of(name))'")
             }
             let shared = runtime.commandRunsConcurrently(name)
-            guard busy.withLock({ $0.take(plugin, shared: shared) }) else {
+            guard busy.take(plugin, shared: shared) else {
                 return .refused("\(plugin) is running another command in the daemon")
             }
-            return .admitted(release: { busy.withLock { $0.give(plugin, shared: shared) } })
+            return .admitted(release: { busy.give(plugin, shared: shared) })
         }, run: { [runtime] request, started in
             let streams = request.streams
             let scene = runtime.attachScene(terminal: request.interactive ? .init(input: streams.input, output: streams.error) : nil,
                                             stdio: SceneStdio(input: streams.input, output: streams.output, error: streams.error),
                                             environment: request.environment)
-            started(scene.id)
             defer { scene.detach() }
-            return scene.run(request.argv, json: request.json) ?? ExitCode.failure
+            guard started(scene.id) else { return ExitCode.failure }   // its client is gone: never ran
+            // The admission took the plugin's slot for this thread's command.
+            let plugin = runtime.commandPlugin(request.argv[0]) ?? ""
+            return CommandSlots.holding(plugin) { scene.run(request.argv, json: request.json) } ?? ExitCode.failure
         }, cancel: { [runtime] scene in runtime.services.cancellation.cancel(scene: scene) },
            setBackground: { [runtime] scene, background in runtime.lifecycle.setScenePhase(scene, background ? .background : .active) })
         // Each persistent session is a scene: in background while no client is attached.

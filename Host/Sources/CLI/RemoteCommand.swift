@@ -40,7 +40,11 @@ enum RemoteCommand {
         let reply: [String: Any]
         do {
             // The command reads this shell's variables (TERM, SSH_AUTH_SOCK...), not the daemon's.
-            let environment = ClientEnvironment.outgoing(ProcessInfo.processInfo.environment)
+            // PWD is this process's real working directory (a shell's may be stale, or absent):
+            // plugins resolve relative paths against it (PluginHost.workingDirectory).
+            var mine = ProcessInfo.processInfo.environment
+            mine["PWD"] = FileManager.default.currentDirectoryPath
+            let environment = ClientEnvironment.outgoing(mine)
             if !environment.left.isEmpty {
                 Output.err("termhost: warning: the environment is over \(ClientEnvironment.maximumBytes / 1024) KiB; the daemon's command does not see \(environment.left.joined(separator: ", "))")
             }

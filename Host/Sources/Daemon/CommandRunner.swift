@@ -30,8 +30,9 @@ public struct CommandRunner: Sendable {
 
     /// Runs the request's argv in a new scene whose streams and environment are the client's,
     /// and returns its exit status once it ended (blocking). `started` gets the scene's ID
-    /// before the command runs.
-    public let run: @Sendable (_ request: Request, _ started: @Sendable (UInt64) -> Void) -> Int32
+    /// before the command runs, and says whether it may run (false: its client never heard
+    /// that it would, so it must not).
+    public let run: @Sendable (_ request: Request, _ started: @Sendable (UInt64) -> Bool) -> Int32
     /// Asks the command running in a scene to stop (termhost.cancel/1), from any thread.
     public let cancel: @Sendable (_ scene: UInt64) -> Void
     /// Moves a command's scene to background (its client stopped: Ctrl-Z) or back to active
@@ -39,7 +40,7 @@ public struct CommandRunner: Sendable {
     public let setBackground: @Sendable (_ scene: UInt64, _ background: Bool) -> Void
 
     public init(admit: @escaping @Sendable (String) -> Admission,
-                run: @escaping @Sendable (Request, @Sendable (UInt64) -> Void) -> Int32,
+                run: @escaping @Sendable (Request, @Sendable (UInt64) -> Bool) -> Int32,
                 cancel: @escaping @Sendable (UInt64) -> Void,
                 setBackground: @escaping @Sendable (UInt64, Bool) -> Void) {
         self.admit = admit

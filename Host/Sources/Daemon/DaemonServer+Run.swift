@@ -47,7 +47,7 @@ extension DaemonServer {
                                             streams: CommandRunner.Streams(input: descriptors[0], output: descriptors[1], error: descriptors[2]),
                                             environment: environment)
 
-        struct Progress { var scene: UInt64? = nil; var cancelled = false; var status: Int32? = nil }
+        struct Progress { var scene: UInt64? = nil; var cancelled = false; var status: Int32? = nil; var unanswered = false }
         let progress = Mutex(Progress())
         let started = DispatchSemaphore(value: 0)
         // The reply goes before the command runs, and so before `exited`: a client whose
@@ -65,14 +65,15 @@ extension DaemonServer {
         let log = self.log
         let thread = Thread {
             let status = runner.run(request) { scene in
-                let cancelled = progress.withLock { p in
-                    p.scene = scene
-                    return p.cancelled
-                }
+                progress.withLock { $0.scene = scene }
                 started.signal()
                 replied.wait()
                 replied.signal()   // passed on: the wait below finds it too
+                // Read after the reply: a client that never got it must not have its command
+                // run (it may run it itself), and one that went away meanwhile cancels it.
+                let (unanswered, cancelled) = progress.withLock { ($0.unanswered, $0.cancelled) }
                 if cancelled { runner.cancel(scene) }
+                return !unanswered
             }
             for d in descriptors { close(d) }
             release()
@@ -91,6 +92,7 @@ extension DaemonServer {
         started.wait()
         let scene = progress.withLock { $0.scene }
         let sent = send(connection, .reply, ["running": true, "scene": Int(scene ?? 0)], name)
+        if !sent { progress.withLock { $0.unanswered = true } }
         replied.signal()
         guard sent else {
             if let scene { runner.cancel(scene) }

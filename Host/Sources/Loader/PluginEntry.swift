@@ -69,12 +69,13 @@ public struct PluginEntry: @unchecked Sendable {
             guard let dp = factory.pointee.get_descriptor?(factory, i) else {
                 throw .probeFailed("feature factory returned no descriptor at index \(i)")
             }
-            // Checked through the pointer, before the struct is copied whole.
+            // Checked through the pointer before any member is read.
             if let problem = TermhostStruct.problem("termhost_feature_descriptor_t", structSize: dp.pointee.struct_size,
                                                     fields: StructSizes.descriptor) {
                 throw .probeFailed("\(who): descriptor \(i): \(problem)")
             }
-            let d = dp.pointee
+            // Member by member through the pointer, never the whole struct: an older plugin's
+            // descriptor ends before the members appended since (struct_size says where).
             func str(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
             func list(_ p: UnsafePointer<UnsafePointer<CChar>?>?) -> [String] {
                 guard var p else { return [] }
@@ -90,11 +91,11 @@ public struct PluginEntry: @unchecked Sendable {
                 return result
             }
             var commands: [CommandDescriptor] = []
-            if var c = d.commands {
+            if var c = dp.pointee.commands {
                 while let cmd = c.pointee {
                     if let problem = TermhostStruct.problem("termhost_command_descriptor_t", structSize: cmd.pointee.struct_size,
                                                             fields: StructSizes.command) {
-                        throw .probeFailed("\(who): feature '\(str(d.id) ?? "")': command \(commands.count): \(problem)")
+                        throw .probeFailed("\(who): feature '\(str(dp.pointee.id) ?? "")': command \(commands.count): \(problem)")
                     }
                     commands.append(CommandDescriptor(name: str(cmd.pointee.name) ?? "", summary: str(cmd.pointee.summary) ?? "",
                                                       usage: str(cmd.pointee.usage)))
@@ -102,16 +103,16 @@ public struct PluginEntry: @unchecked Sendable {
                 }
             }
             let id: FeatureID
-            do { id = try FeatureID(str(d.id) ?? "") } catch { throw .probeFailed(error.description) }
+            do { id = try FeatureID(str(dp.pointee.id) ?? "") } catch { throw .probeFailed(error.description) }
             let tools = try Self.tools(of: dp, feature: id.rawValue, who: who)
             let actions = try ActionCheck.read(dp, feature: id.rawValue, who: who)
             // ABI 1.6; an older descriptor ends before it.
-            let concurrent = TermhostStruct.has(dp.pointee.struct_size, \termhost_feature_descriptor_t.concurrent_commands) && d.concurrent_commands != 0
+            let concurrent = TermhostStruct.has(dp.pointee.struct_size, \termhost_feature_descriptor_t.concurrent_commands) && dp.pointee.concurrent_commands != 0
             out.append(FeatureDescriptor(
-                id: id, version: str(d.version) ?? "", displayName: str(d.display_name), summary: str(d.description),
-                order: d.order, scope: FeatureScope(rawValue: Int32(d.scope.rawValue)) ?? .process,
-                after: try ids(d.after), before: try ids(d.before), requiresFeatures: try ids(d.requires_features),
-                requiresServices: list(d.requires_services), providesServices: list(d.provides_services),
+                id: id, version: str(dp.pointee.version) ?? "", displayName: str(dp.pointee.display_name), summary: str(dp.pointee.description),
+                order: dp.pointee.order, scope: FeatureScope(rawValue: Int32(dp.pointee.scope.rawValue)) ?? .process,
+                after: try ids(dp.pointee.after), before: try ids(dp.pointee.before), requiresFeatures: try ids(dp.pointee.requires_features),
+                requiresServices: list(dp.pointee.requires_services), providesServices: list(dp.pointee.provides_services),
                 commands: commands, tools: tools, actions: actions, concurrentCommands: concurrent, source: source))
         }
         return out

@@ -29,6 +29,8 @@ public final class HostRuntime: @unchecked Sendable {
     /// Each scene's streams, where they are not the process's (daemon clients' scenes); a
     /// command run in the scene, directly or through termhost.commands/1, gets these.
     private let sceneStdio = Mutex<[UInt64: SceneStdio]>([:])
+    /// Which plugins run commands now, in the daemon (CommandSlots).
+    public let commandSlots = CommandSlots()
 
     public var records: [PluginRecord] { inspection.records }
 
@@ -211,6 +213,21 @@ public final class HostRuntime: @unchecked Sendable {
         }
         // Recorded while it runs: shutdown never destroys an instance (nor deinits a plugin)
         // a command is still inside, and a signal waits here for it to return.
+        // In the daemon a command run by another command may run beside a client's command of
+        // its plugin, on another thread: it takes the plugin's slot as a client's command does,
+        // unless this thread holds that plugin already.
+        let plugin = feature.descriptor.source, shared = feature.descriptor.concurrentCommands
+        var taken = false
+        if case .daemon = options.daemon, CommandDepth.current > 0, !CommandSlots.held.contains(plugin) {
+            guard commandSlots.take(plugin, shared: shared) else {
+                let stdio = sceneStdio.withLock { $0[scene] } ?? .process
+                let text = "termhost: \(name): \(plugin) is running another command in the daemon; run it again once that ended\n"
+                _ = text.withCString { Glibc.write(stdio.error, $0, strlen($0)) }
+                return 1
+            }
+            taken = true
+        }
+        defer { if taken { commandSlots.give(plugin, shared: shared) } }
         let call = lifecycle.calls.enter(instance, feature: owner, source: feature.descriptor.source, command: name)
         CommandDepth.enter()
         defer {
@@ -218,7 +235,9 @@ public final class HostRuntime: @unchecked Sendable {
             lifecycle.calls.leave(call)
         }
         let stdio = sceneStdio.withLock { $0[scene] } ?? .process
-        return instance.run(command: name, arguments: Array(argv.dropFirst()), scene: scene, json: json, stdio: stdio)
+        return CommandSlots.holding(plugin) {
+            instance.run(command: name, arguments: Array(argv.dropFirst()), scene: scene, json: json, stdio: stdio)
+        }
     }
 
     /// Shuts features down (bounded), then calls each plugin's deinit() unless a feature of it

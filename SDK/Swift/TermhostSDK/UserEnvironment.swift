@@ -1,4 +1,5 @@
 import CTermhost
+import Foundation
 import Glibc
 
 extension PluginHost {
@@ -11,7 +12,7 @@ extension PluginHost {
             return getenv(name).map { String(cString: $0) }
         }
         var size = 256
-        while true {
+        while true {  // grows once to what the host says it needs
             var buf = [CChar](repeating: 0, count: size)
             var needed = 0
             var err = termhostEmptyError()
@@ -22,5 +23,15 @@ extension PluginHost {
             default: return nil   // not set, or not a name a variable can have
             }
         }
+    }
+}
+
+extension PluginHost {
+    /// The directory the user typed the command in, for relative paths on its command line: in
+    /// the daemon the client's working directory (it sends it as `PWD`), not the daemon's; in
+    /// the CLI and on an older host, this process's. An absolute path, always.
+    public func workingDirectory(scene: UInt64) -> String {
+        if let pwd = variable("PWD", scene: scene), pwd.utf8.first == UInt8(ascii: "/") { return pwd }
+        return FileManager.default.currentDirectoryPath
     }
 }

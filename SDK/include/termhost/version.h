@@ -30,7 +30,8 @@
  *   1.5  persistent terminal sessions: the SSH plugin's service org.termhost.ssh.sessions/1
  *        (ssh/sessions.h).
  *   1.6  the user's environment per scene: service termhost.environment/1
- *        (services/environment.h); the daemon: service termhost.daemon/1 (services/daemon.h). */
+ *        (services/environment.h); the daemon: service termhost.daemon/1 (services/daemon.h);
+ *        termhost_feature_descriptor_t.concurrent_commands (feature.h). */
 #define TERMHOST_ABI_MAJOR 1
 #define TERMHOST_ABI_MINOR 6
 #define TERMHOST_ABI_PATCH 0

@@ -29,13 +29,12 @@ extension ForwardCommand {
         case .here: break
         }
         let manager = try self.manager()
-        let running = manager.runningRuleIDs()
-        let fresh = selected.filter { !running.contains($0.id) }
-        // Every selected rule is started from now on, one already running too (a `forward run`
-        // of it, or a `forward retry` after a stop): the next daemon starts it again.
+        // Every selected rule is started from now on, one already running too: the next
+        // daemon starts it again. Only the daemon's own runtime of a rule counts as running;
+        // one of a `forward run` ends with that run.
         for rule in selected { try intents.add(rule) }
         let log = host
-        manager.start(fresh, scene: 0, report: { log.log(.info, VisibleText.of($0)) })
+        let running = manager.startOwned(selected, report: { log.log(.info, VisibleText.of($0)) })
         let states = settled(selected.map(\.id), manager)
         manager.writeStatusNow()
         var status: Int32 = 0

@@ -57,18 +57,34 @@ final class ForwardingManager: @unchecked Sendable {
     /// `keepTrying`: the daemon restoring its intent (RuleRuntime.keepsTrying).
     func start(_ rules: [ForwardRule], scene: UInt64, keepTrying: Bool = false,
                report: @escaping @Sendable (String) -> Void, onIdle: @escaping @Sendable () -> Void = {}) {
-        queue.async { [self] in
-            starting += 1
-            defer { starting -= 1; checkIdle() }
-            owners[scene] = Owner(report: report, onIdle: onIdle)
-            openControl()
-            for rule in rules {
-                // One runtime per rule and owner: a stopped one of an earlier start gives way.
-                runtimes.removeAll { $0.scene == scene && $0.rule.id == rule.id && !$0.state.hasIntent }
-                let runtime = RuleRuntime(rule, scene: scene, keepsTrying: keepTrying)
-                runtimes.append(runtime)
-                begin(runtime)
-            }
+        queue.async { [self] in startOnQueue(rules, scene: scene, keepTrying: keepTrying, report: report, onIdle: onIdle) }
+    }
+
+    /// [queue]
+    private func startOnQueue(_ rules: [ForwardRule], scene: UInt64, keepTrying: Bool,
+                              report: @escaping @Sendable (String) -> Void, onIdle: @escaping @Sendable () -> Void) {
+        starting += 1
+        defer { starting -= 1; checkIdle() }
+        owners[scene] = Owner(report: report, onIdle: onIdle)
+        openControl()
+        for rule in rules {
+            // One runtime per rule and owner: a stopped one of an earlier start gives way.
+            runtimes.removeAll { $0.scene == scene && $0.rule.id == rule.id && !$0.state.hasIntent }
+            let runtime = RuleRuntime(rule, scene: scene, keepsTrying: keepTrying)
+            runtimes.append(runtime)
+            begin(runtime)
+        }
+    }
+
+    /// `forward start`: starts, as the daemon's own (scene 0), every rule not running as its
+    /// own already, in one step on the queue (two clients starting one rule start it once);
+    /// returns the IDs of those already running. [not on queue]
+    func startOwned(_ rules: [ForwardRule], report: @escaping @Sendable (String) -> Void) -> Set<String> {
+        dispatchPrecondition(condition: .notOnQueue(queue))
+        return queue.sync {
+            let running = Set(runtimes.filter { $0.scene == 0 && $0.state.hasIntent }.map(\.rule.id))
+            startOnQueue(rules.filter { !running.contains($0.id) }, scene: 0, keepTrying: false, report: report, onIdle: {})
+            return running
         }
     }
 
@@ -397,18 +413,13 @@ final class ForwardingManager: @unchecked Sendable {
         dispatchPrecondition(condition: .notOnQueue(queue))
         return queue.sync {
             var found: [String: RuleStatus] = [:]
-            for r in runtimes where ids.contains(r.rule.id) {
+            // The daemon's own runtime of a rule (scene 0) is the one `forward start` reports.
+            for r in runtimes.sorted(by: { ($0.scene == 0 ? 1 : 0) < ($1.scene == 0 ? 1 : 0) }) where ids.contains(r.rule.id) {
                 let failed = if case .failed = r.state { true } else { false }
                 found[r.rule.id] = RuleStatus(text: shown(r), starting: r.state == .starting, failed: failed)
             }
             return found
         }
-    }
-
-    /// The IDs of rules running here now (any owner). [not on queue]
-    func runningRuleIDs() -> Set<String> {
-        dispatchPrecondition(condition: .notOnQueue(queue))
-        return queue.sync { Set(runtimes.filter { $0.state.hasIntent }.map(\.rule.id)) }
     }
 
     /// Writes the status file now, not within the coalescing 200 ms: a `forward list` right

@@ -32,8 +32,12 @@ struct Dashboard {
             observed?.observeDetails(false)
             set.release()
         }
+        // Ctrl-C in the daemon (or the client going away) is termhost.cancel/1, not a signal
+        // here: the loop checks it every 250 ms and then returns, giving the terminal back.
+        let cancellation = command.host.cancellation
         var lastSize = (0, 0)
         while true {
+            if cancellation?.isCancelled(scene: inv.scene) == true { return 130 }
             set.sync()
             let samplers = set.samplers
             if !samplers.isEmpty { selected = min(selected, samplers.count - 1) }
@@ -55,7 +59,8 @@ struct Dashboard {
             var waited = 0
             while waited < 1000, poll(&pfd, 1, 250) <= 0 {
                 waited += 250
-                if TerminalScreen.size(inv.stdoutFD) != size || TerminalScreen.redrawPending(scene: inv.scene) { break }
+                if TerminalScreen.size(inv.stdoutFD) != size || TerminalScreen.redrawPending(scene: inv.scene)
+                    || cancellation?.isCancelled(scene: inv.scene) == true { break }
             }
             guard pfd.revents != 0 else { continue }
             var key: UInt8 = 0

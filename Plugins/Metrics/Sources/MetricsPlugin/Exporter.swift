@@ -42,6 +42,8 @@ struct Exporter {
             case .refused(let why): command.invocation.printError("termhost metrics serve: \(why)"); return 1
             case .here: break
             }
+            ServeInDaemon.operations.lock()
+            defer { ServeInDaemon.operations.unlock() }
             if let port = ServeInDaemon.port(listen) {
                 command.invocation.print("Already serving Prometheus metrics on http://\(address):\(port)/metrics in the daemon")
                 return 0
@@ -117,11 +119,19 @@ struct Exporter {
 
     /// `--stop`: the daemon stops serving `listen` (every endpoint when nil) and forgets it.
     private func stopInDaemon(_ listen: String?) -> Int32 {
-        switch command.host.requireDaemon(scene: command.invocation.scene) {
-        case .hostRunsItThere: return 0
-        case .refused(let why): command.invocation.printError("termhost metrics serve --stop: \(why)"); return 1
-        case .here: break
+        // Without a daemon nothing serves: the endpoints are only forgotten, and no daemon is
+        // started just to stop (which would serve them all first).
+        guard command.host.isDaemon else {
+            do { try ServeIntents(store: monitors.store).remove(listen) } catch {
+                command.invocation.printError("termhost metrics serve --stop: \(error.message)")
+                return 1
+            }
+            command.invocation.print("Forgotten: " + (listen.map { "--listen \(VisibleText.of($0)) is" } ?? "no endpoint is")
+                                     + " served when the daemon starts (no daemon ran this command, so none stopped serving)")
+            return 0
         }
+        ServeInDaemon.operations.lock()
+        defer { ServeInDaemon.operations.unlock() }
         let stopped = ServeInDaemon.stop(listen)
         do { try ServeIntents(store: monitors.store).remove(listen) } catch {
             command.invocation.printError("termhost metrics serve --stop: \(error.message)")

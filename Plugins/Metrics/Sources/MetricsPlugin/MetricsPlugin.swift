@@ -81,7 +81,7 @@ final class MetricsFeature: Feature {
         Dashboard.restoreTerminal()
         sync?.cancel()
         ServeInDaemon.stop(nil)
-        sampling.withLock { $0 }?.stop(waiting: 1)
+        sampling.withLock { s in defer { s = nil }; return s }?.stop(waiting: 0.5)
         Samplers.stopAll()
     }
 }

@@ -55,8 +55,11 @@ final class MonitorSet {
         for s in samplers where !next.contains(where: { $0 === s }) {
             if details { s.observeDetails(false) }
             Samplers.release(s)
-            pausedFlags[s.host] = nil
-            resumes[s.host] = nil
+            // A replaced sampler's host is still shown: its flags are the new sampler's now.
+            if !next.contains(where: { $0.host == s.host }) {
+                pausedFlags[s.host] = nil
+                resumes[s.host] = nil
+            }
         }
         samplers = next
     }

@@ -15,8 +15,13 @@ enum ServeInDaemon {
     /// What this daemon serves, by the `--listen` value asked for ("127.0.0.1:9464").
     private static let serving = Mutex<[String: Serving]>([:])
 
-    /// How long stop waits for a loop to notice (it polls its wake pipe).
-    static let stopWait = 2.0
+    /// How long stop waits, for every loop together, to notice (each polls its wake pipe).
+    static let stopWait = 1.5
+
+    /// Held by a whole `serve --background` or `--stop` (the check, the start or stop, and the
+    /// stored intent), so that two clients' never interleave: one endpoint is started once, and
+    /// a stop never falls between a start and its intent.
+    static let operations = NSLock()
 
     /// The port `listen` is served on now, if it is.
     static func port(_ listen: String) -> UInt16? { serving.withLock { $0[listen]?.bound } }
@@ -26,6 +31,16 @@ enum ServeInDaemon {
                       transport: SSHTransport, requestSeconds: Double, host: PluginHost) -> Bool {
         guard let wake = WakePipe() else { close(fd); return false }
         let done = DispatchSemaphore(value: 0)
+        let fresh = serving.withLock { all -> Bool in
+            guard all[listen] == nil else { return false }
+            all[listen] = Serving(wake: wake, done: done, bound: bound)
+            return true
+        }
+        guard fresh else {   // the caller checked under `operations`: only a bug gets here
+            close(fd)
+            wake.close()
+            return true
+        }
         let thread = Thread {
             // The monitor set belongs to this thread, as the foreground serve's to its command.
             let set = MonitorSet(explicit: hosts, monitors: monitors, transport: transport, scene: 0, details: false)
@@ -36,7 +51,6 @@ enum ServeInDaemon {
             done.signal()
         }
         thread.name = "metrics serve in the daemon"
-        serving.withLock { $0[listen] = Serving(wake: wake, done: done, bound: bound) }
         thread.start()
         host.log(.info, "metrics: serving Prometheus metrics on http://\(listen.prefix { $0 != ":" }):\(bound)/metrics (--listen \(listen))")
         return true
@@ -50,8 +64,9 @@ enum ServeInDaemon {
             return keys.compactMap { key in all.removeValue(forKey: key).map { (key, $0) } }
         }
         for (_, s) in stopped { s.wake.wake() }
+        let deadline = DispatchTime.now() + stopWait
         for (_, s) in stopped {
-            if s.done.wait(timeout: .now() + stopWait) == .success { s.wake.close() }
+            if s.done.wait(timeout: deadline) == .success { s.wake.close() }
         }
         return stopped.map(\.0).sorted()
     }

@@ -143,7 +143,8 @@ struct SFTPCommand {
         let observer = ConsoleProgress(mode: ConsoleProgress.mode(json: p.json, stderr: invocation.stderrFD),
                                        out: invocation.stdoutFD, err: invocation.stderrFD,
                                        verb: direction == .download ? "downloaded" : "uploaded")
-        return perform(direction, remote: remote, local: absoluteLocal(localText), options: p.options, observer: observer)
+        return perform(direction, remote: remote, local: absoluteLocal(localText, in: host.workingDirectory(scene: invocation.scene)),
+                       options: p.options, observer: observer)
     }
 
     /// Runs one get or put and maps the result to an exit status: 0 all done, 1 anything
@@ -237,7 +238,7 @@ struct SFTPCommand {
                 return error.exitStatus
             }
         } else {
-            let path = absoluteLocal(target)
+            let path = absoluteLocal(target, in: host.workingDirectory(scene: invocation.scene))
             matches = checkpoints.all().filter { $0.checkpoint.localPath == path }
         }
         guard let (key, c) = matches.first else {

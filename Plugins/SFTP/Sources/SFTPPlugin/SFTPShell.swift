@@ -41,7 +41,7 @@ struct SFTPShell {
         }
         defer { connection.close() }
         invocation.print("Connected to \(destination.shown).")
-        var lcwd = FileManager.default.currentDirectoryPath
+        var lcwd = host.workingDirectory(scene: invocation.scene)
         let editor = LineEditor(input: invocation.stdinFD, output: invocation.stdoutFD)
         // A script (stdin not a terminal) stops at the first failing command, as sftp -b does,
         // unless the command starts with "-".

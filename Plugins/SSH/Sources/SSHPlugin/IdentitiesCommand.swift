@@ -47,7 +47,9 @@ enum IdentitiesCommand {
                     case "--user": identity.user = value
                     case "--key": identity.keyFile = value
                     default:
-                        guard let bytes = FileManager.default.contents(atPath: value) else {
+                        // A relative path is the caller's (in the daemon: the client's directory).
+                        let file = value.hasPrefix("/") ? value : host.workingDirectory(scene: c.scene) + "/" + value
+                        guard let bytes = FileManager.default.contents(atPath: file) else {
                             c.printError("\(command): cannot read the key \(VisibleText.of(value))")
                             return 1
                         }
