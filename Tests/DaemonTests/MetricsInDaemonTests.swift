@@ -69,9 +69,11 @@ import TestSupport
         #expect(second.waitFor("[live]").contains("[live]"))
         #expect(daemon.log.components(separatedBy: "runs 'metrics' in scene").count == 4, "add and both watches ran there: \(daemon.log)")
         #expect(ssh.server.log.components(separatedBy: "Accepted publickey for").count - 1 == 1, "one sampler, one log-in: \(ssh.server.log)")
-        // Each terminal is its own: quitting one leaves the other drawing.
-        first.type("q", enter: false)
-        #expect(first.waitFor("[exit 0]").contains("[exit 0]"))
+        // Each terminal is its own: Ctrl-C on one (a cancellation in the daemon, not a signal
+        // there) ends that watch and gives its terminal back; the other keeps drawing.
+        first.press("C-c")
+        let ended = first.waitFor("[exit")
+        #expect(ended.contains("[exit 130]") && !ended.contains("MEM ["), "\(ended)")
         second.type("m", enter: false)
         #expect(second.waitFor("by memory").contains("by memory"), "the second dashboard still answers its keys")
         second.type("q", enter: false)
