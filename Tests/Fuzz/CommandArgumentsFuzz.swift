@@ -26,7 +26,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             _ = try? p.integer("--port", in: 1...65535)
         } catch {
             let lines = error.description.split(separator: "\n", omittingEmptySubsequences: false)
-            precondition(lines[0].hasPrefix("\(parser.command): "))
+            precondition(lines[0].utf8.starts(with: "\(parser.command): ".utf8))   // bytes: a mark may follow ": "
             precondition(VisibleText.isPlain(String(lines[0])), "a control character reached the message: \(Array(lines[0].utf8))")
             precondition(lines.count == 1 || error.usage != nil)
         }

@@ -22,7 +22,10 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             precondition(isDigest(library.sha256), "library sha256 '\(library.sha256)'")
             precondition(!library.path.isEmpty && !library.path.utf8.contains(0) && !library.path.hasSuffix("/"), "library path '\(library.path)'")
             let resolved = library.resolvedPath(setPath: "/usr/share/termhost/plugins/plugin-set.json")
-            precondition(resolved.hasPrefix("/") && resolved.hasSuffix(library.path), "'\(library.path)' resolved to '\(resolved)'")
+            // Bytes, not Characters: a path may begin with a combining mark, which joins the '/'
+            // before it into one grapheme cluster, and String.hasSuffix compares those.
+            precondition(resolved.hasPrefix("/") && Array(resolved.utf8).reversed().starts(with: Array(library.path.utf8).reversed()),
+                         "'\(library.path)' resolved to '\(resolved)'")
         }
         // What the loader reads back from the set it wrote is the same set.
         if let data = try? JSONEncoder().encode(p) {

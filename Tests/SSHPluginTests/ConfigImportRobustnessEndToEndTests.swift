@@ -62,11 +62,12 @@ import TestSupport
             "Host ctl", "  HostName \"evil\u{1b}[2J\"",                  // 9-10
             "Host dash", "  HostName -oProxyCommand=x",                 // 11-12
             "Host optuser", "  User -l",                                // 13-14
+            "Host mark", "  HostName -\u{0301}oProxyCommand=x",        // 15-16: '-' and a combining mark, one Character
         ]
         let config = Self.canonical(dir.write("home/.ssh/config", lines.joined(separator: "\r\n") + "\r\n"))
         let r = try h.termhost(["hosts", "import", config, "--yes"])
         #expect(r.status == 0, "\(r.output)")
-        #expect(r.stdout == "From \(config):\n  lab: 127.0.0.1:2222\nImported 1 host(s); 10 refused (see the warnings).\n")
+        #expect(r.stdout == "From \(config):\n  lab: 127.0.0.1:2222\nImported 1 host(s); 11 refused (see the warnings).\n")
         for expected in [
             "\(config):5: host 'badport' not imported: Port must be a whole number from 1 to 65535, not '99999'",
             "\(config):7: host 'negport' not imported: Port must be a whole number from 1 to 65535, not '-5'",
@@ -78,6 +79,7 @@ import TestSupport
             "\(config):10: host 'ctl' not imported: HostName: an address may not contain control characters ('evil\\033[2J')",
             "\(config):12: host 'dash' not imported: HostName: an address may not begin with '-' (it would read as an option)",
             "\(config):14: host 'optuser' not imported: User: a user name may not begin with '-' (it would read as an option)",
+            "\(config):16: host 'mark' not imported: HostName: an address may not begin with '-' (it would read as an option)",
         ] {
             #expect(r.stderr.contains("warning: " + expected + "\n"), "missing: \(expected)\n\(r.stderr)")
         }

@@ -38,7 +38,7 @@ enum MetricsTools {
         }
         var names: [String] = []
         for item in list {
-            guard let name = item as? String, !name.isEmpty, name.utf8.count <= 255, !name.hasPrefix("-"),
+            guard let name = item as? String, !name.isEmpty, name.utf8.count <= 255, name.utf8.first != UInt8(ascii: "-"),
                   !name.unicodeScalars.contains(where: { "@:,".unicodeScalars.contains($0) || $0.properties.isWhitespace || VisibleText.isUnsafe($0) })
             else { throw invalid("'\(VisibleText.of("\(item)"))' is not a saved host's ID (list_hosts shows them)") }
             if !names.contains(name) { names.append(name) }

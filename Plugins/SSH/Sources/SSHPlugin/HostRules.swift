@@ -107,7 +107,9 @@ enum HostRules {
         if s.utf8.count > maxLength { return "\(what) may be at most \(maxLength) bytes long, not \(s.utf8.count)" }
         if !VisibleText.isPlain(s) { return "\(what) may not contain control characters ('\(VisibleText.of(s))')" }
         if s.unicodeScalars.contains(where: { $0.properties.isWhitespace }) { return "\(what) may not contain spaces" }
-        if s.hasPrefix("-") { return "\(what) may not begin with '-' (it would read as an option)" }
+        // The first byte, not the first Character: "-" and a combining mark are one Character,
+        // which is not "-", yet a program reading the bytes sees an option.
+        if s.utf8.first == UInt8(ascii: "-") { return "\(what) may not begin with '-' (it would read as an option)" }
         return nil
     }
 }
