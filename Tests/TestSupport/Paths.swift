@@ -48,6 +48,10 @@ public struct TemporaryDirectory: Sendable {
         return p
     }
 
+    /// The host's log of a termhost run in this directory's environment (Fixtures.environment:
+    /// XDG_STATE_HOME under it); empty when there is none yet.
+    public var hostLog: String { (try? String(contentsOfFile: path + "/state/termhost/termhost.log", encoding: .utf8)) ?? "" }
+
     public func remove() {
         // Restore permissions changed by tests so the tree can be deleted.
         _ = try? Shell.run("/bin/chmod", ["-R", "u+rwx", path])

@@ -5,7 +5,7 @@ import SSHCrypto
 /// for an upload the other way round. The bytes go to a partial file beside the final name
 /// (".<name>.termhost-partial") and are renamed into place only once complete.
 struct FileJob: Sendable {
-    enum Direction: String, Sendable { case download, upload }
+    typealias Direction = TransferDirection
     var direction: Direction
     var host: String
     var remotePath: String

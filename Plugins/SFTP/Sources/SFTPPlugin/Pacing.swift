@@ -8,6 +8,11 @@
 ///
 /// This file uses nothing but the standard library, so the fuzz target compiles it as it is.
 enum Pacing {
+    /// `-l` in kbit/s: OpenSSH's sftp takes 1 to 100 * 1024 * 1024.
+    static let kbitBounds = 1...104_857_600
+    /// The most bytes per second a limit can be (the largest -l).
+    static let maxBytesPerSecond = UInt64(kbitBounds.upperBound) * 1024 / 8
+
     /// When (in nanoseconds of the monotonic clock) `sent` bytes are due, started at `start`
     /// and sent at `bytesPerSecond` (> 0): start + sent * 1e9 / bytesPerSecond, saturated.
     static func due(start: UInt64, sent: UInt64, bytesPerSecond: UInt64) -> UInt64 {

@@ -19,6 +19,8 @@ struct SFTPCommand {
                        on a terminal, fail otherwise)
              -l KBIT   limit the bandwidth to KBIT kbit/s, like sftp -l
              --json    progress as JSON lines on stdout
+             --background  queue it in the daemon and return: it goes on when the terminal
+                       closes, and after a lost connection (termhost transfers lists them)
     Downloads go to a partial file renamed into place when complete; uploads to a remote partial
     renamed when complete. Connection loss or an interrupt pauses: the partial file is kept.
     Settings (feature org.termhost.sftp): maxActive (1-100, default 15) files at once,
@@ -67,11 +69,12 @@ struct SFTPCommand {
     }
 
     /// -l in kbit/s: OpenSSH's sftp takes 1 to 100 * 1024 * 1024.
-    static let limitBounds = 1...104_857_600
+    static let limitBounds = Pacing.kbitBounds
 
     struct Parsed {
         var options = TransferOptions()
         var json = false
+        var background = false
         var long = false
         var port: Int?
         var operands: [String] = []
@@ -87,7 +90,7 @@ struct SFTPCommand {
             .flag("-r", "-R", "--recursive"), .flag("--resume", "-a"), .flag("--json"),
             listing ? .flag("-l") : .value("-l"), .value("-P"),
             .flag("--overwrite"), .flag("--skip"), .flag("--keep-both"), .flag("--fail"),
-        ])
+        ] + (listing ? [] : [.flag("--background")]))
     }
 
     /// Parses options shared by get, put and ls; throws the status to return once a usage
@@ -96,6 +99,7 @@ struct SFTPCommand {
         let parsed = try invocation.parse(args, with: SFTPCommand.arguments(listing: listing))
         var p = Parsed()
         p.json = invocation.jsonOutput || parsed.has("--json")
+        p.background = !listing && parsed.has("--background")
         p.options.scene = invocation.scene
         p.options.recursive = parsed.has("-r")
         p.options.resume = parsed.has("--resume")
@@ -132,7 +136,7 @@ struct SFTPCommand {
         case (.download, 2): (remoteText, localText) = (p.operands[0], p.operands[1])
         case (.upload, 2): (localText, remoteText) = (p.operands[0], p.operands[1])
         default:
-            invocation.printError("usage: termhost sftp \(verbWord) [-r] [--resume] [--overwrite|--skip|--keep-both|--fail] [-l KBIT] [--json] " +
+            invocation.printError("usage: termhost sftp \(verbWord) [-r] [--resume] [--overwrite|--skip|--keep-both|--fail] [-l KBIT] [--json] [--background] " +
                                   (direction == .download ? "HOST:PATH [LOCAL]" : "LOCAL HOST:PATH"))
             return 2
         }
@@ -140,11 +144,12 @@ struct SFTPCommand {
             invocation.printError("termhost sftp: '\(remoteText.shown)' is not HOST:PATH")
             return 2
         }
+        let local = absoluteLocal(localText, in: host.workingDirectory(scene: invocation.scene))
+        if p.background { return queue(direction, remote: remote, local: local, options: p.options, json: p.json) }
         let observer = ConsoleProgress(mode: ConsoleProgress.mode(json: p.json, stderr: invocation.stderrFD),
                                        out: invocation.stdoutFD, err: invocation.stderrFD,
                                        verb: direction == .download ? "downloaded" : "uploaded")
-        return perform(direction, remote: remote, local: absoluteLocal(localText, in: host.workingDirectory(scene: invocation.scene)),
-                       options: p.options, observer: observer)
+        return perform(direction, remote: remote, local: local, options: p.options, observer: observer)
     }
 
     /// Runs one get or put and maps the result to an exit status: 0 all done, 1 anything
@@ -252,27 +257,13 @@ struct SFTPCommand {
         return discard(key, c)
     }
 
-    /// Removes a paused transfer's partial file (local, or remote over SFTP) and then its
-    /// checkpoint; a partial that cannot be removed is named and the checkpoint kept.
+    /// Removes a paused transfer's partial file and then its checkpoint; a partial that
+    /// cannot be removed is named and the checkpoint kept.
     func discard(_ key: String, _ c: Checkpoint) -> Int32 {
-        if c.direction == "download" {
-            if unlink(c.partialPath) != 0 && errno != ENOENT {
-                invocation.printError("termhost sftp: cannot remove the partial file \(c.partialPath.shown): \(String(cString: strerror(errno))); the transfer stays paused")
-                return 1
-            }
-        } else {
-            do {
-                let connection = try SFTPConnection(transport: transport, destination: c.host, scene: invocation.scene)
-                defer { connection.close() }
-                try connection.run { fs, _ throws(SFTPError) in
-                    if try fs.statIfExists(c.partialPath, follow: false) != nil { try fs.remove(c.partialPath) }
-                }
-            } catch {
-                invocation.printError("\(error.message)\ntermhost sftp: the remote partial file \(c.host):\(c.partialPath.shown) may remain; the transfer stays paused")
-                return 1
-            }
+        if let problem = PausedDiscard(transport: transport, checkpoints: checkpoints, scene: invocation.scene).discard(key, c) {
+            invocation.printError((problem.hasPrefix("sftp:") ? "" : "termhost sftp: ") + problem)
+            return 1
         }
-        checkpoints.remove(key)
         invocation.print("cancelled; removed \(c.direction == "download" ? c.partialPath.shown : "\(c.host):\(c.partialPath.shown)")")
         return 0
     }

@@ -63,6 +63,7 @@ final class TransferBatch: @unchecked Sendable {
             // running the same command again with --resume picks them up.
             let ended = summary.done + summary.skipped + summary.paused + summary.cancelled + summary.failed
             summary.notStarted = max(0, summary.files - ended)
+            summary.connectionLost = lost
         }
         observer.batchFinished(summary)
         return summary

@@ -68,4 +68,6 @@ struct BatchSummary: Sendable {
     var bytes: UInt64 = 0
     var seconds = 0.0
     var errors: [String] = []
+    /// The connection was lost: what did not finish is paused, and may go on on a new one.
+    var connectionLost = false
 }

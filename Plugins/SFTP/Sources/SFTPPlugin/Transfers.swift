@@ -20,19 +20,30 @@ struct Transfers {
 
     func download(host: String, remote: String, local: String, options: TransferOptions,
                   observer: TransferObserver, control: TransferControl) throws(SFTPError) -> BatchSummary {
-        try run(host: host, options: options, observer: observer, control: control) { fs throws(SFTPError) in
-            var plan = try Planner(fs: fs, host: host, recursive: options.recursive, resume: options.resume).download(remote, to: local)
-            try settle(&plan, options) { path throws(SFTPError) in LocalFile.stat(path, follow: false) != nil }
-            return plan
-        }
+        try run(.download, host: host, remote: remote, local: local, options: options, observer: observer, control: control)
     }
 
     func upload(host: String, local: String, remote: String, options: TransferOptions,
                 observer: TransferObserver, control: TransferControl) throws(SFTPError) -> BatchSummary {
-        try run(host: host, options: options, observer: observer, control: control) { fs throws(SFTPError) in
-            var plan = try Planner(fs: fs, host: host, recursive: options.recursive, resume: options.resume).upload(local, to: remote)
-            try settle(&plan, options) { path throws(SFTPError) in try fs.statIfExists(path, follow: false) != nil }
-            return plan
+        try run(.upload, host: host, remote: remote, local: local, options: options, observer: observer, control: control)
+    }
+
+    /// Walks the source and settles the conflicts (asking, or by the options' policy) on
+    /// `connection`: what a batch will do, before a byte moves.
+    func plan(_ direction: FileJob.Direction, on connection: SFTPConnection, remote: String, local: String,
+              options: TransferOptions) throws(SFTPError) -> TransferPlan {
+        try connection.run { fs, _ throws(SFTPError) in
+            let planner = Planner(fs: fs, host: connection.destination, recursive: options.recursive, resume: options.resume)
+            switch direction {
+            case .download:
+                var plan = try planner.download(remote, to: local)
+                try settle(&plan, options) { path throws(SFTPError) in LocalFile.stat(path, follow: false) != nil }
+                return plan
+            case .upload:
+                var plan = try planner.upload(local, to: remote)
+                try settle(&plan, options) { path throws(SFTPError) in try fs.statIfExists(path, follow: false) != nil }
+                return plan
+            }
         }
     }
 
@@ -43,15 +54,15 @@ struct Transfers {
         try policy.apply(to: &plan, exists: exists)
     }
 
-    private func run(host: String, options: TransferOptions, observer: TransferObserver, control: TransferControl,
-                     plan makePlan: (RemoteFS) throws(SFTPError) -> TransferPlan) throws(SFTPError) -> BatchSummary {
+    private func run(_ direction: FileJob.Direction, host: String, remote: String, local: String, options: TransferOptions,
+                     observer: TransferObserver, control: TransferControl) throws(SFTPError) -> BatchSummary {
         // Registered from the start and removed only after the connection is closed: shutdown
         // waits for that, so the process never exits while libssh2 is still tearing down.
         ActiveTransfers.shared.add(control, host: host)
         defer { ActiveTransfers.shared.remove(control) }
         let connection = try SFTPConnection(transport: transport, destination: host, scene: options.scene)
         defer { connection.close() }
-        let plan = try connection.run { fs, _ throws(SFTPError) in try makePlan(fs) }
+        let plan = try self.plan(direction, on: connection, remote: remote, local: local, options: options)
         return TransferBatch(plan: plan, first: connection, transport: transport, control: control,
                              observer: observer, checkpoints: checkpoints).run()
     }

@@ -1,9 +1,9 @@
 import Foundation
-import TestSupport
+import Glibc
 
 /// The SSH harness with the SFTP plugin beside the SSH plugin, and helpers for files.
 extension SSHHarness {
-    static func withSFTP(_ dir: TemporaryDirectory, policy: String? = nil) throws -> SSHHarness {
+    public static func withSFTP(_ dir: TemporaryDirectory, policy: String? = nil) throws -> SSHHarness {
         let h = try SSHHarness(dir: dir)
         try Fixtures.sftpPlugin(in: h.plugins)
         if let policy { _ = dir.write("policy.json", policy) }
@@ -11,47 +11,47 @@ extension SSHHarness {
     }
 
     /// "user@127.0.0.1:path": the port goes separately, as -P.
-    func remote(_ path: String, user: String = NSUserName()) -> String { "\(user)@127.0.0.1:\(path)" }
+    public func remote(_ path: String, user: String = NSUserName()) -> String { "\(user)@127.0.0.1:\(path)" }
 
     /// termhost sftp VERB ARGS... -P PORT
     @discardableResult
-    func sftp(_ verb: String, _ args: [String], stdin: String? = nil) throws -> Shell.Result {
+    public func sftp(_ verb: String, _ args: [String], stdin: String? = nil) throws -> Shell.Result {
         try termhost(["sftp", verb] + args + ["-P", String(server.port)], stdin: stdin)
     }
 
     /// termhost sftp VERB ARGS... -P PORT, running in the background.
-    func sftpInBackground(_ verb: String, _ args: [String]) throws -> Background {
+    public func sftpInBackground(_ verb: String, _ args: [String]) throws -> Background {
         try Background(Paths.termhost, ["sftp", verb] + args + ["-P", String(server.port)], environment: environment)
     }
 }
 
-enum Files {
+public enum Files {
     /// A file of random bytes (from /dev/urandom: a byte-by-byte generator takes seconds per
     /// MiB in a debug build).
-    static func random(_ path: String, bytes: Int, mode: mode_t = 0o644) {
+    public static func random(_ path: String, bytes: Int, mode: mode_t = 0o644) {
         let data = FileHandle(forReadingAtPath: "/dev/urandom").map { try? $0.read(upToCount: bytes) } ?? nil
         _ = FileManager.default.createFile(atPath: path, contents: data ?? Data(count: bytes), attributes: [.posixPermissions: Int(mode)])
     }
 
-    static func sha256(_ path: String) -> String {
+    public static func sha256(_ path: String) -> String {
         (try? Shell.run("/usr/bin/sha256sum", [path]).stdout.split(separator: " ").first.map(String.init)) ?? "missing"
     }
 
-    static func size(_ path: String) -> Int {
+    public static func size(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? -1
     }
 
-    static func mode(_ path: String) -> Int {
+    public static func mode(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber)?.intValue ?? -1
     }
 
-    static func exists(_ path: String) -> Bool {
+    public static func exists(_ path: String) -> Bool {
         var st = stat()
         return lstat(path, &st) == 0
     }
 
     /// Every entry under root (relative path -> "dir", a file's SHA-256, or "link -> target").
-    static func tree(_ root: String) -> [String: String] {
+    public static func tree(_ root: String) -> [String: String] {
         var out: [String: String] = [:]
         guard let walker = FileManager.default.enumerator(atPath: root) else { return out }
         while let rel = walker.nextObject() as? String {
@@ -68,12 +68,12 @@ enum Files {
     }
 
     /// Waits until a file grows to at least `bytes` (a transfer under way).
-    static func waitForSize(_ path: String, atLeast bytes: Int, timeout: Double = 60) -> Bool {
+    public static func waitForSize(_ path: String, atLeast bytes: Int, timeout: Double = 60) -> Bool {
         Wait.until(timeout: timeout) { size(path) >= bytes }
     }
 
     /// How many bytes from the start of a (sparse) file are written: the first hole's offset.
-    static func writtenPrefix(_ path: String) -> Int {
+    public static func writtenPrefix(_ path: String) -> Int {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { return 0 }
         defer { close(fd) }
@@ -81,14 +81,14 @@ enum Files {
         return max(0, Int(lseek(fd, 0, seekHole)))
     }
 
-    static func partial(of path: String) -> String {
+    public static func partial(of path: String) -> String {
         (path as NSString).deletingLastPathComponent + "/." + (path as NSString).lastPathComponent + ".termhost-partial"
     }
 }
 
 extension Background {
     /// Waits for the process to end; its status and both outputs.
-    func finish() -> (status: Int32, stdout: String, stderr: String) {
+    public func finish() -> (status: Int32, stdout: String, stderr: String) {
         let out = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let err = errorOutput()
         process.waitUntilExit()
