@@ -28,6 +28,7 @@ import Testing
         ("http://api.example.com/v1", "provider 'p': plain http is allowed only to a loopback host (127.0.0.1, ::1, localhost); use https for 'api.example.com'"),
         ("http://10.0.0.5:8080/v1", "provider 'p': plain http is allowed only to a loopback host (127.0.0.1, ::1, localhost); use https for '10.0.0.5'"),
         ("ftp://127.0.0.1/v1", "provider 'p': base_url must use https (or http to a loopback host)"),
+        ("http://%31%32%37.0.0.1:8080/v1", "provider 'p': base_url's host must not be percent-encoded"),
         ("https://user:pw@api.example.com/v1", "provider 'p': base_url must not carry a user, a query or a fragment"),
         ("https://api.example.com/v1?x=1", "provider 'p': base_url must not carry a user, a query or a fragment"),
         ("https://api.example.com:0/v1", "provider 'p': base_url port must be 1 to 65535"),

@@ -178,7 +178,7 @@ import Testing
         #expect(record == AuditLog.Record(time: 1_800_000_000, run: "run-7", tool: "ssh_exec", host: "web-2",
                                           command: "systemctl restart nginx", outcome: .approved, by: .person,
                                           reason: record.reason))
-        #expect(record.reason.hasSuffix("; approved once"))
+        #expect(record.reason.hasSuffix("; approved once by the person at the terminal"))
         #expect(record.line.hasPrefix("2027-01-15T08:00:00Z run run-7 ssh_exec on web-2: approved by person: systemctl restart nginx ("))
     }
 

@@ -109,6 +109,21 @@ public struct CommandInvocation: Sendable {
     }
 }
 
+extension CommandInvocation {
+    /// An invocation no client watches: what a command leaves running in the daemon after it
+    /// returned (a background assistant run) uses it, in scene 0 (no terminal, no prompt, no
+    /// Ctrl-C), with descriptors of its own.
+    public init(detached command: String, arguments: [String], stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32) {
+        self.command = command
+        self.arguments = arguments
+        self.scene = 0
+        self.stdinFD = stdinFD
+        self.stdoutFD = stdoutFD
+        self.stderrFD = stderrFD
+        self.jsonOutput = false
+    }
+}
+
 /// An error a feature throws; its message reaches the user verbatim.
 public struct PluginError: Error, CustomStringConvertible {
     public var code: Int32

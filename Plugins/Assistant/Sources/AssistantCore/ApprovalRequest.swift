@@ -68,9 +68,36 @@ public enum ApprovalAnswer: String, Sendable, Equatable {
     case deny
 }
 
-/// The person at the terminal. A run with no terminal (unattended, `--json` pipelines, MCP
-/// without elicitation) has no prompter, and an Ask is then refused with a message.
+/// An answer and who gave it, for the audit log and the refusal's message.
+public struct ApprovalVerdict: Sendable, Equatable {
+    public var answer: ApprovalAnswer
+    /// "the person at the terminal", "'termhost approvals allow 3' (user ann, /dev/pts/4)".
+    public var who: String
+    /// Nobody answered in time: the refusal says so instead of naming a person.
+    public var timedOut: Bool
+
+    public init(answer: ApprovalAnswer, who: String, timedOut: Bool = false) {
+        self.answer = answer
+        self.who = who
+        self.timedOut = timedOut
+    }
+
+    /// The refusal's text when the answer is `.deny`.
+    public var refusal: String { timedOut ? "refused: \(who)" : "refused by \(who)" }
+}
+
+/// The person at the terminal, or (in the daemon) whoever answers first from any client. A run
+/// with no one to ask (unattended, `--json` pipelines, MCP without elicitation) has no
+/// prompter, and an Ask is then refused with a message.
 public protocol ApprovalPrompter: Sendable {
     /// Blocks until the person answers; an interrupted prompt is a `.deny`.
     func ask(_ request: ApprovalRequest) -> ApprovalAnswer
+    /// The answer with who gave it; by default `ask`'s, given by the person at the terminal.
+    func decide(_ request: ApprovalRequest) -> ApprovalVerdict
+}
+
+extension ApprovalPrompter {
+    public func decide(_ request: ApprovalRequest) -> ApprovalVerdict {
+        ApprovalVerdict(answer: ask(request), who: "the person at the terminal")
+    }
 }

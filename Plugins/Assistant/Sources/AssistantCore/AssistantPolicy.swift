@@ -70,6 +70,13 @@ public struct AssistantPolicy: Sendable, Equatable {
         operatorPart.rememberApprovals != false && userPart.rememberApprovals != false
     }
 
+    /// How long an Ask that waits in the daemon for an answer from any client (`termhost
+    /// approvals`) may wait before it is refused: the shorter of the two files' values, 600 s
+    /// when neither sets one. A terminal's own prompt waits for its person as before.
+    public var approvalSeconds: Int {
+        [operatorPart.approvalTimeout, userPart.approvalTimeout].compactMap { $0 }.min() ?? AssistantPolicyPart.defaultApprovalTimeout
+    }
+
     /// The user's choices that try to widen the operator's, each ignored, as warning lines.
     public var warnings: [String] {
         var out: [String] = []
@@ -91,7 +98,8 @@ public struct AssistantPolicy: Sendable, Equatable {
 ///
 /// ```json
 /// "assistant": { "tools": { "sftp_write": "deny", "ssh_exec": "ask", "*": "ask" },
-///                "fullAccess": false, "reviewer": true, "rememberApprovals": true }
+///                "fullAccess": false, "reviewer": true, "rememberApprovals": true,
+///                "approvalTimeout": 600 }
 /// ```
 public struct AssistantPolicyPart: Sendable, Equatable {
     /// Tool name → level; `"*"` covers every tool the file does not name.
@@ -104,6 +112,11 @@ public struct AssistantPolicyPart: Sendable, Equatable {
     public var reviewer: Bool?
     /// `false` forbids remembered approvals (every Ask is asked again).
     public var rememberApprovals: Bool?
+    /// Seconds an Ask waiting in the daemon is kept before it is refused; nil leaves it to the
+    /// other file (the shorter wins).
+    public var approvalTimeout: Int?
+    public static let approvalTimeoutBounds = 1...86_400
+    public static let defaultApprovalTimeout = 600
     /// `operator policy FILE` or `user config FILE`, for messages.
     public var source: String
 

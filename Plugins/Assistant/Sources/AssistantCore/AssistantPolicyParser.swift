@@ -111,9 +111,16 @@ private struct PolicyFile: Decodable {
                 case "reviewer": part.reviewer = flag
                 default: part.rememberApprovals = flag
                 }
+            case "approvalTimeout":
+                let bounds = AssistantPolicyPart.approvalTimeoutBounds
+                guard let seconds = try? object.decode(Int.self, forKey: field), bounds.contains(seconds) else {
+                    throw AssistantPolicyError(field: "assistant.approvalTimeout",
+                                               message: "expected whole seconds from \(bounds.lowerBound) to \(bounds.upperBound)")
+                }
+                part.approvalTimeout = seconds
             default:
                 throw AssistantPolicyError(field: "assistant",
-                                           message: "unknown key '\(VisibleText.of(String(field.stringValue.prefix(80))))' (expected tools, fullAccess, reviewer, rememberApprovals)")
+                                           message: "unknown key '\(VisibleText.of(String(field.stringValue.prefix(80))))' (expected tools, fullAccess, reviewer, rememberApprovals, approvalTimeout)")
             }
         }
         assistant = part

@@ -87,8 +87,9 @@ public final class ToolGate: Sendable {
             }
             let request = ApprovalRequest(tool: tool, host: call.host, command: command, workingDirectory: call.workingDirectory,
                                           argumentsJSON: call.argumentsJSON, reason: why, family: nil)
-            return prompter.ask(request) == .deny ? record(call, .refuse("refused by the person at the terminal", by: .person))
-                : record(call, .run(by: .person), reason: "\(why); approved once")
+            let verdict = prompter.decide(request)
+            return verdict.answer == .deny ? record(call, .refuse(verdict.refusal, by: verdict.timedOut ? .policy : .person))
+                : record(call, .run(by: .person), reason: "\(why); approved once by \(verdict.who)")
         }
         if run.fullAccess && policy.allowsFullAccess {
             return record(call, .run(by: .fullAccess), reason: "\(why); pre-approved by the run's full access")
@@ -127,16 +128,18 @@ public final class ToolGate: Sendable {
             return record(call, .refuse("refused: this call needs approval (\(why)) and no person is present to "
                 + "approve it; \(Self.howToAllow(tool, rule))", by: .policy))
         }
-        switch prompter.ask(request) {
+        let verdict = prompter.decide(request)
+        switch verdict.answer {
         case .once:
-            return record(call, .run(by: .person), reason: "\(why); approved once")
+            return record(call, .run(by: .person), reason: "\(why); approved once by \(verdict.who)")
         case .always:
             if let family = request.family {
                 _ = try? approvals.remember(tool: tool, family: family, host: host, at: now())
             }
-            return record(call, .run(by: .person), reason: "\(why); approved always for '\(request.family ?? tool)'")
+            return record(call, .run(by: .person), reason: "\(why); approved always for '\(request.family ?? tool)' by \(verdict.who)")
         case .deny:
-            return record(call, .refuse("refused by the person at the terminal", by: .person))
+            // A timeout is the policy's refusal (its approvalTimeout), not a person's.
+            return record(call, .refuse(verdict.refusal, by: verdict.timedOut ? .policy : .person))
         }
     }
 

@@ -11,7 +11,7 @@ struct AskCommand {
     let invocation: CommandInvocation
 
     static let arguments = CommandArguments("termhost ask", usage: "usage: " + AssistantUsage.ask,
-                                            options: [.value("--host"), .flag("--acting"), .value("--provider"), .flag("--json")] + RunAccess.options)
+                                            options: [.value("--host"), .flag("--acting"), .value("--provider"), .flag("--json"), .flag("--background")] + RunAccess.options)
 
     func run() -> Int32 {
         let parsed: ParsedArguments
@@ -21,6 +21,15 @@ struct AskCommand {
             return invocation.reportUsageError(CommandUsageError(command: "termhost ask", problem: "a question is required", usage: "usage: " + AssistantUsage.ask))
         }
         let json = invocation.jsonOutput || parsed.has("--json")
+        if parsed.has("--background") {
+            switch host.requireDaemon(scene: invocation.scene) {
+            case .hostRunsItThere: return 0
+            case .refused(let why):
+                invocation.printError("termhost: ask --background: \(why)")
+                return 1
+            case .here: break
+            }
+        }
         guard let store = host.store.map(RunStore.init) else {
             invocation.printError("termhost: ask: the host store is unavailable")
             return 1
@@ -33,9 +42,12 @@ struct AskCommand {
             invocation.printError("termhost: ask: cannot save the conversation: \(error)")
             return 1
         }
+        let mode: RunEngine.Mode = parsed.has("--acting") ? .acting : .planning
+        if parsed.has("--background") {
+            return background(question, conversation: conversation, store: store, setup: setup, mode: mode, targetHost: targetHost, json: json)
+        }
         let session = RunSession(host: host, invocation: invocation, store: store, provider: setup.provider,
-                                 providerName: setup.providerName, mode: parsed.has("--acting") ? .acting : .planning,
-                                 targetHost: targetHost, access: setup.access)
+                                 providerName: setup.providerName, mode: mode, targetHost: targetHost, access: setup.access)
         let printer = AnswerPrinter(invocation: invocation, quiet: json, clock: setup.clock)
         let (run, end) = session.run(question, conversation: conversation, printer: printer)
         if json {

@@ -19,7 +19,13 @@ final class AssistantFeature: Feature {
                     usage: AssistantUsage.assistant),
             Command("mcp", summary: "The tool catalog for MCP clients (Claude Code, Codex) over stdio, under the same policy",
                     usage: AssistantUsage.mcp),
-        ])
+            Command("approvals", summary: "Answer what background runs ask, from any terminal: list, allow, deny",
+                    usage: ApprovalsCommand.usage),
+        ],
+        // A run's state is its own (its engine, gate, printer); what runs share is behind locks
+        // (ActiveRuns, PendingApprovals, the store): in the daemon `approvals` answers while
+        // another client's `ask` runs.
+        concurrentCommands: true)
 
     let host: PluginHost
     /// Audits `termhost tools call` (CommandLineToolAudit) while this feature lives.
@@ -50,6 +56,7 @@ final class AssistantFeature: Feature {
         switch command.command {
         case "ask": AskCommand(host: host, invocation: command).run()
         case "mcp": MCPCommand(host: host, invocation: command).run()
+        case "approvals": ApprovalsCommand(host: host, invocation: command).run()
         default: AssistantCommand(host: host, invocation: command).run()
         }
     }

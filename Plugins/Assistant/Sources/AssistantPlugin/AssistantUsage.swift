@@ -2,8 +2,9 @@
 enum AssistantUsage {
     static let ask = """
         termhost ask [--host H] [--acting] [--provider NAME] [--json] [--full-access]
-                     [--reviewer NAME [--reviewer-timeout SECONDS]] "QUESTION"
+                     [--reviewer NAME [--reviewer-timeout SECONDS]] [--background] "QUESTION"
           exit status: 0 the model finished, 1 the run failed, 130 stopped (Ctrl-C)
+          --background: the run goes on in the daemon; termhost approvals answers its Asks
         """
     static let assistant = """
         termhost assistant [--host H] [--acting] [--provider NAME]   a conversation

@@ -15,16 +15,20 @@ struct CallApproval {
     let fullAccess: Bool
     /// "Approve for me": decides Asks before the person, where the policy allows it.
     let reviewer: (any CallReviewer)?
+    /// A background run in the daemon: its Asks wait there for any client (PendingApprovals).
+    let waitsInDaemon: (control: RunControl, conversation: String)?
     private let gate: Result<ToolGate, AssistantPolicyError>
 
     init(host: PluginHost, scene: UInt64, runID: String, mode: RunEngine.Mode, catalog: [RunTool],
-         fullAccess: Bool = false, reviewer: (any CallReviewer)? = nil) {
+         fullAccess: Bool = false, reviewer: (any CallReviewer)? = nil,
+         waitsInDaemon: (control: RunControl, conversation: String)? = nil) {
         self.host = host
         self.scene = scene
         self.runID = runID
         self.mode = mode
         self.fullAccess = fullAccess
         self.reviewer = reviewer
+        self.waitsInDaemon = waitsInDaemon
         hostTools = Self.hostTools(catalog)
         guard let store = host.store else {
             gate = .failure(AssistantPolicyError(field: "store", message: "the host store is unavailable"))
@@ -86,9 +90,14 @@ struct CallApproval {
         var gateCall = GateCall(runID: runID, toolName: call.name, toolReadOnly: tool.readOnly, modes: modes,
                                 argumentsJSON: call.argumentsJSON)
         if gate.policy.needsTags(call.name) { gateCall.hostTags = HostTags.of(gateCall.host, tools: host.tools, scene: scene) }
-        let person: (any ApprovalPrompter)? = host.interact.flatMap { interact in
+        let terminal: (any ApprovalPrompter)? = host.interact.flatMap { interact in
             interact.canPrompt(scene: scene) ? InteractPrompter(interact: interact, scene: scene) : nil
         }
+        let anyClient: (any ApprovalPrompter)? = waitsInDaemon.map { w in
+            DaemonPrompter(runID: runID, conversation: w.conversation, seconds: gate.policy.approvalSeconds, control: w.control,
+                           notifier: ApprovalNotifier(host: host))
+        }
+        let person = terminal ?? anyClient
         switch gate.decide(gateCall, run: GateRun(mode: mode == .planning ? .planning : .acting, fullAccess: fullAccess, reviewer: reviewer != nil),
                          prompter: person, reviewer: reviewer) {
         case .run: return .run

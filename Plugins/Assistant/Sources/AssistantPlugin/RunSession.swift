@@ -14,6 +14,8 @@ struct RunSession {
     let targetHost: String?
     /// Full access and the reviewer, as the command line asked.
     var access = RunAccess()
+    /// Runs in the daemon with no client (`ask --background`): its Asks wait for any client.
+    var background = false
 
     static let stepLimit = 50
 
@@ -66,7 +68,8 @@ struct RunSession {
         engine.onCallStart = printer.callStarted
         engine.onCallEnd = printer.callEnded
         let approval = CallApproval(host: host, scene: invocation.scene, runID: run.id, mode: mode, catalog: catalog,
-                                    fullAccess: access.fullAccess, reviewer: access.reviewer(for: question))
+                                    fullAccess: access.fullAccess, reviewer: access.reviewer(for: question),
+                                    waitsInDaemon: background ? (control, conversation) : nil)
         (approval.warnings + access.warnings(approval.policy)).forEach { invocation.printError("warning: \($0)") }
         if let problem = approval.problem {
             // Nothing could run: the run ends before the model is asked, and the command fails.

@@ -65,10 +65,13 @@ public struct ProviderConfig: Sendable, Equatable {
         if let organization { try check(Self.isToken(organization, extra: "._-", max: 200), "organization must be letters, digits, '.', '_' or '-'") }
         if let apiVersion { try check(Self.isToken(apiVersion, extra: "._-", max: 64), "api_version must be letters, digits, '.', '_' or '-'") }
         if let maxTokens { try check((1...1_000_000).contains(maxTokens), "max_tokens must be 1 to 1000000") }
-        guard let url = URLComponents(string: baseURL), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+        // The host as written: URLComponents.host decodes percent-escapes and libcurl does not,
+        // so "%31%32%37.0.0.1" would pass as loopback here and be another name there.
+        guard let url = URLComponents(string: baseURL), let scheme = url.scheme?.lowercased(), let host = url.percentEncodedHost, !host.isEmpty else {
             throw ProviderConfigError(message: "provider '\(VisibleText.of(name))': base_url '\(VisibleText.of(baseURL))' is not an absolute http or https URL")
         }
         try check(scheme == "https" || scheme == "http", "base_url must use https (or http to a loopback host)")
+        try check(!host.contains("%"), "base_url's host must not be percent-encoded")
         try check(url.user == nil && url.password == nil && url.query == nil && url.fragment == nil,
                   "base_url must not carry a user, a query or a fragment")
         try check(!baseURL.unicodeScalars.contains { $0.value <= 0x20 || $0.value >= 0x7F }, "base_url must be printable ASCII without spaces")
@@ -94,12 +97,7 @@ public struct ProviderConfig: Sendable, Equatable {
         !s.isEmpty && s.utf8.count <= max && s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || extra.unicodeScalars.contains($0)) }
     }
 
-    static func isLoopback(_ host: String) -> Bool {
-        let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if h == "localhost" || h == "::1" { return true }
-        let parts = h.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
-    }
+    public static func isLoopback(_ host: String) -> Bool { LoopbackHost.contains(host) }
 }
 
 /// A configuration that cannot be used; the message says which field and why.
