@@ -87,6 +87,8 @@ import TestSupport
         defer { ssh.server.stop() }
         _ = try Fixtures.bundle("libMetricsPlugin.so", as: "org.termhost.metrics", in: ssh.plugins)
         #expect(try ssh.termhost(["metrics", "add", ssh.target]).status == 0)
+        // Log-ins count samplers here: none takes a connection another left kept.
+        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.ssh": { "connectionIdleTimeout": 0 } } }"#)
         let daemon = DaemonHarness(environment: ssh.environment)
         defer { daemon.stop(); daemon.remove() }
         try daemon.start()

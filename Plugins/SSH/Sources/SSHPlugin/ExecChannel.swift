@@ -33,13 +33,21 @@ struct ExecChannel {
 }
 
 extension SSHConnection {
-    /// A "session" channel with OpenSSH's window (2 MiB) and packet size (32 KiB).
+    /// A "session" channel with OpenSSH's window (2 MiB) and packet size (32 KiB): the one a
+    /// kept connection opened to prove it alive (ConnectionPool), else a new one.
     func openSessionChannel() throws(SSHError) -> OpaquePointer {
-        guard let channel = libssh2_channel_open_ex(session, "session", 7, 2 * 1024 * 1024, 32768, nil, 0) else {
+        if let reserved = reservedChannel {
+            reservedChannel = nil
+            return reserved
+        }
+        guard let channel = probeChannel() else {
             throw SSHError("ssh: cannot open a channel to \(shownAddress): \(lastError())")
         }
         return channel
     }
+
+    /// A new "session" channel, or nil (lastError() says why).
+    func probeChannel() -> OpaquePointer? { libssh2_channel_open_ex(session, "session", 7, 2 * 1024 * 1024, 32768, nil, 0) }
 }
 
 /// Moves bytes between local descriptors and a started channel until the remote side is done,

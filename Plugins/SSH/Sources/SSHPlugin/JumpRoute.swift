@@ -93,12 +93,11 @@ final class JumpTunnel: @unchecked Sendable {
         let tunnel = JumpTunnel(outer: outer, innerSocket: pair[0], pumpSocket: pair[1])
         // The outer session and channel are handed over to the pump thread, which is their only
         // user from here on.
-        struct HandOver: @unchecked Sendable { let outer: SSHConnection; let channel: OpaquePointer }
-        let work = HandOver(outer: outer, channel: channel)
+        let work = HandOver(value: (outer: outer, channel: channel))
         let thread = Thread {
-            _ = try? ChannelPump(connection: work.outer, channel: work.channel)
+            _ = try? ChannelPump(connection: work.value.outer, channel: work.value.channel)
                 .run(stdin: tunnel.pumpSocket, stdout: tunnel.pumpSocket, stderr: -1)
-            libssh2_channel_free(work.channel)
+            libssh2_channel_free(work.value.channel)
             Glibc.close(tunnel.pumpSocket)
             tunnel.done.signal()
         }

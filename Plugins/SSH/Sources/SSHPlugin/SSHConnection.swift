@@ -36,6 +36,12 @@ final class SSHConnection {
 
     /// The connection and tunnel this one runs through when it was reached over a jump host.
     var upstream: JumpTunnel?
+    /// libssh2's timeout for blocking calls: the connectTimeout it was made with (closing may
+    /// shorten it; a kept connection gets it back).
+    let timeoutSeconds: Int
+    /// A session channel opened when the connection was taken from the ConnectionPool (its
+    /// proof of life), handed out by the next openSessionChannel().
+    var reservedChannel: OpaquePointer?
     /// Dead-peer detection (ServerAliveInterval, ServerAliveCountMax); 0 turns it off.
     var keepaliveInterval = 0
     var keepaliveCountMax = 3
@@ -47,6 +53,7 @@ final class SSHConnection {
         // Callers pass a checked setting; clamped again because it becomes milliseconds.
         let timeoutSeconds = min(max(timeoutSeconds, ConnectionSettings.connectTimeoutSeconds.lowerBound),
                                  ConnectionSettings.connectTimeoutSeconds.upperBound)
+        self.timeoutSeconds = timeoutSeconds
         user = destination.user ?? SSHConnection.localUser()
         // Checked before anything is connected: a bad number must not cost a password prompt.
         // (A tunnel's socket is ours to close on every path, this one included.)

@@ -101,6 +101,7 @@ final class SSHFeature: Feature {
         sessions.killAll(bound: 0.1)
         OpenSessions.endAll(status: 255)
         TransportService.closeAll(of: transport, bound: 0.4)
+        ConnectionPool.shared.closeAll()
     }
 
     func ssh(_ c: CommandInvocation, vault: Vault) -> Int32 {
@@ -120,8 +121,11 @@ final class SSHFeature: Feature {
 
     /// Resolves, connects (trust and auth inside), publishes the session's start and end, runs
     /// body, and maps failures to ssh's status 255 with the message on stderr.
+    /// `share`: in the daemon, a kept connection to the same destination is used when there
+    /// is one, and this one is kept afterwards (ConnectionPool); never with agent forwarding.
     func connect(_ c: CommandInvocation, vault: Vault, target: String, jump: [String], forwardAgent: Bool? = nil,
-                 banner: (@Sendable (String) -> Void)?, _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
+                 banner: (@Sendable (String) -> Void)?, share: Bool = false,
+                 _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
         var retired = false
         let cancelled = Mutex(false)
         do {
@@ -132,8 +136,15 @@ final class SSHFeature: Feature {
             // -A/-a apply to the last hop only, as ssh's do: jump hosts never get the agent.
             if let forwardAgent { destination.forwardAgent = forwardAgent }
             let hops = try JumpRoute.hops(to: destination, extra: jump, vault: vault)
-            let connection = try JumpRoute.connect(to: destination, through: hops, interaction: ConnectionPrompts(host: host, scene: c.scene, showBanner: banner))
-            defer { connection.teardown() }
+            let prompts = ConnectionPrompts(host: host, scene: c.scene, showBanner: banner)
+            let keepSeconds = share && destination.forwardAgent != true ? try ConnectionPool.keepSeconds(host) : nil
+            let key = ConnectionPool.key(destination, hops: hops, agent: prompts.agentSocket)
+            let kept = keepSeconds != nil ? ConnectionPool.shared.take(key, reserve: true, log: host) : nil
+            let connection = try kept ?? JumpRoute.connect(to: destination, through: hops, interaction: prompts)
+            var reusable = false
+            defer {
+                if let keepSeconds, reusable { ConnectionPool.shared.keep(connection, key, seconds: keepSeconds) } else { connection.teardown() }
+            }
             // History starts only once authenticated, and ends however the session ends: normally
             // here, or from shutdown() when a signal cuts the command short.
             let session = OpenSessions.Session(host: destination.name, user: connection.user,
@@ -154,6 +165,8 @@ final class SSHFeature: Feature {
             }
             defer { cancel?.remove() }
             status = try body(connection)
+            // Kept only as it was found: not cut short, not told goodbye by the server.
+            reusable = !cancelled.withLock { $0 } && connection.sessionContext.disconnect == nil
             return status
         } catch let error as SSHError {
             // A session retired by a synced change said why already; the socket error adds
@@ -173,7 +186,7 @@ final class SSHFeature: Feature {
         if args.first == "--" { args.removeFirst() }
         guard let target = parsed.host, !args.isEmpty else { c.printError(RemoteCommandArguments.execUsage); return 2 }
         return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent,
-                       banner: parsed.bannerOutput(c)) { (connection) throws(SSHError) -> Int32 in
+                       banner: parsed.bannerOutput(c), share: true) { (connection) throws(SSHError) -> Int32 in
             try ExecChannel(connection: connection).run(args.joined(separator: " "), stdin: c.stdinFD, stdout: c.stdoutFD,
                                                         stderr: c.stderrFD, agentWarning: parsed.warningOutput(c))
         }

@@ -67,9 +67,9 @@ enum SSHTools {
         // Written to stdin and never echoed in the result; the caller blanks it from the output.
         let input = arguments.values["stdin_secret"] == nil ? [] : Array((try arguments.string("stdin_secret") + "\n").utf8)
         return try calls.run(callID) { (cancel) throws(PluginError) -> String in
-            let connection = try UnattendedConnect.connect(name, host: provider.host)
+            let (connection, kept) = try UnattendedConnect.connect(name, host: provider.host)
             // In the handle table, so the feature's shutdown closes it if the call is cut short.
-            let c = TransportConnection(connection, provider: provider)
+            let c = TransportConnection(connection, provider: provider, kept: kept)
             let handle = TransportService.handles.insert(c)
             defer { provider.table.pointee.close(handle) }
             var out = BoundedOutput(limit: limit), errOut = BoundedOutput(limit: limit)

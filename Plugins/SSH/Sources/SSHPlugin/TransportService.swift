@@ -17,9 +17,13 @@ final class TransportConnection: @unchecked Sendable {
     /// Set on the executor when close() freed the session: a call that found the handle just
     /// before must not touch it. [executor]
     var closed = false
-    init(_ connection: SSHConnection, provider: TransportProvider) {
+    /// Where close() keeps the connection for the next open (the daemon's ConnectionPool), or
+    /// nil to free it.
+    let kept: (key: ConnectionPool.Key, seconds: Int)?
+    init(_ connection: SSHConnection, provider: TransportProvider, kept: (key: ConnectionPool.Key, seconds: Int)? = nil) {
         self.connection = connection
         self.provider = provider
+        self.kept = kept
         bridges = ChannelBridges(connection: connection, executor: executor)
         ExecutorCheck.mark(executor)
     }
@@ -61,8 +65,15 @@ enum TransportService {
     /// Frees a connection already out of the handle table; the caller counts it in `closing`.
     private static func close(_ c: TransportConnection) {
         onExecutor(c) {
+            // A connection that did not die is kept for the next open to its destination
+            // (asked before closeAll, which marks every connection it ends as lost).
+            let alive = c.bridges.lost == nil && c.connection.sessionContext.disconnect == nil
             c.bridges.closeAll()
-            c.connection.teardown()
+            if let kept = c.kept, alive {
+                ConnectionPool.shared.keep(c.connection, kept.key, seconds: kept.seconds)
+            } else {
+                c.connection.teardown()
+            }
             c.closed = true
         }
     }
@@ -108,9 +119,14 @@ enum TransportService {
                         return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "'\(target)' is neither a saved host nor user@host[:port]")
                     }
                     let vault = Vault(store: store)
-                    let c = try JumpRoute.connect(to: resolved, through: JumpRoute.hops(to: resolved, extra: [], vault: vault),
-                                                  interaction: ConnectionPrompts(host: host, scene: scene))
-                    out.pointee = TransportService.handles.insert(TransportConnection(c, provider: provider))
+                    let hops = try JumpRoute.hops(to: resolved, extra: [], vault: vault)
+                    let prompts = ConnectionPrompts(host: host, scene: scene)
+                    // In the daemon, a connection a command left to its destination is used
+                    // again (ConnectionPool); closed, this one is kept the same way.
+                    let kept = try ConnectionPool.keepSeconds(host).map { (key: ConnectionPool.key(resolved, hops: hops, agent: prompts.agentSocket), seconds: $0) }
+                    let reused = kept.flatMap { ConnectionPool.shared.take($0.key, reserve: false, log: host) }
+                    let c = try reused ?? JumpRoute.connect(to: resolved, through: hops, interaction: prompts)
+                    out.pointee = TransportService.handles.insert(TransportConnection(c, provider: provider, kept: kept))
                     return Int32(TERMHOST_OK)
                 } catch let e as SSHError {
                     return termhostFail(err, Int(e.kind == .refused ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO), e.message)
@@ -307,8 +323,8 @@ enum TransportService {
                                         "open_saved: the SSH feature is not active for the calling plugin (the host offers it no \(TERMHOST_SSH_TRANSPORT))")
                 }
                 do throws(PluginError) {
-                    let c = try UnattendedConnect.connect(String(cString: name), host: provider.host)
-                    out.pointee = TransportService.handles.insert(TransportConnection(c, provider: provider))
+                    let (c, kept) = try UnattendedConnect.connect(String(cString: name), host: provider.host)
+                    out.pointee = TransportService.handles.insert(TransportConnection(c, provider: provider, kept: kept))
                     return Int32(TERMHOST_OK)
                 } catch {
                     return termhostFail(err, Int(error.code), error.message)

@@ -24,8 +24,10 @@ enum UnattendedConnect {
         return record
     }
 
-    /// Connects to the saved host `name`, jump route included, without prompting.
-    static func connect(_ name: String, host: PluginHost) throws(PluginError) -> SSHConnection {
+    /// Connects to the saved host `name`, jump route included, without prompting; in the daemon
+    /// through a kept connection when there is one, and `kept` says where to keep it after.
+    static func connect(_ name: String, host: PluginHost) throws(PluginError)
+        -> (connection: SSHConnection, kept: (key: ConnectionPool.Key, seconds: Int)?) {
         guard let store = host.store else {
             throw PluginError("the SSH feature is not active: the host store is unavailable", code: Int32(TERMHOST_ERR_UNSUPPORTED))
         }
@@ -36,7 +38,10 @@ enum UnattendedConnect {
                 throw PluginError("'\(VisibleText.of(name))' is not a saved host", code: Int32(TERMHOST_ERR_INVALID_ARGUMENT))
             }
             let hops = try JumpRoute.hops(to: destination, extra: [], vault: vault)
-            return try JumpRoute.connect(to: destination, through: hops, interaction: ConnectionPrompts(host: host, scene: 0))
+            let prompts = ConnectionPrompts(host: host, scene: 0)
+            let kept = try ConnectionPool.keepSeconds(host).map { (key: ConnectionPool.key(destination, hops: hops, agent: prompts.agentSocket), seconds: $0) }
+            if let kept, let reused = ConnectionPool.shared.take(kept.key, reserve: false, log: host) { return (reused, kept) }
+            return (try JumpRoute.connect(to: destination, through: hops, interaction: prompts), kept)
         } catch let error as SSHError {
             throw PluginError(message(error, host: name), code: Int32(error.kind == .refused || error.cause != nil ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO))
         } catch let error as PluginError {
