@@ -63,7 +63,7 @@ for _ in $(seq "$runs"); do
   "$termhost" daemon 2>> "$work/daemon.log" &
   for _ in $(seq 600); do "$termhost" daemon status >/dev/null 2>&1 && break; sleep 0.1; done
   ts+=("$(ten "$termhost" exec "$user@127.0.0.1:$port" -- true)")
-  "$termhost" daemon stop >/dev/null
+  "$termhost" daemon stop >/dev/null 2>&1
   os+=("$(ten ssh "${ssh_opts[@]}" "${cm_opts[@]}" "$user@127.0.0.1" true)")
   ssh -O exit -o ControlPath="$work/cm.sock" x >/dev/null 2>&1 || true
 done

@@ -35,11 +35,9 @@ import TestSupport
     }
 
     @Test func aBackgroundRunsAskIsAnsweredFromAnotherClientAndOneNobodyAnswersIsRefused() throws {
-        let dir = TemporaryDirectory("termhost-approvals")
-        defer { dir.remove() }
-        let ssh = try SSHHarness(dir: dir)
-        defer { ssh.server.stop() }
-        _ = try Fixtures.bundle("libAssistantPlugin.so", as: "org.termhost.assistant", in: ssh.plugins)
+        let setup = try DaemonSetup("termhost-approvals", plugins: ["libAssistantPlugin.so": "org.termhost.assistant"], start: false)
+        defer { setup.stop() }
+        let (dir, ssh, daemon) = (setup.dir, setup.ssh, setup.daemon)
         let first = dir.path + "/first-marker", second = dir.path + "/second-marker"
         let model = ScriptedHTTPServer(script: [Self.exec("touch \(first)"), Self.text("done"), Self.exec("touch \(second)"), Self.text("refused")])
         defer { model.stop() }
@@ -54,8 +52,6 @@ import TestSupport
         #expect(try ssh.termhost(["hosts", "add", "web1", "127.0.0.1", "--port", "\(ssh.server.port)", "--user", NSUserName()]).status == 0)
         #expect(try ssh.termhost(["assistant", "provider", "add", "scripted", "--kind", "openai-compatible", "--model", "m",
                                   "--url", model.baseURL]).status == 0)
-        let daemon = DaemonHarness(environment: ssh.environment)
-        defer { daemon.stop(); daemon.remove() }
         try daemon.start()
 
         // The command returns at once; the run's call waits in the daemon.

@@ -9,13 +9,9 @@ import TestSupport
 /// connection through it reads the server's SSH banner.
 @Suite struct ForwardingInDaemonTests {
     @Test func aStartedRuleRunsInTheDaemonComesBackAfterARestartAndStopEndsIt() throws {
-        let dir = TemporaryDirectory("termhost-fwd-daemon")
-        defer { dir.remove() }
-        let ssh = try SSHHarness(dir: dir)
-        defer { ssh.server.stop() }
-        _ = try Fixtures.bundle("libForwardingPlugin.so", as: "org.termhost.forwarding", in: ssh.plugins)
-        let daemon = DaemonHarness(environment: ssh.environment)
-        defer { daemon.stop(); daemon.remove() }
+        let setup = try DaemonSetup("termhost-fwd-daemon", plugins: ["libForwardingPlugin.so": "org.termhost.forwarding"], start: false)
+        defer { setup.stop() }
+        let (ssh, daemon) = (setup.ssh, setup.daemon)
         let add = try ssh.termhost(["forward", "add", "--name", "web", ssh.target, "-L", "0:127.0.0.1:\(ssh.server.port)"])
         #expect(add.status == 0, "\(add.output)")
 
@@ -54,13 +50,9 @@ import TestSupport
     }
 
     @Test func aRuleThatCannotConnectIsNotKeptAndNoAutostartSaysHowToStartADaemon() throws {
-        let dir = TemporaryDirectory("termhost-fwd-daemon")
-        defer { dir.remove() }
-        let ssh = try SSHHarness(dir: dir)
-        defer { ssh.server.stop() }
-        _ = try Fixtures.bundle("libForwardingPlugin.so", as: "org.termhost.forwarding", in: ssh.plugins)
-        let daemon = DaemonHarness(environment: ssh.environment)
-        defer { daemon.stop(); daemon.remove() }
+        let setup = try DaemonSetup("termhost-fwd-daemon", plugins: ["libForwardingPlugin.so": "org.termhost.forwarding"], start: false)
+        defer { setup.stop() }
+        let (ssh, daemon) = (setup.ssh, setup.daemon)
         // A server that refuses the connection: port 1 of loopback.
         #expect(try ssh.termhost(["forward", "add", "--name", "dead", "root@127.0.0.1:1", "-L", "0:127.0.0.1:9"]).status == 0)
         let refused = try ssh.termhost(["--no-autostart", "forward", "start", "dead"])
@@ -78,16 +70,12 @@ import TestSupport
     @Test func forwardingCommandsOfTwoClientsRunSideBySideInTheDaemon() throws {
         // The forwarding feature sets concurrent_commands: a `forward run` in the daemon does
         // not keep `forward start` (which only runs there) or `forward list` out.
-        let dir = TemporaryDirectory("termhost-fwd-daemon")
-        defer { dir.remove() }
-        let ssh = try SSHHarness(dir: dir)
-        defer { ssh.server.stop() }
-        let plugin = try Fixtures.bundle("libForwardingPlugin.so", as: "org.termhost.forwarding", in: ssh.plugins)
+        let setup = try DaemonSetup("termhost-fwd-daemon", plugins: ["libForwardingPlugin.so": "org.termhost.forwarding"])
+        defer { setup.stop() }
+        let (ssh, daemon) = (setup.ssh, setup.daemon)
+        let plugin = try #require(setup.bundled["org.termhost.forwarding"])
         let manifest = try String(contentsOfFile: plugin.manifest, encoding: .utf8)
         #expect(manifest.contains(#""concurrentCommands": true"#), "the derived manifest says so: \(manifest)")
-        let daemon = DaemonHarness(environment: ssh.environment)
-        defer { daemon.stop(); daemon.remove() }
-        try daemon.start()
         for name in ["one", "two"] {
             #expect(try ssh.termhost(["forward", "add", "--name", name, ssh.target, "-L", "0:127.0.0.1:\(ssh.server.port)"]).status == 0)
         }

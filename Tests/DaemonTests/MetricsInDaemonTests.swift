@@ -8,13 +8,9 @@ import TestSupport
 /// monitor samples the test's own sshd host (this machine).
 @Suite struct MetricsInDaemonTests {
     @Test func aBackgroundEndpointIsServedByTheDaemonAgainAfterARestartUntilStopped() throws {
-        let dir = TemporaryDirectory("termhost-metrics-daemon")
-        defer { dir.remove() }
-        let ssh = try SSHHarness(dir: dir)
-        defer { ssh.server.stop() }
-        _ = try Fixtures.bundle("libMetricsPlugin.so", as: "org.termhost.metrics", in: ssh.plugins)
-        let daemon = DaemonHarness(environment: ssh.environment)
-        defer { daemon.stop(); daemon.remove() }
+        let setup = try DaemonSetup("termhost-metrics-daemon", plugins: ["libMetricsPlugin.so": "org.termhost.metrics"], start: false)
+        defer { setup.stop() }
+        let (dir, ssh, daemon) = (setup.dir, setup.ssh, setup.daemon)
         #expect(try ssh.termhost(["metrics", "add", ssh.target]).status == 0)
         #expect(try ssh.termhost(["metrics", "serve", "--background", "--listen", "nowhere"]).status == 2, "a bad --listen is refused here")
         #expect(try ssh.termhost(["daemon", "status"]).status == 1, "and starts no daemon")
@@ -32,7 +28,7 @@ import TestSupport
         try daemon.start()
         var again: String?
         #expect(Wait.until(timeout: 60) {
-            again = Self.hostLog(dir).matches(of: /serving Prometheus metrics on (http:\/\/127\.0\.0\.1:[0-9]+\/metrics)/).last.map { String($0.1) }
+            again = dir.hostLog.matches(of: /serving Prometheus metrics on (http:\/\/127\.0\.0\.1:[0-9]+\/metrics)/).last.map { String($0.1) }
             return again != nil && again != url
         }, "\(daemon.log)")
         if let again { #expect(Self.waitForState(again, host: ssh.target)) }
@@ -40,24 +36,19 @@ import TestSupport
         // --stop ends it and its start: the next daemon serves nothing.
         let stop = try ssh.termhost(["metrics", "serve", "--stop"])
         #expect(stop.status == 0 && stop.stdout.contains("Stopped serving Prometheus metrics on 127.0.0.1:0 in the daemon"), "\(stop.output)")
-        if let again { #expect(Self.get(again) == nil, "nothing listens there any more") }
+        if let again { #expect(HTTP.get(again) == nil, "nothing listens there any more") }
         daemon.stop()
         try daemon.start()
-        let servedAfter = Self.hostLog(dir).components(separatedBy: "serving Prometheus metrics on").count - 1
-        #expect(servedAfter == 2, "served twice in all, not a third time: \(Self.hostLog(dir))")
+        let servedAfter = dir.hostLog.components(separatedBy: "serving Prometheus metrics on").count - 1
+        #expect(servedAfter == 2, "served twice in all, not a third time: \(dir.hostLog)")
     }
 
     @Test func twoWatchingTerminalsShareTheDaemonsOneSampler() throws {
         // The metrics feature sets concurrent_commands: two `metrics watch` run in the daemon
         // at once, each on its own terminal, and read one sampler: one SSH log-in on the server.
-        let dir = TemporaryDirectory("termhost-metrics-daemon")
-        defer { dir.remove() }
-        let ssh = try SSHHarness(dir: dir)
-        defer { ssh.server.stop() }
-        _ = try Fixtures.bundle("libMetricsPlugin.so", as: "org.termhost.metrics", in: ssh.plugins)
-        let daemon = DaemonHarness(environment: ssh.environment)
-        defer { daemon.stop(); daemon.remove() }
-        try daemon.start()
+        let setup = try DaemonSetup("termhost-metrics-daemon", plugins: ["libMetricsPlugin.so": "org.termhost.metrics"])
+        defer { setup.stop() }
+        let (ssh, daemon) = (setup.ssh, setup.daemon)
         #expect(try ssh.termhost(["metrics", "add", ssh.target]).status == 0)
         var env = ssh.environment
         env["TERM"] = "xterm-256color"
@@ -81,16 +72,12 @@ import TestSupport
     }
 
     @Test func theDaemonSamplesEveryMonitorWithNothingShowingIt() throws {
-        let dir = TemporaryDirectory("termhost-metrics-daemon")
-        defer { dir.remove() }
-        let ssh = try SSHHarness(dir: dir)
-        defer { ssh.server.stop() }
-        _ = try Fixtures.bundle("libMetricsPlugin.so", as: "org.termhost.metrics", in: ssh.plugins)
-        #expect(try ssh.termhost(["metrics", "add", ssh.target]).status == 0)
         // Log-ins count samplers here: none takes a connection another left kept.
-        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.ssh": { "connectionIdleTimeout": 0 } } }"#)
-        let daemon = DaemonHarness(environment: ssh.environment)
-        defer { daemon.stop(); daemon.remove() }
+        let setup = try DaemonSetup("termhost-metrics-daemon", plugins: ["libMetricsPlugin.so": "org.termhost.metrics"],
+                                    policy: #"{ "settings": { "org.termhost.ssh": { "connectionIdleTimeout": 0 } } }"#, start: false)
+        defer { setup.stop() }
+        let (ssh, daemon) = (setup.ssh, setup.daemon)
+        #expect(try ssh.termhost(["metrics", "add", ssh.target]).status == 0)
         try daemon.start()
         func logins() -> Int { ssh.server.log.components(separatedBy: "Accepted publickey for").count - 1 }
         // Nothing shows the host, yet the daemon logs in to sample it.
@@ -105,38 +92,8 @@ import TestSupport
         #expect(Wait.until(timeout: 60) { logins() == 2 }, "\(daemon.log)")
     }
 
-    /// The host's log (info lines of every plugin), in the harness's scratch state directory.
-    static func hostLog(_ dir: TemporaryDirectory) -> String {
-        (try? String(contentsOfFile: dir.path + "/state/termhost/termhost.log", encoding: .utf8)) ?? ""
-    }
-
     /// Whether a scrape reports the host's sampler state within a minute.
     static func waitForState(_ url: String, host: String) -> Bool {
-        Wait.until(timeout: 60) { get(url)?.contains("termhost_metrics_state{host=\"\(host)\"") == true }
-    }
-
-    /// The body of GET url, nil when nothing answers.
-    static func get(_ url: String) -> String? {
-        guard let port = url.firstMatch(of: /:([0-9]+)\//).flatMap({ Int($0.1) }) else { return nil }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = in_port_t(UInt16(port).bigEndian)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var t = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, socklen_t(MemoryLayout<timeval>.size))
-        let rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { return nil }
-        let request = Array("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else { return nil }
-        var data: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = recv(fd, &buf, buf.count, 0)
-            if n <= 0 { break }
-            data += buf[0..<n]
-        }
-        return String(decoding: data, as: UTF8.self)
+        Wait.until(timeout: 60) { HTTP.get(url)?.body.contains("termhost_metrics_state{host=\"\(host)\"") == true }
     }
 }

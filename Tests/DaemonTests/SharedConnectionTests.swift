@@ -11,13 +11,9 @@ import TestSupport
     static func logIns(_ ssh: SSHHarness) -> Int { ssh.server.log.components(separatedBy: "Accepted publickey").count - 1 }
 
     @Test func tenExecsThroughTheDaemonLogInOnceAndAServerRestartCostsOneMore() throws {
-        let dir = TemporaryDirectory("termhost-shared")
-        defer { dir.remove() }
-        let ssh = try SSHHarness.withSFTP(dir)
-        defer { ssh.server.stop() }
-        let daemon = DaemonHarness(environment: ssh.environment)
-        defer { daemon.stop(); daemon.remove() }
-        try daemon.start()
+        let setup = try DaemonSetup("termhost-shared", sftp: true)
+        defer { setup.stop() }
+        let (dir, ssh) = (setup.dir, setup.ssh)
         for i in 0..<10 {
             let r = try ssh.termhost(["exec", ssh.target, "--", "echo", "run-\(i)"])
             #expect(r.status == 0 && r.stdout == "run-\(i)\n", "\(r.output)")
@@ -45,14 +41,9 @@ import TestSupport
     }
 
     @Test func theIdleTimeoutClosesAKeptConnectionAndZeroKeepsNone() throws {
-        let dir = TemporaryDirectory("termhost-shared")
-        defer { dir.remove() }
-        let ssh = try SSHHarness(dir: dir)
-        defer { ssh.server.stop() }
-        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.ssh": { "connectionIdleTimeout": 1 } } }"#)
-        let daemon = DaemonHarness(environment: ssh.environment)
-        defer { daemon.stop(); daemon.remove() }
-        try daemon.start()
+        let setup = try DaemonSetup("termhost-shared", policy: #"{ "settings": { "org.termhost.ssh": { "connectionIdleTimeout": 1 } } }"#)
+        defer { setup.stop() }
+        let (dir, ssh, daemon) = (setup.dir, setup.ssh, setup.daemon)
         #expect(try ssh.termhost(["exec", ssh.target, "--", "true"]).status == 0)
         // After a second unused, the daemon says goodbye: the server logs the disconnect.
         #expect(Wait.until(timeout: 30) { ssh.server.log.contains("closed by termhost") }, "\(ssh.server.log)")

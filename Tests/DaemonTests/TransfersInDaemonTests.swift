@@ -29,13 +29,9 @@ import TestSupport
     }
 
     @Test func aBackgroundDownloadOutlivesItsClientAndAKilledServer() throws {
-        let dir = TemporaryDirectory("termhost-transfers")
-        defer { dir.remove() }
-        let h = try SSHHarness.withSFTP(dir)
-        defer { h.server.stop() }
-        let daemon = DaemonHarness(environment: h.environment)
-        defer { daemon.stop(); daemon.remove() }
-        try daemon.start()
+        let setup = try DaemonSetup("termhost-transfers", sftp: true)
+        defer { setup.stop() }
+        let (dir, h, daemon) = (setup.dir, setup.ssh, setup.daemon)
         let source = dir.sub("remote") + "/big.bin", target = dir.sub("local") + "/big.bin"
         Files.random(source, bytes: Self.size)
 
@@ -63,13 +59,9 @@ import TestSupport
     }
 
     @Test func anUploadIsPausedResumedAndAnotherCancelledByID() throws {
-        let dir = TemporaryDirectory("termhost-transfers")
-        defer { dir.remove() }
-        let h = try SSHHarness.withSFTP(dir)
-        defer { h.server.stop() }
-        let daemon = DaemonHarness(environment: h.environment)
-        defer { daemon.stop(); daemon.remove() }
-        try daemon.start()
+        let setup = try DaemonSetup("termhost-transfers", sftp: true)
+        defer { setup.stop() }
+        let (dir, h, daemon) = (setup.dir, setup.ssh, setup.daemon)
         let source = dir.sub("local") + "/big.bin", target = dir.sub("remote") + "/big.bin"
         Files.random(source, bytes: Self.size)
 
@@ -106,13 +98,9 @@ import TestSupport
     }
 
     @Test func aStoppedDaemonGoesOnWithItsTransfersWhenItStartsAgain() throws {
-        let dir = TemporaryDirectory("termhost-transfers")
-        defer { dir.remove() }
-        let h = try SSHHarness.withSFTP(dir)
-        defer { h.server.stop() }
-        let daemon = DaemonHarness(environment: h.environment)
-        defer { daemon.stop(); daemon.remove() }
-        try daemon.start()
+        let setup = try DaemonSetup("termhost-transfers", sftp: true)
+        defer { setup.stop() }
+        let (dir, h, daemon) = (setup.dir, setup.ssh, setup.daemon)
         let source = dir.sub("remote") + "/big.bin", target = dir.sub("local") + "/big.bin"
         Files.random(source, bytes: Self.size)
         #expect(try h.sftp("get", ["--background"] + Self.limit + [h.remote(source), target]).status == 0)

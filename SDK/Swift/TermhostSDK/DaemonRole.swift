@@ -30,3 +30,18 @@ extension PluginHost {
         return reruns == 1 ? .hostRunsItThere : .refused(termhostErrorMessage(err))
     }
 }
+
+extension CommandInvocation {
+    /// `requireDaemon` for this command, answered as every command answers it: nil when this is
+    /// the daemon (go on); otherwise the status to return at once: 0 when the host runs the
+    /// command again there, 1 once `what: why` is printed when it cannot.
+    public func requireDaemon(_ host: PluginHost, _ what: String) -> Int32? {
+        switch host.requireDaemon(scene: scene) {
+        case .here: return nil
+        case .hostRunsItThere: return 0
+        case .refused(let why):
+            printError("\(what): \(why)")
+            return 1
+        }
+    }
+}

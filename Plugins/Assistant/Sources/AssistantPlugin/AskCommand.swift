@@ -22,13 +22,7 @@ struct AskCommand {
         }
         let json = invocation.jsonOutput || parsed.has("--json")
         if parsed.has("--background") {
-            switch host.requireDaemon(scene: invocation.scene) {
-            case .hostRunsItThere: return 0
-            case .refused(let why):
-                invocation.printError("termhost: ask --background: \(why)")
-                return 1
-            case .here: break
-            }
+            if let status = invocation.requireDaemon(host, "termhost: ask --background") { return status }
         }
         guard let store = host.store.map(RunStore.init) else {
             invocation.printError("termhost: ask: the host store is unavailable")

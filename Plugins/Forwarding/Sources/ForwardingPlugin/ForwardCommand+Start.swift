@@ -21,13 +21,7 @@ extension ForwardCommand {
             c.print("No forwarding rules to start (add one with 'termhost forward add').")
             return 0
         }
-        switch host.requireDaemon(scene: c.scene) {
-        case .hostRunsItThere: return 0
-        case .refused(let why):
-            c.printError("termhost forward start: \(why)")
-            return 1
-        case .here: break
-        }
+        if let status = c.requireDaemon(host, "termhost forward start") { return status }
         let manager = try self.manager()
         // Every selected rule is started from now on, one already running too: the next
         // daemon starts it again. Only the daemon's own runtime of a rule counts as running;

@@ -37,11 +37,7 @@ struct Exporter {
         }
         if background {
             // Checked above without side effects: a typo never starts a daemon.
-            switch command.host.requireDaemon(scene: command.invocation.scene) {
-            case .hostRunsItThere: return 0
-            case .refused(let why): command.invocation.printError("termhost metrics serve: \(why)"); return 1
-            case .here: break
-            }
+            if let status = command.invocation.requireDaemon(command.host, "termhost metrics serve") { return status }
             ServeInDaemon.operations.lock()
             defer { ServeInDaemon.operations.unlock() }
             if let port = ServeInDaemon.port(listen) {

@@ -8,13 +8,7 @@ import TermhostSDK
 extension SFTPCommand {
     func queue(_ direction: FileJob.Direction, remote: RemoteArgument, local: String, options: TransferOptions, json: Bool) -> Int32 {
         let verb = direction == .download ? "get" : "put"
-        switch host.requireDaemon(scene: invocation.scene) {
-        case .hostRunsItThere: return 0
-        case .refused(let why):
-            invocation.printError("termhost sftp \(verb) --background: \(why)")
-            return 1
-        case .here: break
-        }
+        if let status = invocation.requireDaemon(host, "termhost sftp \(verb) --background") { return status }
         guard let context = BackgroundTransfers.context(host) else {
             invocation.printError("termhost sftp: the host store or the SSH transport is unavailable; nothing was queued")
             return 1

@@ -61,11 +61,7 @@ struct TransfersCommand {
         // no daemon runs change the store (and remove partial files) right here.
         if verb == "resume" {
             _ = try transfer(id, context)   // a wrong ID never starts a daemon
-            switch host.requireDaemon(scene: invocation.scene) {
-            case .hostRunsItThere: return 0
-            case .refused(let why): throw PluginError(why)
-            case .here: break
-            }
+            if let status = invocation.requireDaemon(host, "termhost transfers") { return status }
         }
         let t = try transfer(id, context)
         switch verb {
