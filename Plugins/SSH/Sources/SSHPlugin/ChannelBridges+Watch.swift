@@ -62,7 +62,8 @@ extension ChannelBridges {
                 return false
             }
         }
-        if Int(now - connection.lastReceive) > ConnectionSettings.silenceLimit(interval: interval, count: probeCountMax) {
+        let silent = ConnectionSettings.millisecondsSince(connection.lastReceive)
+        if ConnectionSettings.silentTooLong(silent, interval: interval, count: probeCountMax) {
             markLost("Timeout, server \(connection.shownAddress) not responding.")
             return false
         }

@@ -64,7 +64,7 @@ final class ConnectionPool: Sendable {
             let quiet = ConnectionPool.quiet(candidate)
             if quiet, let probe = candidate.probeChannel() {
                 // Silence while it sat here is no server going quiet: keepalive counts from now.
-                candidate.sessionContext.lastReceive = time(nil)
+                candidate.sessionContext.lastReceive = ConnectionSettings.monotonicMilliseconds()
                 if reserve { candidate.reservedChannel = probe } else { libssh2_channel_free(probe) }
                 return candidate
             }

@@ -1,3 +1,4 @@
+import Glibc
 import TermhostSDK
 
 /// The SSH feature's numeric settings (policy or user configuration, keys of org.termhost.ssh)
@@ -39,5 +40,33 @@ enum ConnectionSettings {
     static func silenceLimit(interval: Int, count: Int) -> Int {
         let (product, overflow) = interval.multipliedReportingOverflow(by: count)
         return overflow ? Int.max : product
+    }
+
+    /// Whether a server silent for `silentMilliseconds` is dead: once interval x count seconds,
+    /// and one more, have passed. OpenSSH's ServerAliveInterval x ServerAliveCountMax gives up
+    /// at about interval x count (2 x 2: 4.4 s measured); libssh2 sends its probes on whole
+    /// seconds, up to a second after they are due, so a live server's answer can come that much
+    /// later: the second keeps a slow but live server from being declared dead. Measured in
+    /// milliseconds (counted in whole seconds, the check used to fire up to two seconds late).
+    static func silentTooLong(_ silentMilliseconds: UInt64, interval: Int, count: Int) -> Bool {
+        let limit = silenceLimit(interval: interval, count: count)
+        let (ms, overflow) = UInt64(max(limit, 0)).multipliedReportingOverflow(by: 1000)
+        return !overflow && silentMilliseconds >= ms + probeGraceMilliseconds
+    }
+
+    /// How late libssh2 may send a due probe (its clock is in whole seconds).
+    static let probeGraceMilliseconds: UInt64 = 1000
+
+    /// The monotonic clock in milliseconds: what silence is measured with (wall time may jump).
+    static func monotonicMilliseconds() -> UInt64 {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return UInt64(t.tv_sec) * 1000 + UInt64(t.tv_nsec) / 1_000_000
+    }
+
+    /// Milliseconds from `then` (monotonicMilliseconds) to now; 0 if `then` is later.
+    static func millisecondsSince(_ then: UInt64) -> UInt64 {
+        let now = monotonicMilliseconds()
+        return now > then ? now - then : 0
     }
 }

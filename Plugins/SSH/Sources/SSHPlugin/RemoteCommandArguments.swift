@@ -3,8 +3,18 @@ import TermhostSDK
 /// The command line of `termhost exec` and `termhost ssh`: options (`-J`) before HOST, and after
 /// HOST the remote command exactly as typed, since its options are the remote program's.
 struct RemoteCommandArguments {
-    static let execUsage = "usage: termhost exec [-q] [-A|-a] [-J JUMP[,JUMP...]] HOST [--] COMMAND [ARG]..."
-    static let sshUsage = "usage: termhost ssh [-q] [-A|-a] [-J JUMP[,JUMP...]] HOST [COMMAND [ARG]...]"
+    static let execUsage = "usage: termhost exec [-q] [-A|-a] [-t|-tt|-T] [-J JUMP[,JUMP...]] HOST [--] COMMAND [ARG]..."
+    static let sshUsage = "usage: termhost ssh [-q] [-A|-a] [-t|-tt|-T] [-J JUMP[,JUMP...]] [-W HOST:PORT] HOST [COMMAND [ARG]...]"
+
+    /// ssh's -t and -T: whether the remote side gets a pseudo-terminal.
+    enum Terminal: Equatable {
+        /// A terminal for a shell when stdin is one; none for a command.
+        case auto
+        /// `-t`: a terminal for the command too, when stdin is one; `-tt` (twice): even when not.
+        case force(twice: Bool)
+        /// `-T`: never.
+        case never
+    }
 
     /// Jump hosts from `-J a,b`, outermost first.
     let jump: [String]
@@ -16,17 +26,40 @@ struct RemoteCommandArguments {
     /// `-A` (true) or `-a` (false), as ssh's, the last one given winning; nil leaves the saved
     /// host's ForwardAgent setting.
     let forwardAgent: Bool?
+    /// `-t`, `-tt` or `-T`, the last one given winning, as ssh's.
+    let terminal: Terminal
+    /// `-W HOST:PORT` (ssh only): stdin and stdout joined to that address, as seen from the server.
+    let stdioForward: (host: String, port: Int)?
 
     /// Throws the status to return once a usage error, or the usage for `--help`, is written.
     init(_ c: CommandInvocation) throws(CommandFinished) {
         let spec = CommandArguments("termhost \(c.command)", usage: c.command == "ssh" ? Self.sshUsage : Self.execUsage,
-                                    options: [.value("-J"), .flag("-q"), .flag("-A"), .flag("-a")], optionsEndAtFirstArgument: true)
+                                    options: [.value("-J"), .flag("-q"), .flag("-A"), .flag("-a"), .flag("-t"), .flag("-tt"), .flag("-T")]
+                                        + (c.command == "ssh" ? [.value("-W")] : []),
+                                    optionsEndAtFirstArgument: true)
         let parsed = try c.parse(with: spec)
         jump = parsed.value("-J").map { $0.split(separator: ",").map(String.init) } ?? []
         host = parsed.arguments.first
         command = Array(parsed.arguments.dropFirst())
         quiet = parsed.has("-q")
         forwardAgent = parsed.occurrences.last { $0.option == "-A" || $0.option == "-a" }.map { $0.option == "-A" }
+        // As ssh: -T resets, each -t after the last -T counts, two make -tt.
+        let afterT = parsed.occurrences.reversed().prefix { $0.option != "-T" }
+        let ts = afterT.reduce(0) { $0 + ($1.option == "-t" ? 1 : $1.option == "-tt" ? 2 : 0) }
+        terminal = ts > 0 ? .force(twice: ts > 1) : parsed.has("-T") ? .never : .auto
+        if let w = parsed.value("-W") {
+            guard let address = StdioForward.address(w) else {
+                c.printError("termhost ssh: -W '\(VisibleText.of(w))' is not HOST:PORT (a host name or address, [IPv6] in brackets, a port from 1 to 65535)")
+                throw CommandFinished(status: 2)
+            }
+            guard command.isEmpty else {
+                c.printError("termhost ssh: -W joins stdin and stdout to an address and runs no command; leave out '\(VisibleText.of(command.joined(separator: " ")))'")
+                throw CommandFinished(status: 2)
+            }
+            stdioForward = address
+        } else {
+            stdioForward = nil
+        }
     }
 
     /// Where the server's banner goes: stderr, as ssh shows it, unless quiet or `--json` (the

@@ -136,7 +136,8 @@ final class SSHConnection {
     /// libssh2's own text for the last error, read at once and escaped (LibSSH2.lastError).
     func lastError() -> String { LibSSH2.lastError(session) }
 
-    var lastReceive: time_t { context.takeUnretainedValue().lastReceive }
+    /// When the server last sent a byte (ConnectionSettings.monotonicMilliseconds).
+    var lastReceive: UInt64 { context.takeUnretainedValue().lastReceive }
     var sessionContext: SessionContext { context.takeUnretainedValue() }
 
     /// The connectTimeout setting in seconds (default 15), range-checked.
@@ -149,7 +150,11 @@ final class SSHConnection {
         guard keepaliveInterval > 0 else { return }
         var next: Int32 = 0
         if mayWrite { libssh2_keepalive_send(session, &next) }
-        if Int(time(nil) - lastReceive) > ConnectionSettings.silenceLimit(interval: keepaliveInterval, count: keepaliveCountMax) {
+        let silent = ConnectionSettings.millisecondsSince(lastReceive)
+        if ConnectionSettings.silentTooLong(silent, interval: keepaliveInterval, count: keepaliveCountMax) {
+            // The server is gone: nothing after this may wait for it (freeing a channel waits
+            // for the server's close, up to the session's timeout), so the socket ends now.
+            _ = Glibc.shutdown(socket, Int32(SHUT_RDWR))
             throw SSHError("Timeout, server \(shownAddress) not responding.")
         }
     }
@@ -175,7 +180,7 @@ final class SessionContext {
     var failed = false
     /// When the last byte came from the server: keepalive replies are consumed inside libssh2,
     /// so dead-peer detection times the socket reads themselves.
-    var lastReceive = time(nil)
+    var lastReceive = ConnectionSettings.monotonicMilliseconds()
     /// A saved password for keyboard-interactive's password prompt, during that call only.
     var savedPassword: String?
     /// What the server said when it disconnected (ServerDisconnect), once it has.
@@ -204,7 +209,7 @@ private let timedReceive: @convention(c) (libssh2_socket_t, UnsafeMutableRawPoin
     let context = Unmanaged<SessionContext>.fromOpaque(raw).takeUnretainedValue()
     let n = context.received.receive(socket, into: buffer, length, flags: flags)
     if n > 0 {
-        context.lastReceive = time(nil)
+        context.lastReceive = ConnectionSettings.monotonicMilliseconds()
         if var kept = context.serverOpening, kept.count < ServerKexInit.maximumCapture {
             context.serverOpening = nil   // appended in place, not copied
             kept.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: min(n, ServerKexInit.maximumCapture - kept.count)))

@@ -108,13 +108,26 @@ final class SSHFeature: Feature {
         let parsed: RemoteCommandArguments
         do { parsed = try RemoteCommandArguments(c) } catch { return error.status }
         guard let target = parsed.host else { c.printError(RemoteCommandArguments.sshUsage); return 2 }
+        if let address = parsed.stdioForward {
+            return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: false,
+                           banner: parsed.bannerOutput(c)) { (connection) throws(SSHError) -> Int32 in
+                try StdioForward(connection: connection, host: address.host, port: address.port)
+                    .run(stdin: c.stdinFD, stdout: c.stdoutFD, stderr: c.stderrFD)
+            }
+        }
         if !parsed.command.isEmpty { return exec(c, vault: vault) }
-        return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent,
-                       banner: parsed.bannerOutput(c)) { (connection) throws(SSHError) -> Int32 in
+        return terminal(c, vault: vault, parsed, target: target, command: nil)
+    }
+
+    /// A session on a remote terminal: the login shell, or (`-t`) a command.
+    func terminal(_ c: CommandInvocation, vault: Vault, _ parsed: RemoteCommandArguments, target: String, command: String?) -> Int32 {
+        connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent,
+                banner: parsed.bannerOutput(c)) { (connection) throws(SSHError) -> Int32 in
             let commands = CommandHistory(store: vault.store)
             let name = try? vault.resolve(target)?.name
             return try TerminalSession(connection: connection, log: { self.host.log(.warning, $0) },
-                                       onCommand: { try? commands.record($0, host: name ?? target) })
+                                       onCommand: { try? commands.record($0, host: name ?? target) },
+                                       command: command, terminal: parsed.terminal)
                 .run(stdin: c.stdinFD, stdout: c.stdoutFD, stderr: c.stderrFD, agentWarning: parsed.warningOutput(c))
         }
     }
@@ -185,6 +198,8 @@ final class SSHFeature: Feature {
         var args = parsed.command
         if args.first == "--" { args.removeFirst() }
         guard let target = parsed.host, !args.isEmpty else { c.printError(RemoteCommandArguments.execUsage); return 2 }
+        // -t: the command on a remote terminal (sudo -i, tmux attach), as ssh -t HOST COMMAND.
+        if case .force = parsed.terminal { return terminal(c, vault: vault, parsed, target: target, command: args.joined(separator: " ")) }
         return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent,
                        banner: parsed.bannerOutput(c), share: true) { (connection) throws(SSHError) -> Int32 in
             try ExecChannel(connection: connection).run(args.joined(separator: " "), stdin: c.stdinFD, stdout: c.stdoutFD,

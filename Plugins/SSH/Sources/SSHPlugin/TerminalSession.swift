@@ -4,35 +4,60 @@ import Glibc
 import Synchronization
 import TermhostSDK
 
-/// `termhost ssh HOST`: an interactive shell on a PTY, like `ssh HOST`. The local terminal is
-/// put in raw mode and restored on every exit path; window changes follow SIGWINCH (the latest
-/// size wins; a failed resize is logged, never fatal); bytes pass through untouched (UTF-8,
-/// binary) except OpenSSH's escapes after a newline: `~.` disconnects, `~?` lists the escapes,
-/// `~~` sends one `~`.
+/// `termhost ssh HOST`: an interactive shell on a PTY, like `ssh HOST`; with `-t`, a command on
+/// one (`ssh -t HOST sudo -i`). The local terminal is put in raw mode and restored on every exit
+/// path; window changes follow SIGWINCH (the latest size wins; a failed resize is logged, never
+/// fatal); bytes pass through untouched (UTF-8, binary) except OpenSSH's escapes after a
+/// newline: `~.` disconnects, `~?` lists the escapes, `~~` sends one `~`.
 struct TerminalSession {
     let connection: SSHConnection
     let log: (String) -> Void
     /// Called with each command the remote shell reports (shell integration).
     var onCommand: (String) -> Void = { _ in }
+    /// The command to run instead of the login shell (`-t`).
+    var command: String? = nil
+    var terminal: RemoteCommandArguments.Terminal = .auto
+
+    /// Whether to ask for a remote terminal, and the line ssh prints when one was wanted and
+    /// stdin is no terminal (OpenSSH's rules for -t, -tt and -T).
+    static func allocates(_ terminal: RemoteCommandArguments.Terminal, command: String?, stdinIsTerminal: Bool) -> (Bool, warning: String?) {
+        let warning = "Pseudo-terminal will not be allocated because stdin is not a terminal.\n"
+        switch terminal {
+        case .never: return (false, nil)
+        case .force(twice: true): return (true, nil)
+        case .force(twice: false): return stdinIsTerminal ? (true, nil) : (false, warning)
+        case .auto:
+            if command != nil { return (false, nil) }
+            return stdinIsTerminal ? (true, nil) : (false, warning)
+        }
+    }
 
     /// `agentWarning` gets the one-line warning when agent forwarding was wanted and is not set up.
     func run(stdin: Int32, stdout: Int32, stderr: Int32, agentWarning: (String) -> Void) throws(SSHError) -> Int32 {
         let channel = try connection.openSessionChannel()
         defer { libssh2_channel_free(channel) }
-        let interactive = isatty(stdin) == 1
-        if interactive {
+        let (allocate, warning) = TerminalSession.allocates(terminal, command: command, stdinIsTerminal: isatty(stdin) == 1)
+        // Raw mode, window changes and escapes only with a terminal at both ends.
+        let interactive = allocate && isatty(stdin) == 1
+        if allocate {
             let size = TerminalSession.windowSize(stdin)
             let term = connection.sessionContext.interaction.variable("TERM") ?? "xterm-256color"
             guard libssh2_channel_request_pty_ex(channel, term, UInt32(term.utf8.count), nil, 0,
                                                  Int32(size.columns), Int32(size.rows), 0, 0) == 0 else {
                 throw SSHError("ssh: the server refused a terminal: \(connection.lastError())")
             }
-        } else {
-            writeAll(stderr, "Pseudo-terminal will not be allocated because stdin is not a terminal.\n")
+        } else if let warning {
+            writeAll(stderr, warning)
         }
         let agent = AgentForwarding.start(on: channel, connection: connection, warn: agentWarning)
-        guard libssh2_channel_process_startup(channel, "shell", 5, nil, 0) == 0 else {
-            throw SSHError("ssh: the server refused a shell: \(connection.lastError())")
+        if let command {
+            guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
+                throw SSHError("ssh: the server refused to run the command: \(connection.lastError())")
+            }
+        } else {
+            guard libssh2_channel_process_startup(channel, "shell", 5, nil, 0) == 0 else {
+                throw SSHError("ssh: the server refused a shell: \(connection.lastError())")
+            }
         }
 
         var escapes = EscapeFilter.make()
