@@ -119,6 +119,42 @@ import TestSupport
         _ = run.interrupt()
     }
 
+    @Test func aDynamicForwardServesSOCKS4And4aAsOpenSSHDoes() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness.forwarding(dir: dir)
+        let web = HTTPFileServer(body: "hello through socks4\n")
+        defer { web.stop() }
+        let webPort = web.port
+        let run = try h.run([h.target, "-D", "0"])
+        let socks = try #require(run.port("active, listening on 127.0.0.1:"), "\(run.output)")
+        // curl's SOCKS4 (an IPv4 address it resolved) and SOCKS4a (the name, for the server).
+        for (flag, host) in [("--socks4", "127.0.0.1"), ("--socks4a", "localhost")] {
+            let curl = try Shell.run("/usr/bin/curl", ["-sS", "--max-time", "20", flag, "127.0.0.1:\(socks)", "http://\(host):\(webPort)/hello.txt"])
+            #expect(curl.stdout == "hello through socks4\n", "\(flag): \(curl.stderr) \(run.output)")
+        }
+        // SOCKS4 has one failure code (91): a closed port, BIND, an empty 4a name.
+        let closed = LoopbackListener(refusing: true)
+        defer { closed.close() }
+        let p = [UInt8(closed.port >> 8), UInt8(closed.port & 0xff)]
+        #expect(socks4Reply(socks, [4, 1] + p + [127, 0, 0, 1] + Array("me".utf8) + [0]) == 91)
+        #expect(socks4Reply(socks, [4, 2] + p + [127, 0, 0, 1, 0]) == 91)
+        #expect(socks4Reply(socks, [4, 1] + p + [0, 0, 0, 1, 0, 0]) == 91)
+        _ = run.interrupt()
+    }
+
+    /// Sends a SOCKS4 request; the reply's code (nil: no reply).
+    func socks4Reply(_ port: Int, _ request: [UInt8]) -> UInt8? {
+        guard let fd = LoopbackListener.connect(to: port) else { return nil }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var buf = [UInt8](repeating: 0, count: 8)
+        _ = send(fd, request, request.count, 0)
+        guard recv(fd, &buf, 8, Int32(MSG_WAITALL)) == 8, buf[0] == 0 else { return nil }
+        return buf[1]
+    }
+
     /// Greets with "no authentication", sends request, returns the reply code (nil: no reply).
     func socksReply(_ port: Int, _ request: [UInt8]) -> UInt8? {
         guard let fd = LoopbackListener.connect(to: port) else { return nil }

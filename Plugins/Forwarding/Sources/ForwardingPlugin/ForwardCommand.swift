@@ -20,7 +20,7 @@ struct ForwardCommand {
     HOST is a saved host (termhost hosts list) or user@host[:port]. SPEC is ssh's:
       -L [bind_address:]port:host:hostport  listen here; the server connects to host:hostport
       -R [bind_address:]port:host:hostport  the server listens (port 0: it picks); we connect here
-      -D [bind_address:]port                a SOCKS5 proxy here; the server makes the connections
+      -D [bind_address:]port                a SOCKS5 and SOCKS4(a) proxy here; the server makes the connections
     Listeners bind to loopback unless bind_address says otherwise ('*': every address).
     A blank name is saved as HOST plus the ssh argument, e.g. 'prod (-L 8080)'.
     start runs rules in the daemon (started when none runs) and keeps them running: closing

@@ -1,10 +1,12 @@
 import Glibc
 import TermhostSDK
 
-/// The SOCKS5 server side of a -D rule (RFC 1928), on the reactor: the "no authentication"
-/// method and the CONNECT command to an IPv4 address, an IPv6 address or a domain name. The
-/// name is sent to the server as is (direct-tcpip), so DNS happens there and never blocks
-/// this plugin. Replies use RFC 1928's codes. The bytes are parsed by `Socks5Parser`.
+/// The SOCKS server side of a -D rule, on the reactor: SOCKS5 (RFC 1928) with the "no
+/// authentication" method and the CONNECT command to an IPv4 address, an IPv6 address or a
+/// domain name, and SOCKS4 and 4a (CONNECT to an IPv4 address or a name), as OpenSSH's -D. The
+/// client's first byte says which. A name is sent to the server as is (direct-tcpip), so DNS
+/// happens there and never blocks this plugin. Replies use each version's codes. The bytes are
+/// parsed by `Socks5Parser` and `Socks4Parser`.
 ///
 /// Bounds (Docs/Forwarding.md, "Limits"): a client has `SocksLimits.handshakeSeconds` from
 /// its connection to a complete request, and a rule holds at most `SocksLimits.pendingPerRule`
@@ -18,6 +20,8 @@ final class Socks5Handshake: ReactorHandler, @unchecked Sendable {
     private let pending: PendingHandshakes
     private var buffer: [UInt8] = []
     private var greeted = false
+    /// The client's SOCKS version (4 or 5), once its first byte arrived.
+    private var version: UInt8?
     private var done = false
     private var timer: Int?
     /// Called with the target once the request is complete; the handshake is then off the
@@ -53,11 +57,18 @@ final class Socks5Handshake: ReactorHandler, @unchecked Sendable {
             return fail(nil, "the client closed the connection during the SOCKS handshake")
         }
         buffer += chunk[0..<n]
-        if !greeted { greet() }
-        if greeted && !done { request() }
+        if version == nil, let first = buffer.first { version = first == 4 ? 4 : 5 }
+        if version == 4 {
+            // SOCKS4 has no greeting: the request comes at once.
+            request(Socks4Parser.request(buffer[...]))
+        } else {
+            if !greeted { greet() }
+            if greeted && !done { request(Socks5Parser.request(buffer[...])) }
+        }
         // A client that sends more than any message can hold before its request is complete
-        // is not speaking SOCKS5.
-        if !done && buffer.count > Socks5Parser.maxMessage { fail(.generalFailure, "the SOCKS client sent more than a request holds") }
+        // is not speaking SOCKS.
+        let most = version == 4 ? Socks4Parser.maxMessage : Socks5Parser.maxMessage
+        if !done && buffer.count > most { fail(.generalFailure, "the SOCKS client sent more than a request holds") }
     }
 
     private func greet() {
@@ -75,8 +86,8 @@ final class Socks5Handshake: ReactorHandler, @unchecked Sendable {
         }
     }
 
-    private func request() {
-        switch Socks5Parser.request(buffer[...]) {
+    private func request(_ parsed: Socks5Parser.Request) {
+        switch parsed {
         case .incomplete: return
         case .invalid(let reason): fail(.generalFailure, reason)
         case .refused(let reply, let reason, _): fail(reply, reason)
@@ -114,8 +125,15 @@ final class Socks5Handshake: ReactorHandler, @unchecked Sendable {
     /// failure and closes. [reactor]
     func finish(_ reply: Reply) {
         reactor.remove(fd)
-        write([5, reply.rawValue, 0, 1, 0, 0, 0, 0, 0, 0])
+        write(Socks5Handshake.reply(reply, version: version ?? 5))
         if reply != .succeeded { Glibc.close(fd) }
+    }
+
+    /// The reply bytes: SOCKS5's with its code; SOCKS4's with 90 (granted) or 91 (any failure:
+    /// SOCKS4 has no finer code).
+    static func reply(_ reply: Reply, version: UInt8) -> [UInt8] {
+        version == 4 ? [0, reply == .succeeded ? Socks4Parser.granted : Socks4Parser.rejected, 0, 0, 0, 0, 0, 0]
+            : [5, reply.rawValue, 0, 1, 0, 0, 0, 0, 0, 0]
     }
 
     /// Ends the handshake now, without a reply (its rule stopped). [reactor]
@@ -129,7 +147,7 @@ final class Socks5Handshake: ReactorHandler, @unchecked Sendable {
 
     private func fail(_ reply: Reply?, _ reason: String) {
         guard !done else { return }
-        if let reply { write([5, reply.rawValue, 0, 1, 0, 0, 0, 0, 0, 0]) }
+        if let reply { write(Socks5Handshake.reply(reply, version: version ?? 5)) }
         done = true
         leaveWaiting()
         reactor.remove(fd)

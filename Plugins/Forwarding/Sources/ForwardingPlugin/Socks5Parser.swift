@@ -41,7 +41,7 @@ enum Socks5Parser {
     static func greeting(_ b: ArraySlice<UInt8>) -> Greeting {
         guard b.count >= 2 else { return .incomplete }
         let start = b.startIndex
-        guard b[start] == 5 else { return .invalid("not a SOCKS5 client (version byte \(b[start]))") }
+        guard b[start] == 5 else { return .invalid("not a SOCKS client (version byte \(b[start]); SOCKS4, 4a and 5 are served)") }
         let count = Int(b[start + 1])
         guard b.count >= 2 + count else { return .incomplete }
         return .complete(consumed: 2 + count, noAuthOffered: b[(start + 2)..<(start + 2 + count)].contains(0))
