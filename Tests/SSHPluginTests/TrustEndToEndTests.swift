@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import TestSupport
 
@@ -191,6 +192,31 @@ import TestSupport
         #expect(done.contains("\n\(Self.user)\n") || done.contains("\(Self.user)\r"), "\(done)")
         #expect(done.contains("[exit 0]"))
         #expect(!done.contains(Self.password) && !done.contains("wrong\n"))
+    }
+
+    @Test(.enabled(if: PasswordEndToEndTests.available)) func aKeyAndThenAPasswordLogInWhereTheServerWantsBoth() throws {
+        // AuthenticationMethods publickey,password (a 2FA bastion): the key is taken with partial
+        // success, then the password is asked for, as OpenSSH's ssh does.
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir, serverConfig: "UsePAM yes\nPasswordAuthentication yes\nKbdInteractiveAuthentication no\n"
+                               + "AuthenticationMethods publickey,password\n")
+        defer { h.server.stop() }
+        // sshd reads the authorized keys as the user logging in: let that user reach the file.
+        for path in [dir.path, h.server.directory] { chmod(path, 0o711) }
+        chmod(h.server.directory + "/authorized_keys", 0o644)
+        let target = "\(Self.user)@127.0.0.1:\(h.server.port)"
+        let tty = try TmuxSession(command: [Paths.termhost, "exec", target, "--", "id", "-un"], environment: h.environment)
+        defer { tty.close() }
+        #expect(tty.waitFor("password:").contains("\(Self.user)@127.0.0.1's password:"))
+        tty.type(Self.password)
+        let done = tty.waitFor("[exit")
+        #expect(done.contains("[exit 0]") && !done.contains(Self.password), "\(done)")
+        #expect(h.server.log.contains("Partial publickey for \(Self.user)") && h.server.log.contains("Accepted password for \(Self.user)"),
+                "\(h.server.log)")
+        // Without a terminal the second step cannot be asked, and says so.
+        let r = try h.termhost(["exec", target, "--", "true"])
+        #expect(r.status == 255 && r.stderr.contains("cannot ask for the password") && r.stderr.contains("has no terminal"), "\(r.output)")
     }
 
     @Test(.enabled(if: PasswordEndToEndTests.available)) func keyboardInteractiveShowsTheServersPromptsAndLogsIn() throws {

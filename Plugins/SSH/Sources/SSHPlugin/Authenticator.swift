@@ -7,6 +7,11 @@ import TermhostSDK
 /// identity may need nothing more), then public keys (the agent's, then key files), then
 /// keyboard-interactive, then password (3 tries). Secrets typed by the user are never stored,
 /// cached or logged; the buffers holding them are wiped after use.
+///
+/// Multi-step login (`AuthenticationMethods publickey,password`, as on 2FA bastions): a key
+/// the server takes with "partial success" is not a refusal. libssh2 reports it as an
+/// unverified key; the methods that can continue are then asked for again, and the login goes
+/// on with them (a password, keyboard-interactive), as OpenSSH's ssh does.
 struct Authenticator {
     let connection: SSHConnection
     let interaction: ConnectionPrompts
@@ -16,7 +21,7 @@ struct Authenticator {
 
     func authenticate() throws(SSHError) {
         ServerDisconnect.watch(session)
-        let methods = advertisedMethods()
+        var methods = advertisedMethods()
         try endIfDisconnected(offered: [])
         // sshd sends its Banner with the answer to the first request, before authentication.
         if let show = interaction.showBanner, let banner = UserauthBanner.shown(session) { show(banner) }
@@ -26,13 +31,22 @@ struct Authenticator {
         var offered: [OfferedKey] = []
         if methods.contains("publickey") {
             tried.append("publickey")
-            if agentAuth(offered: &offered) { return }
+            var partial = false
+            if agentAuth(offered: &offered, partial: &partial) { return }
             try endIfDisconnected(offered: offered)
-            switch try keyFileAuth(offered: &offered) {
-            case .success: return
-            case .failed(let rsa): rsaRefused = rsa
+            if !partial {
+                switch try keyFileAuth(offered: &offered, partial: &partial) {
+                case .success: return
+                case .failed(let rsa): rsaRefused = rsa
+                }
+                try endIfDisconnected(offered: offered)
             }
-            try endIfDisconnected(offered: offered)
+            // A key taken with partial success: what the server wants next replaces the list.
+            if partial, libssh2_userauth_authenticated(session) == 0 {
+                let next = advertisedMethods()
+                if !next.isEmpty && next != methods { methods = next }
+                try endIfDisconnected(offered: offered)
+            }
         }
         // Without a way to ask, keyboard-interactive would send the server empty answers (a
         // failed login that may count towards a lockout): skip it unless a saved password can
@@ -86,7 +100,8 @@ struct Authenticator {
     /// The agent's keys, in its order; for a host with a key of its own, only the agent's copy
     /// of that key (OpenSSH's IdentitiesOnly): every other key offered would count towards the
     /// server's MaxAuthTries before the host's own key had its turn.
-    func agentAuth(offered: inout [OfferedKey]) -> Bool {
+    /// `partial` turns true when the server took a key but wants another method too.
+    func agentAuth(offered: inout [OfferedKey], partial: inout Bool) -> Bool {
         // The user's agent: in the daemon, the client's SSH_AUTH_SOCK, which libssh2 (reading
         // the daemon's own environment) would not find by itself.
         guard let socket = interaction.agentSocket else { return false }
@@ -105,7 +120,9 @@ struct Authenticator {
             // The comment is the agent's, set by whoever added the key: shown, not obeyed.
             let comment = key.pointee.comment.map { String(cString: $0) } ?? ""
             offered.append(OfferedKey(source: "agent key '\(VisibleText.of(comment))'", blob: blob))
-            if libssh2_agent_userauth(agent, user, identity) == 0 { return true }
+            let rc = libssh2_agent_userauth(agent, user, identity)
+            if rc == 0 { return true }
+            if rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED { partial = true; return false }
         }
         return false
     }
@@ -139,7 +156,9 @@ struct Authenticator {
             .filter { FileManager.default.fileExists(atPath: $0) }
     }
 
-    func keyFileAuth(offered: inout [OfferedKey]) throws(SSHError) -> KeyResult {
+    /// `partial` turns true when the server took a key but wants another method too (the keys
+    /// after it are not offered then).
+    func keyFileAuth(offered: inout [OfferedKey], partial: inout Bool) throws(SSHError) -> KeyResult {
         var rsaRefused = false
         // A key stored with the identity comes first; it is handed to libssh2 from memory and
         // wiped after the call.
@@ -162,6 +181,11 @@ struct Authenticator {
             }
             let rc = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, nil)
             if rc == 0 { return .success }
+            if rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED {
+                offered.append(OfferedKey(source: VisibleText.of(file), blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)))
+                partial = true
+                return .failed(rsaRefused: false)
+            }
             // LIBSSH2_ERROR_FILE: the key could not be read without its passphrase, so it was not sent.
             var sent = rc != LIBSSH2_ERROR_FILE
             if isEncrypted(text) && connection.sessionContext.disconnect == nil {
@@ -172,6 +196,11 @@ struct Authenticator {
                 defer { passphrase = String(repeating: "\0", count: passphrase.utf8.count) }
                 let unlocked = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase)
                 if unlocked == 0 { return .success }
+                if unlocked == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED {
+                    offered.append(OfferedKey(source: VisibleText.of(file), blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)))
+                    partial = true
+                    return .failed(rsaRefused: false)
+                }
                 if unlocked != LIBSSH2_ERROR_FILE { sent = true }
             }
             guard sent else { continue }
