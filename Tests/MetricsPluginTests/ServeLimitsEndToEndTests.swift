@@ -183,22 +183,7 @@ import TestSupport
     }
 
     /// Sends request, returns everything the server answers before closing.
-    static func exchange(_ port: Int, _ request: String) -> String {
-        guard let fd = LoopbackListener.connect(to: port) else { return "" }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let bytes = Array(request.utf8)
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var data = [UInt8]()
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = recv(fd, &buf, buf.count, 0)
-            if n <= 0 { break }
-            data += buf[0..<n]
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
+    static func exchange(_ port: Int, _ request: String) -> String { HTTP.exchange(port, request) ?? "" }
 
     static func closedByPeer(_ fd: Int32) -> Bool {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
