@@ -52,6 +52,12 @@ import TestSupport
         #expect(try ssh.termhost(["hosts", "add", "web1", "127.0.0.1", "--port", "\(ssh.server.port)", "--user", NSUserName()]).status == 0)
         #expect(try ssh.termhost(["assistant", "provider", "add", "scripted", "--kind", "openai-compatible", "--model", "m",
                                   "--url", model.baseURL]).status == 0)
+        // With no daemon there is nothing waiting, and nothing to answer: said, no daemon started.
+        let none = try ssh.termhost(["approvals"])
+        #expect(none.status == 0 && none.stdout == "no approvals are waiting (no daemon runs)\n", "\(none.output)")
+        let nothing = try ssh.termhost(["approvals", "allow", "1"])
+        #expect(nothing.status == 1 && nothing.stderr.contains("no daemon runs"), "\(nothing.output)")
+        #expect(try ssh.termhost(["daemon", "status"]).status == 1)
         try daemon.start()
 
         // The command returns at once; the run's call waits in the daemon.
