@@ -9,9 +9,10 @@ set -euo pipefail
 # libpq-dev: the Sync plugin's PostgreSQL backend; postgresql: the server the Sync tests and Benchmarks/sync.sh
 # start themselves (a private data directory); openssl: the CLI those tests make the server's TLS certificates with.
 # systemd: systemd-analyze, with which the daemon's tests check its user units (no systemd runs).
+# python3-asyncssh: a server that is not OpenSSH and ends channels in another order (the exit status tests).
 packages=(libssh2-1-dev libsqlite3-dev libffi-dev libssl-dev sqlite3 openssh-server openssh-client dropbear-bin make gcc g++ tmux procps python3 busybox
           cmake dpkg-dev pkg-config zlib1g-dev patchelf libcurl4-openssl-dev help2man lintian python3-venv
-          libpq-dev postgresql openssl systemd)
+          libpq-dev postgresql openssl systemd python3-asyncssh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

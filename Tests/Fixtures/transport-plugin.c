@@ -1,8 +1,8 @@
 /* A C plugin for the tests: `termhost tp HOST` opens a connection through the SSH transport
  * service, runs a command, closes it, then uses the stale handle, and prints each result;
- * `tp tcp|shell|listen|splice HOST ...` try its channels; `tp deadline|cancel|parallel HOST ...`
- * exec_bounded's deadline, its cancel flag set from another thread, and a short exec that
- * completes while a long one runs on the same connection. */
+ * `tp tcp|shell|listen|splice HOST ...` try its channels; `tp deadline|cancel|parallel|status HOST ...`
+ * exec_bounded's deadline, its cancel flag set from another thread, a short exec that
+ * completes while a long one runs on the same connection, and the exit status it reports. */
 /* Declares ABI 1.1: exec_bounded (1.2) is used only after TERMHOST_HAS_FIELD says it is there. */
 #define TERMHOST_ABI_MINOR_NEEDED 1
 #include <pthread.h>
@@ -214,6 +214,10 @@ static int32_t bounded(const termhost_command_invocation_t *inv, const termhost_
       dprintf(out, "then: %d status %d\n", (int)rc, (int)status);
       rc = ssh->exec_bounded(c, "true", NULL, 0, NULL, NULL, NULL, 86400001, NULL, &status, &err);
       dprintf(out, "too long: %d %s\n", (int)rc, err.message);
+   } else if (strcmp(mode, "status") == 0 && inv->argc == 3) {
+      /* The exit status exec_bounded reports, after the command's output (both streams). */
+      termhost_status rc = ssh->exec_bounded(c, inv->argv[2], NULL, 0, print, print, &out, 20000, NULL, &status, &err);
+      dprintf(out, "status: %d exit %d\n", (int)rc, (int)status);
    } else if (strcmp(mode, "cancel") == 0 && inv->argc == 3) {
       /* A second thread cancels once the command has spoken; the first is blocked in the call. */
       long_exec l = { ssh, c, inv->argv[2], 0, 0, 0, -1, { 0, "" } };
@@ -250,7 +254,8 @@ static int32_t run(const termhost_feature_t *f, const termhost_command_invocatio
                                  strcmp(inv->argv[0], "listen") == 0 || strcmp(inv->argv[0], "splice") == 0))
       return channels(inv, ssh);
    if (ssh && inv->argc >= 2 && (strcmp(inv->argv[0], "deadline") == 0 || strcmp(inv->argv[0], "cancel") == 0 ||
-                                 strcmp(inv->argv[0], "parallel") == 0 || strcmp(inv->argv[0], "reenter") == 0))
+                                 strcmp(inv->argv[0], "parallel") == 0 || strcmp(inv->argv[0], "reenter") == 0 ||
+                                 strcmp(inv->argv[0], "status") == 0))
       return bounded(inv, ssh);
    if (!ssh || inv->argc != 1) return 2;
    /* The caller is checked, never trusted: NULL is refused, not dereferenced. */

@@ -68,6 +68,9 @@ struct ChannelPump {
     var onPass: ((OpaquePointer) -> Void)? = nil
     /// Forwarded agent connections, served on every pass (`-A`).
     var agent: AgentForwarding? = nil
+    /// A session channel (a command, a shell) ends at the server's close, which follows its exit
+    /// status; a forwarded connection (-W, a jump host's tunnel) has none and ends at its EOF.
+    var endsAtClose = true
 
     enum Input { case descriptor(Int32), bytes([UInt8]) }
 
@@ -115,7 +118,18 @@ struct ChannelPump {
                     throw SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
                 }
             }
-            if libssh2_channel_eof(channel) != 0 { break }
+            if libssh2_channel_eof(channel) != 0 {
+                guard endsAtClose else { break }
+                // The server's EOF ends the command's output, not the command: its exit status
+                // comes later (a command that closed stdout and runs on; asyncssh sends EOF
+                // before the status), always before the server's close. Closing now would lose
+                // it. stdin still goes over meanwhile, as OpenSSH's ssh does.
+                let rc = libssh2_channel_wait_closed(channel)
+                if rc == 0 { break }
+                if !LibSSH2.wouldBlock(rc) {
+                    throw SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
+                }
+            }
             // Send what stdin gave us, one outstanding write at a time. A call sends at most one
             // channel packet (32,700 bytes): keep calling while the window takes them, so that a
             // full buffer goes out in one pass rather than one packet per pass (and per poll).
@@ -180,28 +194,18 @@ struct ChannelPump {
                 }
             }
         }
-        // The remote side is done: close, wait for the close (bounded: a dead network must not
-        // hold us), read the status.
+        // The remote side is done (closed, or at EOF for a forwarded connection): close, wait
+        // for the close (bounded: a dead network must not hold us), read the status.
         let deadline = time(nil) + 5
         var rc: Int32
         repeat { rc = libssh2_channel_close(channel); if LibSSH2.wouldBlock(rc) { waitSocket() } } while LibSSH2.wouldBlock(rc) && time(nil) < deadline
         repeat { rc = libssh2_channel_wait_closed(channel); if LibSSH2.wouldBlock(rc) { waitSocket() } } while LibSSH2.wouldBlock(rc) && time(nil) < deadline
-        var signal: UnsafeMutablePointer<CChar>?
-        var signalLength = 0
-        libssh2_channel_get_exit_signal(channel, &signal, &signalLength, nil, nil, nil, nil)
-        if let signal {
-            // The server names the signal: shown, not obeyed.
-            let name = VisibleText.of(String(cString: signal))
-            free(signal)
-            "termhost: remote command killed by signal \(name)\n".utf8CString.withUnsafeBytes {
-                output(1, UnsafeRawBufferPointer(rebasing: $0.dropLast()))
-            }
-            return 255
+        guard endsAtClose else { return 0 }
+        let ended = ExitStatus.of(channel)
+        if let message = ended.message {
+            message.utf8CString.withUnsafeBytes { output(1, UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
         }
-        // The server's number: SSH carries 32 bits, a process exit status 8. A value outside
-        // 0...255 would wrap (256 reads as success), so it becomes 255 (failure), as for a signal.
-        let status = libssh2_channel_get_exit_status(channel)
-        return (0...255).contains(status) ? status : 255
+        return ended.status
     }
 
     private func waitSocket() {

@@ -95,8 +95,9 @@ final class JumpTunnel: @unchecked Sendable {
         // user from here on.
         let work = HandOver(value: (outer: outer, channel: channel))
         let thread = Thread {
-            _ = try? ChannelPump(connection: work.value.outer, channel: work.value.channel)
-                .run(stdin: tunnel.pumpSocket, stdout: tunnel.pumpSocket, stderr: -1)
+            var pump = ChannelPump(connection: work.value.outer, channel: work.value.channel)
+            pump.endsAtClose = false
+            _ = try? pump.run(stdin: tunnel.pumpSocket, stdout: tunnel.pumpSocket, stderr: -1)
             libssh2_channel_free(work.value.channel)
             Glibc.close(tunnel.pumpSocket)
             tunnel.done.signal()

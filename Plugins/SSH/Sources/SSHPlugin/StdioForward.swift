@@ -33,6 +33,8 @@ struct StdioForward {
             throw SSHError("channel 0: open failed: \(connection.lastError())\nstdio forwarding failed")
         }
         defer { libssh2_channel_free(channel) }
-        return try ChannelPump(connection: connection, channel: channel).run(stdin: stdin, stdout: stdout, stderr: stderr)
+        var pump = ChannelPump(connection: connection, channel: channel)
+        pump.endsAtClose = false
+        return try pump.run(stdin: stdin, stdout: stdout, stderr: stderr)
     }
 }

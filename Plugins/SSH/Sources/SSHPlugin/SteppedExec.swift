@@ -25,6 +25,7 @@ final class SteppedExec {
     private var inputOffset = 0
     private var eofSent = false
     private var remoteEOF = false
+    private var remoteClosed = false
     /// The early close's SIGTERM went out (or could not be sent).
     private var signalled = false
     /// Set once the channel is closed (or given up): the job is over.
@@ -102,13 +103,9 @@ final class SteppedExec {
         let session = connection.session
         libssh2_session_set_blocking(session, 0)
         defer { libssh2_session_set_blocking(session, 1) }
-        // Ended: only the close is left (reading a channel being closed would be an error).
-        if remoteEOF {
-            try close(channel, &result)
-            return result
-        }
-        // Both streams every step: libssh2 keeps what other calls read for this channel.
-        for stream in [Int32(0), Int32(1)] {
+        // Both streams every step until the server's EOF: libssh2 keeps what other calls read
+        // for this channel.
+        for stream in [Int32(0), Int32(1)] where !remoteEOF {
             var taken = 0
             while taken < SteppedExec.quantum {
                 let n = try finishing { libssh2_channel_read_ex(channel, stream, buffer.assumingMemoryBound(to: CChar.self), SteppedExec.quantum) }
@@ -131,7 +128,7 @@ final class SteppedExec {
             if LibSSH2.wouldBlock(n) { break }
             throw broken()
         }
-        if inputOffset == inputSize && !eofSent && !remoteEOF {
+        if inputOffset == inputSize && !eofSent {
             let rc = try finishing { Int(libssh2_channel_send_eof(channel)) }
             if !LibSSH2.wouldBlock(rc) { eofSent = true; result.progressed = true }
         }
@@ -140,13 +137,22 @@ final class SteppedExec {
         return result
     }
 
-    /// Drained and ended: closes, which waits (EAGAIN, nothing to send) for the server's close;
-    /// the exit status came before it. [executor, non-blocking]
+    /// Drained: waits (EAGAIN) for the server's close, which follows its exit status (a server
+    /// may send EOF long before it: ExitStatus), then closes ours. [executor, non-blocking]
     private func close(_ channel: OpaquePointer, _ result: inout Step) throws(SSHError) {
         ExecutorCheck.onExecutor(executor)
+        if !remoteClosed {
+            let rc = try finishing { Int(libssh2_channel_wait_closed(channel)) }
+            if LibSSH2.wouldBlock(rc) { return }
+            guard rc == 0 else { throw broken() }
+            remoteClosed = true
+        }
         let rc = try finishing { Int(libssh2_channel_close(channel)) }
         guard !LibSSH2.wouldBlock(rc) else { return }
-        status = exitStatus(channel, &result)
+        let ended = ExitStatus.of(channel)
+        status = ended.status
+        signal = ended.signal
+        if let message = ended.message { result.output.append((1, Array(message.utf8))) }
         free(channel)
         result.progressed = true
     }
@@ -182,22 +188,5 @@ final class SteppedExec {
         libssh2_channel_free(channel)
         self.channel = nil
         finished = true
-    }
-
-    /// The remote status as ours: 255 for a signal (named on stderr, shown, not obeyed) or a
-    /// number outside 0...255 (a process exit status has 8 bits; 256 would read as success).
-    private func exitStatus(_ channel: OpaquePointer, _ result: inout Step) -> Int32 {
-        var signal: UnsafeMutablePointer<CChar>?
-        var signalLength = 0
-        libssh2_channel_get_exit_signal(channel, &signal, &signalLength, nil, nil, nil, nil)
-        if let signal {
-            let name = VisibleText.of(String(cString: signal))
-            Glibc.free(signal)
-            self.signal = name
-            result.output.append((1, Array("termhost: remote command killed by signal \(name)\n".utf8)))
-            return 255
-        }
-        let status = libssh2_channel_get_exit_status(channel)
-        return (0...255).contains(status) ? status : 255
     }
 }
