@@ -152,7 +152,7 @@ struct Authenticator {
         if let file = connection.destination.identityFile {
             return [file.hasPrefix("~/") ? homeDirectory + file.dropFirst() : file]
         }
-        return ["id_ed25519", "id_ecdsa", "id_rsa"].map { homeDirectory + "/.ssh/" + $0 }
+        return ["id_ed25519", "id_ed25519_sk", "id_ecdsa", "id_ecdsa_sk", "id_rsa"].map { homeDirectory + "/.ssh/" + $0 }
             .filter { FileManager.default.fileExists(atPath: $0) }
     }
 
@@ -177,6 +177,10 @@ struct Authenticator {
             if connection.sessionContext.disconnect != nil { break }
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
                 interaction.host.log(.warning, "cannot read identity file \(VisibleText.of(file))")
+                continue
+            }
+            if let skipped = SecurityKey.skipNotice(file: file, blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)) {
+                interaction.warning(skipped)
                 continue
             }
             let rc = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, nil)

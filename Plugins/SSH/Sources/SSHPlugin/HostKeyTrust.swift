@@ -206,6 +206,8 @@ enum HostKeyTrust {
         case "ssh-ed25519": "ED25519"
         case "ssh-rsa": "RSA"
         case _ where keyType.hasPrefix("ecdsa-sha2-"): "ECDSA"
+        case SecurityKey.ed25519: "ED25519-SK"
+        case SecurityKey.ecdsa: "ECDSA-SK"
         // From the key blob the server sent: shown, not obeyed.
         default: VisibleText.of(keyType)
         }

@@ -71,7 +71,8 @@ struct RemoteCommandArguments {
 
     /// Where a warning that does not stop the session goes (agent forwarding not set up):
     /// stderr, unless quiet, as ssh -q suppresses its warnings.
-    func warningOutput(_ c: CommandInvocation) -> (String) -> Void {
-        quiet ? { _ in } : { c.printError($0) }
+    func warningOutput(_ c: CommandInvocation) -> @Sendable (String) -> Void {
+        if quiet { return { _ in } }
+        return { c.printError($0) }
     }
 }

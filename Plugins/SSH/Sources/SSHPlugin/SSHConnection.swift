@@ -11,8 +11,16 @@ struct ConnectionPrompts {
     let scene: UInt64
     /// Where the server's userauth banner goes (`exec` and `ssh`: stderr); nil shows none.
     var showBanner: (@Sendable (String) -> Void)? = nil
+    /// Where a line about something skipped goes (a key that cannot be used): stderr for `exec`
+    /// and `ssh` unless `-q`, as ssh's; nil sends it to the host's log (no user is watching).
+    var warn: (@Sendable (String) -> Void)? = nil
 
     func notify(_ text: String) { host.interact?.notify(text, scene: scene) }
+
+    /// Says `line` where `warn` sends it, else in the host's log.
+    func warning(_ line: String) {
+        if let warn { warn(line) } else { host.log(.warning, line) }
+    }
 
     /// A variable of the environment of the user this connection is for (in the daemon, the
     /// client's, not the daemon's: termhost.environment/1); nil when unset.

@@ -110,7 +110,7 @@ final class SSHFeature: Feature {
         guard let target = parsed.host else { c.printError(RemoteCommandArguments.sshUsage); return 2 }
         if let address = parsed.stdioForward {
             return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: false,
-                           banner: parsed.bannerOutput(c)) { (connection) throws(SSHError) -> Int32 in
+                           banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c)) { (connection) throws(SSHError) -> Int32 in
                 try StdioForward(connection: connection, host: address.host, port: address.port)
                     .run(stdin: c.stdinFD, stdout: c.stdoutFD, stderr: c.stderrFD)
             }
@@ -122,7 +122,7 @@ final class SSHFeature: Feature {
     /// A session on a remote terminal: the login shell, or (`-t`) a command.
     func terminal(_ c: CommandInvocation, vault: Vault, _ parsed: RemoteCommandArguments, target: String, command: String?) -> Int32 {
         connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent,
-                banner: parsed.bannerOutput(c)) { (connection) throws(SSHError) -> Int32 in
+                banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c)) { (connection) throws(SSHError) -> Int32 in
             let commands = CommandHistory(store: vault.store)
             let name = try? vault.resolve(target)?.name
             return try TerminalSession(connection: connection, log: { self.host.log(.warning, $0) },
@@ -137,7 +137,7 @@ final class SSHFeature: Feature {
     /// `share`: in the daemon, a kept connection to the same destination is used when there
     /// is one, and this one is kept afterwards (ConnectionPool); never with agent forwarding.
     func connect(_ c: CommandInvocation, vault: Vault, target: String, jump: [String], forwardAgent: Bool? = nil,
-                 banner: (@Sendable (String) -> Void)?, share: Bool = false,
+                 banner: (@Sendable (String) -> Void)?, warnings: (@Sendable (String) -> Void)? = nil, share: Bool = false,
                  _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
         var retired = false
         let cancelled = Mutex(false)
@@ -149,7 +149,7 @@ final class SSHFeature: Feature {
             // -A/-a apply to the last hop only, as ssh's do: jump hosts never get the agent.
             if let forwardAgent { destination.forwardAgent = forwardAgent }
             let hops = try JumpRoute.hops(to: destination, extra: jump, vault: vault)
-            let prompts = ConnectionPrompts(host: host, scene: c.scene, showBanner: banner)
+            let prompts = ConnectionPrompts(host: host, scene: c.scene, showBanner: banner, warn: warnings)
             let keepSeconds = share && destination.forwardAgent != true ? try ConnectionPool.keepSeconds(host) : nil
             let key = ConnectionPool.key(destination, hops: hops, agent: prompts.agentSocket)
             let kept = keepSeconds != nil ? ConnectionPool.shared.take(key, reserve: true, log: host) : nil
@@ -201,7 +201,7 @@ final class SSHFeature: Feature {
         // -t: the command on a remote terminal (sudo -i, tmux attach), as ssh -t HOST COMMAND.
         if case .force = parsed.terminal { return terminal(c, vault: vault, parsed, target: target, command: args.joined(separator: " ")) }
         return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent,
-                       banner: parsed.bannerOutput(c), share: true) { (connection) throws(SSHError) -> Int32 in
+                       banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c), share: true) { (connection) throws(SSHError) -> Int32 in
             try ExecChannel(connection: connection).run(args.joined(separator: " "), stdin: c.stdinFD, stdout: c.stdoutFD,
                                                         stderr: c.stderrFD, agentWarning: parsed.warningOutput(c))
         }
