@@ -1,4 +1,4 @@
-// fuzz-sources: Plugins/SSH/Sources/SSHPlugin/SSHConfigParser.swift Plugins/SSH/Sources/SSHPlugin/SSHConfigLexing.swift Plugins/SSH/Sources/SSHPlugin/HostRules.swift SDK/Swift/TermhostSDK/VisibleText.swift SDK/Swift/TermhostSDK/BoundedNumber.swift
+// fuzz-sources: Plugins/SSH/Sources/SSHPlugin/SSHConfigParser.swift Plugins/SSH/Sources/SSHPlugin/SSHConfigLexing.swift Plugins/SSH/Sources/SSHPlugin/HostRules.swift SDK/Swift/TermhostSDK/EnvironmentName.swift SDK/Swift/TermhostSDK/VisibleText.swift SDK/Swift/TermhostSDK/BoundedNumber.swift
 // The ssh_config parser of `termhost hosts import` on any bytes: nothing traps, and every host
 // it accepts passes the rules `hosts add` applies (HostRules), with a port in range and a name
 // that cannot read as an option or an ad-hoc destination. Include of a name starting with "a"

@@ -30,6 +30,22 @@ enum EnvironmentBridge {
                 if !text.isEmpty { text.withUnsafeBytes { UnsafeMutableRawPointer(buf).copyMemory(from: $0.baseAddress!, byteCount: text.count) } }
                 buf[text.count] = 0
                 return termhost_status(TERMHOST_OK)
+            },
+            list_names: { host, scene, buf, size, written, needed, err in
+                guard let host else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "list_names: host is NULL") }
+                guard let written else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "list_names: written is NULL") }
+                written.pointee = 0
+                let names = HostBridge.context(host).services.environments.names(scene: scene).filter(EnvironmentName.isValid)
+                var bytes: [UInt8] = []
+                for name in names { bytes += name.utf8; bytes.append(0) }
+                needed?.pointee = bytes.count
+                if bytes.isEmpty { return termhost_status(TERMHOST_OK) }
+                guard let buf, size >= bytes.count else {
+                    return termhostFail(err, TERMHOST_ERR_TOO_LARGE, "the names need \(bytes.count) bytes")
+                }
+                bytes.withUnsafeBytes { UnsafeMutableRawPointer(buf).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+                written.pointee = bytes.count
+                return termhost_status(TERMHOST_OK)
             }))
         return t
     }()

@@ -15,6 +15,19 @@ public final class SceneEnvironments: Sendable {
         scenes.withLock { $0[scene] = environment }
     }
 
+    /// The names set for scene (its own environment's, else the process's).
+    public func names(scene: UInt64) -> [String] {
+        if let own = scenes.withLock({ $0[scene] }) { return Array(own.keys) }
+        var names: [String] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") { names.append(String(text[..<equals])) }
+            entry += 1
+        }
+        return names
+    }
+
     /// The value of name for scene; nil when it is not set there.
     public func value(_ name: String, scene: UInt64) -> String? {
         if let own = scenes.withLock({ $0[scene] }) { return own[name] }

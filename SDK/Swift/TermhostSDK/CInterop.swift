@@ -99,6 +99,7 @@ extension termhost_sftp_files_t: TermhostSizedStruct {}
 extension termhost_metrics_snapshot_t: TermhostSizedStruct {}
 extension termhost_ssh_sessions_t: TermhostSizedStruct {}
 extension termhost_ssh_session_sink_t: TermhostSizedStruct {}
+extension termhost_host_environment_t: TermhostSizedStruct {}
 
 /// The Swift form of TERMHOST_HAS_FIELD (version.h): whether a struct the other side built is
 /// large enough to hold a member. One rule for the host and for plugins, instead of

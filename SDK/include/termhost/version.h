@@ -31,9 +31,11 @@
  *        (ssh/sessions.h).
  *   1.6  the user's environment per scene: service termhost.environment/1
  *        (services/environment.h); the daemon: service termhost.daemon/1 (services/daemon.h);
- *        termhost_feature_descriptor_t.concurrent_commands (feature.h). */
+ *        termhost_feature_descriptor_t.concurrent_commands (feature.h).
+ *   1.7  termhost_host_environment_t.list_names: the names of a scene's variables
+ *        (services/environment.h). */
 #define TERMHOST_ABI_MAJOR 1
-#define TERMHOST_ABI_MINOR 6
+#define TERMHOST_ABI_MINOR 7
 #define TERMHOST_ABI_PATCH 0
 
 typedef struct termhost_version {

@@ -20,6 +20,9 @@ struct Destination: Equatable, Codable {
     var keySecret: String? = nil
     /// ForwardAgent: the saved host's setting, or `-A`/`-a` for one connection; nil is off.
     var forwardAgent: Bool? = nil
+    /// The saved host's SendEnv and SetEnv (HostRecord).
+    var sendEnv: [String]? = nil
+    var setEnv: [String]? = nil
     /// The saved identity this destination uses, and what it stored on another device that
     /// this one lacks (its key, its password): named when authentication fails.
     var identityName: String? = nil
@@ -80,10 +83,15 @@ struct HostRecord: Codable, Equatable {
     /// A persistent session's shell runs in remote tmux (`--remote-tmux yes`), as if
     /// `ssh --persist --remote-tmux` was given; nil, the default, is off.
     var remoteTmux: Bool? = nil
+    /// ssh_config's SendEnv (patterns of the user's variables) and SetEnv (`NAME=VALUE`),
+    /// sent to the server for `ssh` and `exec` (RemoteEnvironment); nil is none.
+    var sendEnv: [String]? = nil
+    var setEnv: [String]? = nil
 
     var destination: Destination {
         Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump,
-                    keepaliveInterval: keepaliveInterval, keepaliveCountMax: keepaliveCountMax, forwardAgent: forwardAgent)
+                    keepaliveInterval: keepaliveInterval, keepaliveCountMax: keepaliveCountMax, forwardAgent: forwardAgent,
+                    sendEnv: sendEnv, setEnv: setEnv)
     }
 }
 

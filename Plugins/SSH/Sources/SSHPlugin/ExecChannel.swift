@@ -9,11 +9,14 @@ struct ExecChannel {
     let connection: SSHConnection
 
     /// `agentWarning` gets the one-line warning when agent forwarding was wanted and is not set up.
-    func run(_ command: String, stdin: Int32, stdout: Int32, stderr: Int32, agentWarning: (String) -> Void) throws(SSHError) -> Int32 {
+    /// `environment`: SendEnv and SetEnv's variables, sent before the command.
+    func run(_ command: String, environment: [RemoteEnvironment.Variable] = [], stdin: Int32, stdout: Int32, stderr: Int32,
+             agentWarning: (String) -> Void) throws(SSHError) -> Int32 {
         let channel = try connection.openSessionChannel()
         defer { libssh2_channel_free(channel) }
         var pump = ChannelPump(connection: connection, channel: channel)
         pump.agent = AgentForwarding.start(on: channel, connection: connection, warn: agentWarning)
+        try RemoteEnvironment.send(environment, on: channel, connection: connection)
         guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
             throw SSHError("ssh: the server refused to run the command: \(connection.lastError())")
         }

@@ -6,7 +6,7 @@ import TermhostSDK
 enum HostOption: String, CaseIterable {
     case port = "--port", user = "--user", identity = "--identity", tag = "--tag", untag = "--untag", jump = "--jump",
          address = "--address", keepalive = "--keepalive", keepaliveCount = "--keepalive-count",
-         forwardAgent = "--forward-agent", remoteTmux = "--remote-tmux"
+         forwardAgent = "--forward-agent", remoteTmux = "--remote-tmux", sendEnv = "--send-env", setEnv = "--set-env"
 
     /// Sets the value on the record, or says why it is refused (and leaves the record alone).
     func apply(_ value: String, to record: inout HostRecord) -> String? {
@@ -39,6 +39,17 @@ enum HostOption: String, CaseIterable {
             case .remoteTmux:   // persistent sessions' shells in remote tmux (Docs/Daemon.md); off unless set
                 guard value == "yes" || value == "no" else { return "\(rawValue) must be yes or no, not '\(VisibleText.of(value))'" }
                 record.remoteTmux = value == "yes" ? true : nil
+            case .sendEnv:   // appended, as ssh_config's SendEnv lines add up; an empty value clears them
+                if value.isEmpty { record.sendEnv = nil; break }
+                let list = (record.sendEnv ?? []) + [value]
+                if let why = HostRules.environment(sendEnv: list, setEnv: nil) { return refused(value, why) }
+                record.sendEnv = list
+            case .setEnv:   // NAME=VALUE replaces NAME's entry; an empty value clears them all
+                if value.isEmpty { record.setEnv = nil; break }
+                let name = value.prefix { $0 != "=" }
+                let list = (record.setEnv ?? []).filter { $0.prefix { $0 != "=" } != name } + [value]
+                if let why = HostRules.environment(sendEnv: nil, setEnv: list) { return refused(value, why) }
+                record.setEnv = list
             case .jump:   // an empty value clears the route
                 let hops = value.isEmpty ? [] : value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
                 if let why = HostRules.jump(hops) { return refused(value, why) }

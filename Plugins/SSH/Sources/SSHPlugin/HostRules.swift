@@ -14,7 +14,7 @@ import TermhostSDK   // VisibleText, BoundedNumber; the fuzz target compiles the
 /// and users also refuse the shell's quoting and control characters, as OpenSSH 9.6 does for
 /// its command line, because a server-side or ProxyCommand-style use would hand them to a shell.
 ///
-/// This file needs only the standard library (and VisibleText and BoundedNumber), so the
+/// This file needs only the standard library (and VisibleText, BoundedNumber and EnvironmentName), so the
 /// ssh_config fuzz target compiles it as it is.
 enum HostRules {
     /// Bytes in a name, address, user or jump hop; a DNS name has at most 253.
@@ -74,6 +74,43 @@ enum HostRules {
         return nil
     }
 
+    /// SendEnv or SetEnv entries on one host (OpenSSH has no limit; a record must stay small).
+    static let maxEnvironmentEntries = 64
+    /// Bytes in a SetEnv value (the server's limit is its own; sshd takes far more).
+    static let maxEnvironmentValueBytes = 4096
+
+    /// A SendEnv pattern: a variable name with `*` and `?`, or `-PATTERN`, which takes back
+    /// the patterns before it that it matches (ssh_config(5)).
+    static func sendEnv(_ s: String) -> String? {
+        let pattern = s.utf8.first == UInt8(ascii: "-") ? String(s.dropFirst()) : s
+        let asName = String(pattern.map { $0 == "*" || $0 == "?" ? "_" : $0 })
+        guard !pattern.isEmpty, EnvironmentName.isValid(asName) else {
+            return "a SendEnv pattern is a variable name (letters, digits, '_'; '*' and '?' match), optionally after '-', not '\(VisibleText.of(s))'"
+        }
+        return nil
+    }
+
+    /// A SetEnv entry, `NAME=VALUE` (the value may be empty).
+    static func setEnv(_ s: String) -> String? {
+        guard let equals = s.firstIndex(of: "="), EnvironmentName.isValid(String(s[..<equals])) else {
+            return "a SetEnv entry is NAME=VALUE with NAME a variable name (letters, digits, '_', not starting with a digit), not '\(VisibleText.of(s))'"
+        }
+        let value = s[s.index(after: equals)...]
+        if value.utf8.count > maxEnvironmentValueBytes { return "a SetEnv value may be at most \(maxEnvironmentValueBytes) bytes long, not \(value.utf8.count)" }
+        if !VisibleText.isPlain(String(value)) { return "a SetEnv value may not contain control characters ('\(VisibleText.of(s))')" }
+        return nil
+    }
+
+    /// A host's SendEnv or SetEnv list: at most `maxEnvironmentEntries`, each valid.
+    static func environment(sendEnv: [String]?, setEnv: [String]?) -> String? {
+        for (list, what) in [(sendEnv ?? [], "SendEnv"), (setEnv ?? [], "SetEnv")] where list.count > maxEnvironmentEntries {
+            return "a host may have at most \(maxEnvironmentEntries) \(what) entries, not \(list.count)"
+        }
+        for p in sendEnv ?? [] { if let why = HostRules.sendEnv(p) { return why } }
+        for e in setEnv ?? [] { if let why = HostRules.setEnv(e) { return why } }
+        return nil
+    }
+
     /// A tag shown by `hosts list`.
     static func tag(_ s: String) -> String? { common(s, what: "a tag") }
 
@@ -84,7 +121,8 @@ enum HostRules {
     /// The rules a stored or imported record must meet, first broken one first (for records
     /// read back from the store, which older versions saved unchecked, and for the fuzz target).
     static func check(name: String, address: String, port: Int, user: String?, identityFile: String?,
-                      jump: [String]?, keepaliveInterval: Int? = nil, keepaliveCountMax: Int? = nil) -> String? {
+                      jump: [String]?, keepaliveInterval: Int? = nil, keepaliveCountMax: Int? = nil,
+                      sendEnv: [String]? = nil, setEnv: [String]? = nil) -> String? {
         if let why = HostRules.name(name) { return "name: \(why)" }
         if let why = HostRules.address(address) { return "address: \(why)" }
         do {
@@ -95,6 +133,7 @@ enum HostRules {
         if let u = user, let why = HostRules.user(u) { return "user: \(why)" }
         if let f = identityFile, let why = HostRules.path(f) { return "identity file: \(why)" }
         if let j = jump, let why = HostRules.jump(j) { return "jump: \(why)" }
+        if let why = HostRules.environment(sendEnv: sendEnv, setEnv: setEnv) { return "environment: \(why)" }
         return nil
     }
 

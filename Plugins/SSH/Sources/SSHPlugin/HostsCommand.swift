@@ -7,6 +7,7 @@ enum HostsCommand {
     usage: termhost hosts add NAME ADDRESS [--port N] [--user USER] [--identity FILE] [--jump H1,H2]
                      [--keepalive SECONDS] [--keepalive-count N] [--use-identity NAME] [--tag TAG]...
                      [--forward-agent yes|no] [--remote-tmux yes|no]
+                     [--send-env PATTERN]... [--set-env NAME=VALUE]...   (an empty value clears them)
            termhost hosts edit NAME [the same options; --port etc. replace the saved values,
                      --tag adds a tag] [--untag TAG]...
            termhost hosts list [--json]

@@ -110,7 +110,7 @@ final class SSHFeature: Feature {
         guard let target = parsed.host else { c.printError(RemoteCommandArguments.sshUsage); return 2 }
         if let address = parsed.stdioForward {
             return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: false,
-                           banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c)) { (connection) throws(SSHError) -> Int32 in
+                           banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c)) { (connection, _) throws(SSHError) -> Int32 in
                 try StdioForward(connection: connection, host: address.host, port: address.port)
                     .run(stdin: c.stdinFD, stdout: c.stdoutFD, stderr: c.stderrFD)
             }
@@ -121,13 +121,13 @@ final class SSHFeature: Feature {
 
     /// A session on a remote terminal: the login shell, or (`-t`) a command.
     func terminal(_ c: CommandInvocation, vault: Vault, _ parsed: RemoteCommandArguments, target: String, command: String?) -> Int32 {
-        connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent,
-                banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c)) { (connection) throws(SSHError) -> Int32 in
+        connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent, environment: parsed.environment,
+                banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c)) { (connection, environment) throws(SSHError) -> Int32 in
             let commands = CommandHistory(store: vault.store)
             let name = try? vault.resolve(target)?.name
             return try TerminalSession(connection: connection, log: { self.host.log(.warning, $0) },
                                        onCommand: { try? commands.record($0, host: name ?? target) },
-                                       command: command, terminal: parsed.terminal)
+                                       command: command, terminal: parsed.terminal, environment: environment)
                 .run(stdin: c.stdinFD, stdout: c.stdoutFD, stderr: c.stderrFD, agentWarning: parsed.warningOutput(c))
         }
     }
@@ -136,9 +136,12 @@ final class SSHFeature: Feature {
     /// body, and maps failures to ssh's status 255 with the message on stderr.
     /// `share`: in the daemon, a kept connection to the same destination is used when there
     /// is one, and this one is kept afterwards (ConnectionPool); never with agent forwarding.
+    /// `environment`: the command line's SendEnv and SetEnv, added to the saved host's; the
+    /// body gets the variables to send, read for this command's user.
     func connect(_ c: CommandInvocation, vault: Vault, target: String, jump: [String], forwardAgent: Bool? = nil,
+                 environment: RemoteEnvironment = RemoteEnvironment(),
                  banner: (@Sendable (String) -> Void)?, warnings: (@Sendable (String) -> Void)? = nil, share: Bool = false,
-                 _ body: (SSHConnection) throws(SSHError) -> Int32) -> Int32 {
+                 _ body: (SSHConnection, [RemoteEnvironment.Variable]) throws(SSHError) -> Int32) -> Int32 {
         var retired = false
         let cancelled = Mutex(false)
         do {
@@ -177,7 +180,7 @@ final class SSHFeature: Feature {
                 _ = Glibc.shutdown(socket, Int32(SHUT_RDWR))
             }
             defer { cancel?.remove() }
-            status = try body(connection)
+            status = try body(connection, RemoteEnvironment(host: destination, commandLine: environment).variables(for: prompts))
             // Kept only as it was found: not cut short, not told goodbye by the server.
             reusable = !cancelled.withLock { $0 } && connection.sessionContext.disconnect == nil
             return status
@@ -200,9 +203,9 @@ final class SSHFeature: Feature {
         guard let target = parsed.host, !args.isEmpty else { c.printError(RemoteCommandArguments.execUsage); return 2 }
         // -t: the command on a remote terminal (sudo -i, tmux attach), as ssh -t HOST COMMAND.
         if case .force = parsed.terminal { return terminal(c, vault: vault, parsed, target: target, command: args.joined(separator: " ")) }
-        return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent,
-                       banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c), share: true) { (connection) throws(SSHError) -> Int32 in
-            try ExecChannel(connection: connection).run(args.joined(separator: " "), stdin: c.stdinFD, stdout: c.stdoutFD,
+        return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent, environment: parsed.environment,
+                       banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c), share: true) { (connection, environment) throws(SSHError) -> Int32 in
+            try ExecChannel(connection: connection).run(args.joined(separator: " "), environment: environment, stdin: c.stdinFD, stdout: c.stdoutFD,
                                                         stderr: c.stderrFD, agentWarning: parsed.warningOutput(c))
         }
     }

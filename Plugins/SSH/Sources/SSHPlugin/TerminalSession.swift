@@ -17,6 +17,8 @@ struct TerminalSession {
     /// The command to run instead of the login shell (`-t`).
     var command: String? = nil
     var terminal: RemoteCommandArguments.Terminal = .auto
+    /// SendEnv and SetEnv's variables, sent before the shell or command.
+    var environment: [RemoteEnvironment.Variable] = []
 
     /// Whether to ask for a remote terminal, and the line ssh prints when one was wanted and
     /// stdin is no terminal (OpenSSH's rules for -t, -tt and -T).
@@ -50,6 +52,7 @@ struct TerminalSession {
             writeAll(stderr, warning)
         }
         let agent = AgentForwarding.start(on: channel, connection: connection, warn: agentWarning)
+        try RemoteEnvironment.send(environment, on: channel, connection: connection)
         if let command {
             guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
                 throw SSHError("ssh: the server refused to run the command: \(connection.lastError())")

@@ -53,7 +53,8 @@ struct Vault {
         // port out of range or a name that reads as an option never reaches a connection.
         if let why = HostRules.check(name: saved.name, address: saved.address, port: saved.port, user: saved.user,
                                      identityFile: saved.identityFile, jump: saved.jump,
-                                     keepaliveInterval: saved.keepaliveInterval, keepaliveCountMax: saved.keepaliveCountMax) {
+                                     keepaliveInterval: saved.keepaliveInterval, keepaliveCountMax: saved.keepaliveCountMax,
+                                     sendEnv: saved.sendEnv, setEnv: saved.setEnv) {
             throw PluginError("the saved host '\(VisibleText.of(saved.name))' is refused: \(why); change it with 'termhost hosts edit' or remove it")
         }
         var d = saved.destination

@@ -1,0 +1,101 @@
+import CLibSSH2
+import TermhostSDK
+
+/// ssh_config's SendEnv and SetEnv: variables handed to the server ("env" requests, RFC 4254
+/// 6.4) before the shell or command starts, for `termhost ssh` and `termhost exec`. The
+/// server's AcceptEnv decides what it takes; a variable it refuses is left out without a word,
+/// as OpenSSH's ssh leaves it (sshd only logs it), and the session goes on.
+///
+/// SendEnv names the user's variables by pattern (`LANG`, `LC_*`); `-PATTERN` takes back the
+/// patterns before it that it matches, as in ssh_config. The user's variables are the
+/// environment of the user behind the command (in the daemon, the client's: termhost.
+/// environment/1), never the daemon's. SetEnv gives a value outright and wins over a SendEnv
+/// variable of the same name. The saved host's lists come first, the command line's `-o` after
+/// them; a `-o SetEnv` replaces the host's entry of that name.
+struct RemoteEnvironment: Equatable {
+    var sendEnv: [String] = []
+    var setEnv: [String] = []
+
+    /// The host's lists, then the command line's.
+    init(host: Destination, commandLine: RemoteEnvironment = RemoteEnvironment()) {
+        sendEnv = (host.sendEnv ?? []) + commandLine.sendEnv
+        let named = Set(commandLine.setEnv.map(Self.name))
+        setEnv = (host.setEnv ?? []).filter { !named.contains(Self.name($0)) } + commandLine.setEnv
+    }
+
+    init(sendEnv: [String] = [], setEnv: [String] = []) {
+        self.sendEnv = sendEnv
+        self.setEnv = setEnv
+    }
+
+    var isEmpty: Bool { sendEnv.isEmpty && setEnv.isEmpty }
+
+    /// The patterns left once each `-PATTERN` has taken back the ones before it that it matches.
+    var patterns: [String] {
+        var kept: [String] = []
+        for p in sendEnv {
+            if p.utf8.first == UInt8(ascii: "-") {
+                let removal = String(p.dropFirst())
+                kept.removeAll { Self.matches(removal, $0) }
+            } else {
+                kept.append(p)
+            }
+        }
+        return kept
+    }
+
+    /// The name-value pairs to send, given the user's variable names and a way to read them:
+    /// the SendEnv ones in name order, then SetEnv's in their order.
+    func variables(names: [String], value: (String) -> String?) -> [(name: String, value: String)] {
+        let setNames = Set(setEnv.map(Self.name))
+        let patterns = self.patterns
+        var pairs: [(name: String, value: String)] = []
+        for name in names.sorted() where !setNames.contains(name) && patterns.contains(where: { Self.matches($0, name) }) {
+            if let v = value(name) { pairs.append((name, v)) }
+        }
+        for entry in setEnv { pairs.append((Self.name(entry), String(entry.drop { $0 != "=" }.dropFirst()))) }
+        return pairs
+    }
+
+    /// The pairs for the user behind `user`'s scene: read when the command starts, since a
+    /// kept connection (ConnectionPool) was made for another command, and another scene.
+    func variables(for user: ConnectionPrompts) -> [Variable] {
+        guard !isEmpty else { return [] }
+        let names = patterns.isEmpty ? [] : (user.host.variableNames(scene: user.scene) ?? [])
+        return variables(names: names, value: user.variable).map { Variable(name: $0.name, value: $0.value) }
+    }
+
+    struct Variable: Equatable {
+        let name: String
+        let value: String
+    }
+
+    /// Sends `variables` on `channel` (a session channel, before its shell or command).
+    /// Returns the names the server refused.
+    @discardableResult
+    static func send(_ variables: [Variable], on channel: OpaquePointer, connection: SSHConnection) throws(SSHError) -> [String] {
+        var refused: [String] = []
+        for (name, value) in variables.map({ ($0.name, $0.value) }) {
+            let rc = libssh2_channel_setenv_ex(channel, name, UInt32(name.utf8.count), value, UInt32(value.utf8.count))
+            if rc == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED { refused.append(name); continue }
+            guard rc == 0 else { throw SSHError("ssh: cannot send the variable \(name) to \(connection.shownAddress): \(connection.lastError())") }
+        }
+        return refused
+    }
+
+    static func name(_ entry: String) -> String { String(entry.prefix { $0 != "=" }) }
+
+    /// ssh's match_pattern: `*` any run of characters, `?` one; nothing else is special.
+    static func matches(_ pattern: String, _ text: String) -> Bool {
+        let p = Array(pattern.utf8), t = Array(text.utf8)
+        var pi = 0, ti = 0, star = -1, mark = 0
+        while ti < t.count {
+            if pi < p.count && (p[pi] == UInt8(ascii: "?") || p[pi] == t[ti]) { pi += 1; ti += 1 }
+            else if pi < p.count && p[pi] == UInt8(ascii: "*") { star = pi; mark = ti; pi += 1 }
+            else if star >= 0 { pi = star + 1; mark += 1; ti = mark }
+            else { return false }
+        }
+        while pi < p.count && p[pi] == UInt8(ascii: "*") { pi += 1 }
+        return pi == p.count
+    }
+}
