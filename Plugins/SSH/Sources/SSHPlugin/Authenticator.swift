@@ -183,7 +183,7 @@ struct Authenticator {
                 interaction.warning(skipped)
                 continue
             }
-            let rc = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, nil)
+            let rc = offer(file, passphrase: nil, offered: &offered)
             if rc == 0 { return .success }
             if rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED {
                 offered.append(OfferedKey(source: VisibleText.of(file), blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)))
@@ -198,7 +198,7 @@ struct Authenticator {
                 do { passphrase = try interact.prompt("Enter passphrase for key '\(VisibleText.of(file))': ", scene: interaction.scene, echo: false) }
                 catch { throw SSHError("\(VisibleText.of(user))@\(connection.shownAddress): cannot ask for the passphrase of \(VisibleText.of(file)): \(error)", kind: .refused, cause: .credentials) }
                 defer { passphrase = String(repeating: "\0", count: passphrase.utf8.count) }
-                let unlocked = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase)
+                let unlocked = offer(file, passphrase: passphrase, offered: &offered)
                 if unlocked == 0 { return .success }
                 if unlocked == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED {
                     offered.append(OfferedKey(source: VisibleText.of(file), blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)))
@@ -212,6 +212,23 @@ struct Authenticator {
             if isRSA(file: file, text: text) { rsaRefused = true }
         }
         return .failed(rsaRefused: rsaRefused)
+    }
+
+    /// One key file: with its certificate first when it has one (UserCertificate), then alone,
+    /// as ssh offers both. libssh2's result of the last attempt; LIBSSH2_ERROR_FILE when the
+    /// private key cannot be read without its passphrase (asked for, then this is called again).
+    func offer(_ file: String, passphrase: String?, offered: inout [OfferedKey]) -> Int32 {
+        switch UserCertificate.find(for: file, configured: connection.destination.certificateFile, home: homeDirectory) {
+        case .none: break
+        case .unusable(let why):
+            if passphrase == nil { interaction.warning(why) }   // once, not again after the passphrase
+        case .certificate(let path, let blob):
+            let rc = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), path, file, passphrase)
+            if rc == 0 || rc == LIBSSH2_ERROR_FILE || rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED { return rc }
+            offered.append(OfferedKey(source: VisibleText.of(path), blob: blob))
+            if connection.sessionContext.disconnect != nil { return rc }
+        }
+        return libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase)
     }
 
     func isEncrypted(_ pem: String) -> Bool {

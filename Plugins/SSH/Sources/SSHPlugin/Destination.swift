@@ -23,6 +23,8 @@ struct Destination: Equatable, Codable {
     /// The saved host's SendEnv and SetEnv (HostRecord).
     var sendEnv: [String]? = nil
     var setEnv: [String]? = nil
+    /// The saved host's certificate for its key (HostRecord.certificateFile).
+    var certificateFile: String? = nil
     /// The saved identity this destination uses, and what it stored on another device that
     /// this one lacks (its key, its password): named when authentication fails.
     var identityName: String? = nil
@@ -87,11 +89,14 @@ struct HostRecord: Codable, Equatable {
     /// sent to the server for `ssh` and `exec` (RemoteEnvironment); nil is none.
     var sendEnv: [String]? = nil
     var setEnv: [String]? = nil
+    /// ssh_config's CertificateFile: an OpenSSH certificate for the identity file's key
+    /// (`--certificate`); nil looks for FILE-cert.pub beside the key.
+    var certificateFile: String? = nil
 
     var destination: Destination {
         Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump,
                     keepaliveInterval: keepaliveInterval, keepaliveCountMax: keepaliveCountMax, forwardAgent: forwardAgent,
-                    sendEnv: sendEnv, setEnv: setEnv)
+                    sendEnv: sendEnv, setEnv: setEnv, certificateFile: certificateFile)
     }
 }
 

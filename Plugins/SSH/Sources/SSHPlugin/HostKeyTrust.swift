@@ -208,6 +208,8 @@ enum HostKeyTrust {
         case _ where keyType.hasPrefix("ecdsa-sha2-"): "ECDSA"
         case SecurityKey.ed25519: "ED25519-SK"
         case SecurityKey.ecdsa: "ECDSA-SK"
+        // A certificate (PROTOCOL.certkeys), as ssh -v names it: ED25519-CERT.
+        case _ where keyType.hasSuffix(UserCertificate.typeSuffix): displayName(UserCertificate.keyType(ofCertificateType: keyType)) + "-CERT"
         // From the key blob the server sent: shown, not obeyed.
         default: VisibleText.of(keyType)
         }

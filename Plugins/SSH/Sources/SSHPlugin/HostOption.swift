@@ -6,7 +6,7 @@ import TermhostSDK
 enum HostOption: String, CaseIterable {
     case port = "--port", user = "--user", identity = "--identity", tag = "--tag", untag = "--untag", jump = "--jump",
          address = "--address", keepalive = "--keepalive", keepaliveCount = "--keepalive-count",
-         forwardAgent = "--forward-agent", remoteTmux = "--remote-tmux", sendEnv = "--send-env", setEnv = "--set-env"
+         forwardAgent = "--forward-agent", remoteTmux = "--remote-tmux", sendEnv = "--send-env", setEnv = "--set-env", certificate = "--certificate"
 
     /// Sets the value on the record, or says why it is refused (and leaves the record alone).
     func apply(_ value: String, to record: inout HostRecord) -> String? {
@@ -39,6 +39,10 @@ enum HostOption: String, CaseIterable {
             case .remoteTmux:   // persistent sessions' shells in remote tmux (Docs/Daemon.md); off unless set
                 guard value == "yes" || value == "no" else { return "\(rawValue) must be yes or no, not '\(VisibleText.of(value))'" }
                 record.remoteTmux = value == "yes" ? true : nil
+            case .certificate:   // an empty value goes back to FILE-cert.pub beside the key
+                if value.isEmpty { record.certificateFile = nil; break }
+                if let why = HostRules.path(value) { return refused(value, why) }
+                record.certificateFile = value
             case .sendEnv:   // appended, as ssh_config's SendEnv lines add up; an empty value clears them
                 if value.isEmpty { record.sendEnv = nil; break }
                 let list = (record.sendEnv ?? []) + [value]

@@ -8,6 +8,7 @@ enum HostsCommand {
                      [--keepalive SECONDS] [--keepalive-count N] [--use-identity NAME] [--tag TAG]...
                      [--forward-agent yes|no] [--remote-tmux yes|no]
                      [--send-env PATTERN]... [--set-env NAME=VALUE]...   (an empty value clears them)
+                     [--certificate FILE]   (an OpenSSH certificate for the key; default FILE-cert.pub)
            termhost hosts edit NAME [the same options; --port etc. replace the saved values,
                      --tag adds a tag] [--untag TAG]...
            termhost hosts list [--json]

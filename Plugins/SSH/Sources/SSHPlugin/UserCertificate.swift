@@ -1,0 +1,44 @@
+import Foundation
+import TermhostSDK
+
+/// OpenSSH user certificates (PROTOCOL.certkeys): a CA's signature over a key, the principals
+/// it may log in as, and a validity window. The server (its TrustedUserCAKeys) checks all of
+/// it; the client offers the certificate with the key's signature, as ssh does for
+/// CertificateFile or for the FILE-cert.pub beside the key, and then the key alone.
+/// libssh2 1.11 signs for the *-cert-v01@openssh.com methods when given the certificate as
+/// the public key file.
+enum UserCertificate {
+    static let typeSuffix = "-cert-v01@openssh.com"
+
+    /// The plain key type a certificate type certifies: `ssh-ed25519-cert-v01@openssh.com`
+    /// is `ssh-ed25519`; the RSA ones (also `rsa-sha2-256-cert-...`) are `ssh-rsa`.
+    static func keyType(ofCertificateType type: String) -> String {
+        let base = String(type.dropLast(typeSuffix.count))
+        return base.hasPrefix("rsa-sha2-") ? "ssh-rsa" : base
+    }
+
+    /// A usable certificate for `keyFile`: `configured` (the host's --certificate, `~/`
+    /// expanded) when given, else FILE-cert.pub when it exists. Its line is checked here, so
+    /// libssh2's one error for "cannot read a file" means the private key only.
+    enum Found { case none, certificate(path: String, blob: [UInt8]), unusable(String) }
+
+    static func find(for keyFile: String, configured: String?, home: String) -> Found {
+        let path: String
+        if let configured {
+            path = configured.hasPrefix("~/") ? home + configured.dropFirst() : configured
+        } else {
+            path = keyFile + "-cert.pub"
+            guard FileManager.default.fileExists(atPath: path) else { return .none }
+        }
+        let shown = VisibleText.of(path)
+        guard let line = try? String(contentsOfFile: path, encoding: .utf8) else {
+            return .unusable("Certificate \(shown) cannot be read; offering \(VisibleText.of(keyFile)) without it")
+        }
+        let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+        guard fields.count >= 2, fields[0].hasSuffix(typeSuffix), let blob = Base64.decode(fields[1]),
+              OfferedKey.keyType(of: blob) == String(fields[0]) else {
+            return .unusable("Certificate \(shown) is not an OpenSSH certificate (TYPE-cert-v01@openssh.com BASE64); offering \(VisibleText.of(keyFile)) without it")
+        }
+        return .certificate(path: path, blob: blob)
+    }
+}
