@@ -21,7 +21,8 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var names = Set<String>()
     for h in parsed.hosts {
         precondition(HostRules.check(name: h.name, address: h.address, port: h.port, user: h.user,
-                                     identityFile: h.identityFile, jump: h.jump) == nil,
+                                     identityFile: h.identityFile, jump: h.jump, sendEnv: h.sendEnv, setEnv: h.setEnv,
+                                     certificateFile: h.certificateFile) == nil,
                      "an accepted host breaks a rule: \(h)")
         precondition((1...65535).contains(h.port))
         precondition(!h.name.isEmpty && !h.name.hasPrefix("-") && !h.name.contains("@") && !h.name.contains(":"))
@@ -30,6 +31,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition((h.jump?.count ?? 0) <= HostRules.maxJumpHops)
         precondition(names.insert(h.name).inserted, "a host imported twice: \(h.name)")
         precondition(h.at.hasPrefix("/fuzz/config:"))
+        precondition(!h.sendEnv.contains { $0.hasPrefix("-") }, "a SendEnv removal kept as a pattern: \(h.sendEnv)")
     }
     for message in parsed.warnings + parsed.skipped {
         precondition(VisibleText.isPlain(message), "a control character reaches the terminal: \(Array(message.utf8))")

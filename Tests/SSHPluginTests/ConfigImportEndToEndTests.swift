@@ -4,6 +4,48 @@ import TestSupport
 
 /// `termhost hosts import` of an OpenSSH client config.
 @Suite struct ConfigImportEndToEndTests {
+    /// SendEnv (every matching block's, `-PATTERN` applied), SetEnv (the first line, whole) and
+    /// CertificateFile come out as `ssh -G` resolves them, and the imported host sends them.
+    @Test func sendEnvSetEnvAndCertificateFileAreImportedAsSshGResolvesThem() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var h = try SSHHarness(dir: dir, serverConfig: "AcceptEnv APP_* FOO QUOTED LANG LC_*\n")
+        defer { h.server.stop() }
+        let config = dir.write("home/.ssh/config", """
+        Host web
+          HostName 127.0.0.1
+          Port \(h.server.port)
+          User \(NSUserName())
+          IdentityFile \(h.key.privatePath)
+          SendEnv APP_* LC_ALL
+          SetEnv FOO=bar "QUOTED=a b"
+          CertificateFile ~/.ssh/web-cert.pub
+        Host web
+          SetEnv IGNORED=1
+          SendEnv -APP_X -LC_ALL
+        Host *
+          SendEnv LANG LC_*
+          SetEnv ALSO=ignored
+
+        """)
+        let g = try Shell.run("/usr/bin/ssh", ["-G", "-F", config, "web"], environment: h.environment)
+        #expect(g.status == 0, "\(g.output)")
+        func values(_ key: String) -> [String] {
+            g.stdout.split(separator: "\n").compactMap { $0.hasPrefix(key + " ") ? String($0.dropFirst(key.count + 1)) : nil }
+        }
+        let r = try h.termhost(["hosts", "import", config, "--yes"])
+        #expect(r.status == 0, "\(r.output)")
+        let shown = try h.termhost(["hosts", "show", "web"])
+        let record = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any] ?? [:]
+        #expect(record["sendEnv"] as? [String] == values("sendenv"), "\(shown.stdout)\n\(g.stdout)")
+        #expect(record["setEnv"] as? [String] == values("setenv"), "\(shown.stdout)")
+        #expect(record["certificateFile"] as? String == values("certificatefile").first, "\(shown.stdout)")
+        #expect(values("sendenv") == ["APP_*", "LANG", "LC_*"] && values("setenv") == ["FOO=bar", "QUOTED=a b"], "ssh -G itself: \(g.stdout)")
+        h.extraEnvironment = ["APP_ONE": "1", "LC_ALL": "C"]
+        let env = try h.termhost(["exec", "web", "--", "env | grep -E '^(APP_|FOO|QUOTED|LC_ALL|IGNORED|ALSO)' | sort"])
+        #expect(env.status == 0 && env.stdout == "APP_ONE=1\nFOO=bar\nLC_ALL=C\nQUOTED=a b\n", "\(env.output)")
+    }
+
     @Test func importShowsAPreviewReportsUnknownDirectivesAndNeverRunsCommands() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -30,19 +30,9 @@ struct RemoteEnvironment: Equatable {
 
     var isEmpty: Bool { sendEnv.isEmpty && setEnv.isEmpty }
 
-    /// The patterns left once each `-PATTERN` has taken back the ones before it that it matches.
-    var patterns: [String] {
-        var kept: [String] = []
-        for p in sendEnv {
-            if p.utf8.first == UInt8(ascii: "-") {
-                let removal = String(p.dropFirst())
-                kept.removeAll { Self.matches(removal, $0) }
-            } else {
-                kept.append(p)
-            }
-        }
-        return kept
-    }
+    /// The patterns left once each `-PATTERN` has taken back the ones before it that it
+    /// matches (the same rule `hosts import` applies to ssh_config's lines).
+    var patterns: [String] { SSHConfigParser.addSendEnv(sendEnv, to: []) }
 
     /// The name-value pairs to send, given the user's variable names and a way to read them:
     /// the SendEnv ones in name order, then SetEnv's in their order.
@@ -87,15 +77,6 @@ struct RemoteEnvironment: Equatable {
 
     /// ssh's match_pattern: `*` any run of characters, `?` one; nothing else is special.
     static func matches(_ pattern: String, _ text: String) -> Bool {
-        let p = Array(pattern.utf8), t = Array(text.utf8)
-        var pi = 0, ti = 0, star = -1, mark = 0
-        while ti < t.count {
-            if pi < p.count && (p[pi] == UInt8(ascii: "?") || p[pi] == t[ti]) { pi += 1; ti += 1 }
-            else if pi < p.count && p[pi] == UInt8(ascii: "*") { star = pi; mark = ti; pi += 1 }
-            else if star >= 0 { pi = star + 1; mark += 1; ti = mark }
-            else { return false }
-        }
-        while pi < p.count && p[pi] == UInt8(ascii: "*") { pi += 1 }
-        return pi == p.count
+        SSHConfigParser.glob(Array(pattern.utf8), Array(text.utf8))
     }
 }

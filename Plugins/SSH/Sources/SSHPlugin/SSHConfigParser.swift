@@ -4,7 +4,7 @@ import TermhostSDK   // VisibleText, BoundedNumber; the fuzz target compiles the
 
 /// OpenSSH client configuration (`~/.ssh/config`) read as bytes into the hosts it names, for
 /// `termhost hosts import`. Understood: Host, HostName (with %h), User, Port, IdentityFile,
-/// ProxyJump, ForwardAgent (yes or no), Include. Everything else is reported, never executed: ProxyCommand, LocalCommand
+/// CertificateFile, ProxyJump, ForwardAgent (yes or no), SendEnv, SetEnv, Include. Everything else is reported, never executed: ProxyCommand, LocalCommand
 /// and `Match exec` run programs, and an import must not.
 ///
 /// Design:
@@ -57,6 +57,11 @@ struct SSHConfigParser {
         var jump: [String]?
         /// ForwardAgent yes.
         var forwardAgent = false
+        var certificateFile: String? = nil
+        /// SendEnv's patterns, every matching block's in order, `-PATTERN` applied as ssh does.
+        var sendEnv: [String] = []
+        /// SetEnv's entries: the first SetEnv line that applies, whole, as ssh takes it.
+        var setEnv: [String] = []
         /// file:line of the Host line that first named it.
         var at: String
     }
@@ -69,10 +74,12 @@ struct SSHConfigParser {
     /// Set when the file itself is over the limit: nothing is imported.
     private(set) var refused: String? = nil
 
-    enum Key: CaseIterable { case hostName, user, port, identityFile, proxyJump, forwardAgent }
+    enum Key: CaseIterable { case hostName, user, port, identityFile, proxyJump, forwardAgent, certificateFile, sendEnv, setEnv }
 
     private struct Setting {
         var value: String
+        /// Every argument, for the keywords that take several (SendEnv, SetEnv).
+        var values: [String] = []
         var at: String
         var problem: String?
     }
@@ -208,6 +215,8 @@ struct SSHConfigParser {
         case "port": setting(.port, keyword: shownKeyword, args, at: at)
         case "identityfile": setting(.identityFile, keyword: shownKeyword, args, at: at)
         case "proxyjump": setting(.proxyJump, keyword: shownKeyword, args, at: at)
+        case "certificatefile": setting(.certificateFile, keyword: shownKeyword, args, at: at)
+        case "sendenv", "setenv": listSetting(keyword.lowercased() == "sendenv" ? .sendEnv : .setEnv, keyword: shownKeyword, args, at: at)
         case "forwardagent":
             // OpenSSH also takes an agent socket path or $VARIABLE here; termhost forwards only
             // SSH_AUTH_SOCK's agent, so those are left out rather than read as yes.
@@ -318,6 +327,8 @@ struct SSHConfigParser {
             case .port:
                 do { _ = try HostRules.port(value, name: "Port") } catch { problem = error.description }
             case .identityFile: problem = HostRules.path(value).map { "IdentityFile: \($0)" }
+            case .certificateFile: problem = HostRules.path(value).map { "CertificateFile: \($0)" }
+            case .sendEnv, .setEnv: break   // listSetting
             case .forwardAgent: break   // yes or no: checked where it is read
             case .proxyJump:
                 if value.lowercased() != "none" {
@@ -326,6 +337,28 @@ struct SSHConfigParser {
             }
         }
         blocks[current].settings[key] = Setting(value: value, at: at, problem: problem)
+    }
+
+    /// SendEnv (a block's lines add up, as every matching block's do) and SetEnv (the first
+    /// line wins, whole), each entry checked as `hosts edit` checks it.
+    private mutating func listSetting(_ key: Key, keyword: String, _ args: [String], at: String) {
+        guard !args.isEmpty else {
+            warnings.append("\(at): \(keyword) needs a value; skipped")
+            return
+        }
+        guard !blocks[current].patterns.isEmpty else { return }
+        var problem: String? = nil
+        for arg in args where problem == nil {
+            if let why = key == .sendEnv ? HostRules.sendEnv(arg) : HostRules.setEnv(arg) { problem = "\(keyword): \(why)" }
+        }
+        if var existing = blocks[current].settings[key] {
+            guard key == .sendEnv else { return }
+            existing.values += args
+            existing.problem = existing.problem ?? problem
+            blocks[current].settings[key] = existing
+        } else {
+            blocks[current].settings[key] = Setting(value: args[0], values: args, at: at, problem: problem)
+        }
     }
 
     /// The first `%x` other than `%h` and `%%`, or nil.
@@ -346,15 +379,24 @@ struct SSHConfigParser {
         for (name, at) in names {
             let lower = Array(name.lowercased().utf8)
             var found: [Key: Setting] = [:]
-            // Ascending merge of the blocks naming this host and the wildcard blocks.
+            var sendEnv: [String] = []
+            // Ascending merge of the blocks naming this host and the wildcard blocks: every one,
+            // since SendEnv adds up across them.
             let named = index[lower] ?? []
             var a = 0, w = 0
-            while found.count < Key.allCases.count && (a < named.count || w < wildcardBlocks.count) {
+            while a < named.count || w < wildcardBlocks.count {
                 let b: Int
                 if w == wildcardBlocks.count || (a < named.count && named[a] < wildcardBlocks[w]) { b = named[a]; a += 1 } else { b = wildcardBlocks[w]; w += 1 }
                 let block = blocks[b]
                 guard !block.settings.isEmpty, block.matches(lower) else { continue }
                 for (key, s) in block.settings where found[key] == nil { found[key] = s }
+                if let s = block.settings[.sendEnv] {
+                    if s.problem != nil && found[.sendEnv]?.problem == nil { found[.sendEnv] = s }
+                    sendEnv = SSHConfigParser.addSendEnv(s.values, to: sendEnv)
+                }
+            }
+            if let s = found[.sendEnv], s.problem == nil, let why = HostRules.environment(sendEnv: sendEnv, setEnv: found[.setEnv]?.values) {
+                found[.sendEnv]?.problem = "SendEnv/SetEnv: \(why)"
             }
             if let bad = Key.allCases.compactMap({ found[$0] }).first(where: { $0.problem != nil }) {
                 skipped.append("\(bad.at): host '\(name)' not imported: \(bad.problem!)")
@@ -369,8 +411,24 @@ struct SSHConfigParser {
             hosts.append(Host(name: name, address: address, port: found[.port].flatMap { Int($0.value) } ?? 22,
                               user: found[.user]?.value, identityFile: found[.identityFile]?.value, jump: jump,
                               forwardAgent: found[.forwardAgent].flatMap { SSHConfigParser.forwardAgentWords[$0.value.lowercased()] } ?? false,
-                              at: at))
+                              certificateFile: found[.certificateFile]?.value, sendEnv: sendEnv,
+                              setEnv: found[.setEnv]?.values ?? [], at: at))
         }
+    }
+
+    /// SendEnv's patterns added to a list as ssh reads them: `-PATTERN` takes back the
+    /// patterns before it that it matches (readconf.c).
+    static func addSendEnv(_ patterns: [String], to list: [String]) -> [String] {
+        var list = list
+        for p in patterns {
+            if p.utf8.first == UInt8(ascii: "-") {
+                let removal = Array(p.dropFirst().utf8)
+                list.removeAll { glob(removal, Array($0.utf8)) }
+            } else if !list.contains(p) {
+                list.append(p)
+            }
+        }
+        return list
     }
 
     /// ForwardAgent's flag values (readconf's multistate flag: yes, no, true, false).
