@@ -4,6 +4,100 @@ import TestSupport
 
 /// `termhost hosts import` of an OpenSSH client config.
 @Suite struct ConfigImportEndToEndTests {
+    /// Match host, originalhost, user, localuser and all are evaluated in file order with what
+    /// is resolved so far, as ssh does: user, port and HostName come out as `ssh -G` prints
+    /// them for every host. A Match exec is never run, and says so.
+    @Test func matchBlocksResolveAsSshGResolvesThem() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let me = NSUserName()
+        // Each host takes a different path through the blocks (ssh -G: alias1 fromalias@web1:2204,
+        // web2 admin@web2:2202, web3 deploy@web3:2204, db1 admin@db1:2299).
+        let body = """
+        Match host web* user admin
+          Port 2200
+        Host alias1
+          HostName web1.example.com
+        Host web2
+          User admin
+          HostName web2.example.com
+        Host web3
+          HostName web3.example.com
+        Match originalhost alias1
+          User fromalias
+        Match host web2.example.com user admin
+          Port 2202
+        Match host web3*,!web3.example.com
+          Port 2203
+        Match user deploy
+          Port 2201
+        Match localuser \(me) !originalhost db*
+          Port 2204
+        Host db1
+          User admin
+        Match all
+          Port 2299
+        Host *
+          User deploy
+
+        """
+        let config = dir.write("home/.ssh/config", body)
+        let r = try h.termhost(["hosts", "import", config, "--yes"])
+        #expect(r.status == 0, "\(r.output)")
+        var seen: [String] = []
+        for name in ["alias1", "web2", "web3", "db1"] {
+            let g = try Shell.run("/usr/bin/ssh", ["-G", "-F", config, name], environment: h.environment)
+            func value(_ key: String) -> String? {
+                g.stdout.split(separator: "\n").first { $0.hasPrefix(key + " ") }.map { String($0.dropFirst(key.count + 1)) }
+            }
+            let shown = try h.termhost(["hosts", "show", name])
+            let record = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any] ?? [:]
+            #expect(record["user"] as? String == value("user"), "\(name): \(shown.stdout)\n\(g.stdout)")
+            #expect((record["port"] as? Int).map(String.init) == value("port"), "\(name): \(shown.stdout)")
+            #expect(record["address"] as? String == value("hostname"), "\(name): \(shown.stdout)")
+            seen.append("\(record["user"] as? String ?? "-")@\(record["address"] as? String ?? "-"):\(record["port"] as? Int ?? 0)")
+        }
+        #expect(seen == ["fromalias@web1.example.com:2204", "admin@web2.example.com:2202", "deploy@web3.example.com:2204", "admin@db1:2299"], "\(seen)")
+        let exec = dir.write("home/.ssh/exec-config", "Match exec \"true\"\n  Port 9999\nHost lab\n  HostName 127.0.0.1\n")
+        let e = try h.termhost(["hosts", "import", exec, "--yes", "--replace"])
+        #expect(e.stderr.contains("\(exec):1: Match exec would run a program, which termhost never does; the block applies to no host"), "\(e.output)")
+        #expect(try h.termhost(["hosts", "show", "lab"]).stdout.contains("\"port\" : 22"), "never run: its Port does not apply")
+    }
+
+    /// IdentityFile keeps ssh's `%` tokens as written, and they are expanded when connecting;
+    /// a token termhost does not expand names itself.
+    @Test func identityFileTokensAreExpandedWhenConnecting() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let me = NSUserName()
+        let tokenized = h.home + "/.ssh/key_\(me)_127.0.0.1_\(h.server.port)_lab"
+        try FileManager.default.moveItem(atPath: h.key.privatePath, toPath: tokenized)
+        try FileManager.default.moveItem(atPath: h.key.privatePath + ".pub", toPath: tokenized + ".pub")
+        let config = dir.write("home/.ssh/config", """
+        Host lab
+          HostName 127.0.0.1
+          Port \(h.server.port)
+          User \(me)
+          IdentityFile %d/.ssh/key_%r_%h_%p_%n
+        Host odd
+          HostName 127.0.0.1
+          Port \(h.server.port)
+          User \(me)
+          IdentityFile ~/.ssh/key_%C
+
+        """)
+        #expect(try h.termhost(["hosts", "import", config, "--yes"]).status == 0)
+        #expect(try h.termhost(["hosts", "show", "lab"]).stdout.contains("%d/.ssh/key_%r_%h_%p_%n"), "stored as written")
+        let r = try h.termhost(["exec", "lab", "--", "echo", "in"])
+        #expect(r.status == 0 && r.stdout == "in\n", "\(r.output)")
+        let odd = try h.termhost(["exec", "odd", "--", "true"])
+        #expect(odd.status == 255 && odd.stderr.hasPrefix("Identity file ~/.ssh/key_%C: the token %C is not one termhost expands"), "\(odd.output)")
+    }
+
     /// SendEnv (every matching block's, `-PATTERN` applied), SetEnv (the first line, whole) and
     /// CertificateFile come out as `ssh -G` resolves them, and the imported host sends them.
     @Test func sendEnvSetEnvAndCertificateFileAreImportedAsSshGResolvesThem() throws {
@@ -84,7 +178,7 @@ import TestSupport
         #expect(r.stdout.contains("  lab: \(NSUserName())@127.0.0.1:\(h.server.port) identity \(h.key.privatePath)\n"))
         #expect(r.stdout.contains("  web: \(NSUserName())@web.internal:22 via lab\n"))
         #expect(r.stderr.contains("warning: \(config):10: ProxyCommand is never executed by termhost; not imported"))
-        #expect(r.stderr.contains("warning: \(config):11: Match blocks are not imported (Match exec would run a program)"))
+        #expect(r.stderr.contains("warning: \(config):11: Match exec would run a program, which termhost never does; the block applies to no host and its lines are skipped"), "\(r.stderr)")
         #expect(r.stderr.contains("warning: \(config):15: ServerAliveInterval is not supported; not imported"))
         #expect(!FileManager.default.fileExists(atPath: marker), "nothing from the config may run")
         #expect(r.stdout.hasSuffix("Imported 3 host(s).\n"))

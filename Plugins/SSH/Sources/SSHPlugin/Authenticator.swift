@@ -147,10 +147,10 @@ struct Authenticator {
 
     enum KeyResult { case success, failed(rsaRefused: Bool) }
 
-    /// The host's identity file, or OpenSSH's defaults that exist.
+    /// The host's identity file (its `%` tokens expanded), or OpenSSH's defaults that exist.
     var keyFiles: [String] {
         if let file = connection.destination.identityFile {
-            return [file.hasPrefix("~/") ? homeDirectory + file.dropFirst() : file]
+            return (try? expanded(file).get()).map { [$0] } ?? []
         }
         return ["id_ed25519", "id_ed25519_sk", "id_ecdsa", "id_ecdsa_sk", "id_rsa"].map { homeDirectory + "/.ssh/" + $0 }
             .filter { FileManager.default.fileExists(atPath: $0) }
@@ -171,6 +171,9 @@ struct Authenticator {
             }
             if ok { return .success }
             interaction.host.log(.warning, "the key stored with this host's identity was refused: \(connection.lastError())")
+        }
+        if let file = connection.destination.identityFile, case .failure(let why) = expanded(file) {
+            interaction.warning("Identity file \(why.message)")
         }
         for file in keyFiles {
             // A disconnect (sshd's MaxAuthTries) ends the keys: the rest were never offered.
@@ -218,7 +221,16 @@ struct Authenticator {
     /// as ssh offers both. libssh2's result of the last attempt; LIBSSH2_ERROR_FILE when the
     /// private key cannot be read without its passphrase (asked for, then this is called again).
     func offer(_ file: String, passphrase: String?, offered: inout [OfferedKey]) -> Int32 {
-        switch UserCertificate.find(for: file, configured: connection.destination.certificateFile, home: homeDirectory) {
+        var configured = connection.destination.certificateFile
+        if let path = configured {
+            switch expanded(path) {
+            case .success(let p): configured = p
+            case .failure(let why):
+                if passphrase == nil { interaction.warning("Certificate file \(why.message)") }
+                return libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase)
+            }
+        }
+        switch UserCertificate.find(for: file, configured: configured, home: homeDirectory) {
         case .none: break
         case .unusable(let why):
             if passphrase == nil { interaction.warning(why) }   // once, not again after the passphrase
@@ -229,6 +241,11 @@ struct Authenticator {
             if connection.sessionContext.disconnect != nil { return rc }
         }
         return libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase)
+    }
+
+    /// A key or certificate path with ssh_config's tokens expanded for this connection.
+    func expanded(_ path: String) -> Result<String, PathTokenError> {
+        PathTokens.expand(path, destination: connection.destination, remoteUser: user, home: homeDirectory)
     }
 
     func isEncrypted(_ pem: String) -> Bool {

@@ -11,7 +11,7 @@ struct SSHConfigImport {
 
     init(file: String) {
         parsed = SSHConfigParser(file: SSHConfigImport.canonical(file) ?? file,
-                                 files: .init(expand: SSHConfigImport.expand, load: SSHConfigImport.load))
+                                 files: .init(expand: SSHConfigImport.expand, load: SSHConfigImport.load, localUser: SSHConnection.localUser()))
     }
 
     var records: [HostRecord] {

@@ -45,6 +45,8 @@ struct SSHConfigParser {
     struct Files {
         var expand: (String) -> [String]
         var load: (_ path: String, _ limit: Int) -> Loaded
+        /// The local user: `Match localuser`, and `Match user` before any User applies.
+        var localUser = ""
     }
 
     /// One host to save, with its effective settings (OpenSSH's rule: the first value wins).
@@ -94,6 +96,8 @@ struct SSHConfigParser {
         var settings: [Key: Setting] = [:]
         /// A pattern with * or ?: looked at for every host. Otherwise reached through `index`.
         var wildcard: Bool
+        /// A Match block's criteria (looked at for every host, with what is resolved so far).
+        var match: [MatchCriterion]? = nil
 
         func matches(_ name: [UInt8]) -> Bool {
             var positive = false
@@ -204,11 +208,7 @@ struct SSHConfigParser {
         }
         switch keyword.lowercased() {
         case "host": host(args, at: at)
-        case "match":
-            let exec = args.contains { $0.lowercased() == "exec" }
-            warnings.append("\(at): Match blocks are not imported (\(exec ? "Match exec would run a program" : "conditions cannot be evaluated offline")); its lines are skipped")
-            blocks.append(Block(patterns: [], wildcard: false))   // matches nothing
-            current = blocks.count - 1
+        case "match": match(args, at: at)
         case "include": include(args, at: at, depth: depth, reading: reading)
         case "hostname": setting(.hostName, keyword: shownKeyword, args, at: at)
         case "user": setting(.user, keyword: shownKeyword, args, at: at)
@@ -230,6 +230,46 @@ struct SSHConfigParser {
         default:
             warnings.append("\(at): \(shownKeyword) is not supported; not imported")
         }
+    }
+
+    /// One criterion of a Match line: `host`, `originalhost`, `user`, `localuser` with a
+    /// pattern list, or `all`; `!` before it negates it.
+    private struct MatchCriterion {
+        var kind: String
+        var patterns: [Pattern] = []
+        var negated = false
+    }
+
+    /// `Match` evaluated as ssh evaluates it, in file order with what is resolved so far (the
+    /// HostName and User set above it). `exec` is never run, and canonical, final and the rest
+    /// cannot be judged here: such a block applies to no host, and says so.
+    private mutating func match(_ args: [String], at: String) {
+        var criteria: [MatchCriterion] = []
+        var refused: String? = nil
+        var rest = args[...]
+        while let word = rest.popFirst() {
+            var kind = word.lowercased()
+            let negated = kind.hasPrefix("!")
+            if negated { kind.removeFirst() }
+            switch kind {
+            case "all": criteria.append(MatchCriterion(kind: kind, negated: negated))
+            case "host", "originalhost", "user", "localuser":
+                guard let list = rest.popFirst() else { refused = "Match \(kind) needs a pattern"; break }
+                let patterns = list.split(separator: ",").map { p -> Pattern in
+                    let negative = p.hasPrefix("!")
+                    let text = negative ? String(p.dropFirst()) : String(p)
+                    return Pattern(bytes: Array((kind.hasSuffix("host") ? text.lowercased() : text).utf8), negated: negative)
+                }
+                criteria.append(MatchCriterion(kind: kind, patterns: patterns, negated: negated))
+            case "exec": refused = "Match exec would run a program, which termhost never does"
+            default: refused = "Match \(VisibleText.of(kind)) cannot be evaluated by termhost"
+            }
+            if refused != nil { break }
+        }
+        if criteria.isEmpty && refused == nil { refused = "Match needs a criterion" }
+        if let refused { warnings.append("\(at): \(refused); the block applies to no host and its lines are skipped") }
+        addBlock(Block(patterns: [Pattern(bytes: [UInt8(ascii: "*")], negated: false)], wildcard: true,
+                       match: refused == nil ? criteria : []), at: at)
     }
 
     private mutating func host(_ args: [String], at: String) {
@@ -388,7 +428,13 @@ struct SSHConfigParser {
                 let b: Int
                 if w == wildcardBlocks.count || (a < named.count && named[a] < wildcardBlocks[w]) { b = named[a]; a += 1 } else { b = wildcardBlocks[w]; w += 1 }
                 let block = blocks[b]
-                guard !block.settings.isEmpty, block.matches(lower) else { continue }
+                guard !block.settings.isEmpty else { continue }
+                if let criteria = block.match {
+                    let host = found[.hostName].map { SSHConfigParser.expandHost($0.value, name: name) } ?? name
+                    guard !criteria.isEmpty, criteria.allSatisfy({ matches($0, host: host, original: name, user: found[.user]?.value) }) else { continue }
+                } else if !block.matches(lower) {
+                    continue
+                }
                 for (key, s) in block.settings where found[key] == nil { found[key] = s }
                 if let s = block.settings[.sendEnv] {
                     if s.problem != nil && found[.sendEnv]?.problem == nil { found[.sendEnv] = s }
@@ -414,6 +460,26 @@ struct SSHConfigParser {
                               certificateFile: found[.certificateFile]?.value, sendEnv: sendEnv,
                               setEnv: found[.setEnv]?.values ?? [], at: at))
         }
+    }
+
+    /// Whether a Match criterion holds for a host resolved so far: ssh's match_pattern_list,
+    /// a negated pattern that matches failing the whole list.
+    private func matches(_ c: MatchCriterion, host: String, original: String, user: String?) -> Bool {
+        let value: String
+        switch c.kind {
+        case "all": return !c.negated
+        case "host": value = host.lowercased()
+        case "originalhost": value = original.lowercased()
+        case "user": value = user ?? files.localUser
+        default: value = files.localUser
+        }
+        let bytes = Array(value.utf8)
+        var positive = false
+        for p in c.patterns where SSHConfigParser.glob(p.bytes, bytes) {
+            if p.negated { positive = false; break }
+            positive = true
+        }
+        return positive != c.negated
     }
 
     /// SendEnv's patterns added to a list as ssh reads them: `-PATTERN` takes back the
