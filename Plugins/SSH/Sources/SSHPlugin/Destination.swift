@@ -25,6 +25,13 @@ struct Destination: Equatable, Codable {
     var setEnv: [String]? = nil
     /// The saved host's certificate for its key (HostRecord.certificateFile).
     var certificateFile: String? = nil
+    /// ssh_config's HostKeyAlias: the name its host key is looked up and saved under.
+    var hostKeyAlias: String? = nil
+
+    /// The name and port for known_hosts (and the synced host keys): the alias as it is (as
+    /// ssh uses it: no `[alias]:port`), else the address and port.
+    var hostKeyName: String { hostKeyAlias ?? address }
+    var hostKeyPort: Int { hostKeyAlias == nil ? port : 22 }
     /// The saved identity this destination uses, and what it stored on another device that
     /// this one lacks (its key, its password): named when authentication fails.
     var identityName: String? = nil
@@ -92,11 +99,15 @@ struct HostRecord: Codable, Equatable {
     /// ssh_config's CertificateFile: an OpenSSH certificate for the identity file's key
     /// (`--certificate`); nil looks for FILE-cert.pub beside the key.
     var certificateFile: String? = nil
+    /// ssh_config's HostKeyAlias (`--host-key-alias`): the host key is looked up and saved
+    /// under this name instead of the address (one key for a host reached by several names,
+    /// or a tunnel's 127.0.0.1 that is really another host).
+    var hostKeyAlias: String? = nil
 
     var destination: Destination {
         Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump,
                     keepaliveInterval: keepaliveInterval, keepaliveCountMax: keepaliveCountMax, forwardAgent: forwardAgent,
-                    sendEnv: sendEnv, setEnv: setEnv, certificateFile: certificateFile)
+                    sendEnv: sendEnv, setEnv: setEnv, certificateFile: certificateFile, hostKeyAlias: hostKeyAlias)
     }
 }
 

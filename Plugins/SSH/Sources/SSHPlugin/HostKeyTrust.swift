@@ -87,7 +87,7 @@ enum HostKeyTrust {
         let keyType = KnownHosts.keyTypeName(in: key) ?? "unknown"
         let fingerprint = KnownHosts.fingerprint(key)
         let label = displayName(keyType)
-        switch known.check(host: c.destination.address, port: c.destination.port, keyType: keyType, key: key) {
+        switch known.check(host: c.destination.hostKeyName, port: c.destination.hostKeyPort, keyType: keyType, key: key) {
         case .known, .knownSynced:
             return
         case .revoked(let file, let line):
@@ -131,7 +131,7 @@ enum HostKeyTrust {
                 // As OpenSSH: the user accepted the key, so a failed save warns and the connection
                 // goes on.
                 do throws(SSHError) {
-                    try save(host: c.destination.address, port: c.destination.port, keyType: keyType, key: key)
+                    try save(host: c.destination.hostKeyName, port: c.destination.hostKeyPort, keyType: keyType, key: key)
                     interaction.notify("Warning: Permanently added '\(c.hostLabel)' (\(label)) to the list of known hosts.")
                 } catch {
                     interaction.notify("Failed to add the host to the list of known hosts (\(VisibleText.of(userKnownHosts))): \(error.message)")
@@ -139,7 +139,7 @@ enum HostKeyTrust {
                 // Also for the other devices of the vault; the same rule: a failure warns.
                 if let store = interaction.host.store {
                     do throws(PluginError) {
-                        try SyncedHostKeys.save(store, host: c.destination.address, port: c.destination.port, key: key)
+                        try SyncedHostKeys.save(store, host: c.destination.hostKeyName, port: c.destination.hostKeyPort, key: key)
                     } catch {
                         interaction.notify("Failed to add the host key to the synced known hosts: \(error.message)")
                     }

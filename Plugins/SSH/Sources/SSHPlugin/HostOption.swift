@@ -6,7 +6,8 @@ import TermhostSDK
 enum HostOption: String, CaseIterable {
     case port = "--port", user = "--user", identity = "--identity", tag = "--tag", untag = "--untag", jump = "--jump",
          address = "--address", keepalive = "--keepalive", keepaliveCount = "--keepalive-count",
-         forwardAgent = "--forward-agent", remoteTmux = "--remote-tmux", sendEnv = "--send-env", setEnv = "--set-env", certificate = "--certificate"
+         forwardAgent = "--forward-agent", remoteTmux = "--remote-tmux", sendEnv = "--send-env", setEnv = "--set-env", certificate = "--certificate",
+         hostKeyAlias = "--host-key-alias"
 
     /// Sets the value on the record, or says why it is refused (and leaves the record alone).
     func apply(_ value: String, to record: inout HostRecord) -> String? {
@@ -43,6 +44,10 @@ enum HostOption: String, CaseIterable {
                 if value.isEmpty { record.certificateFile = nil; break }
                 if let why = HostRules.path(value) { return refused(value, why) }
                 record.certificateFile = value
+            case .hostKeyAlias:   // an empty value goes back to the address
+                if value.isEmpty { record.hostKeyAlias = nil; break }
+                if let why = HostRules.address(value) { return refused(value, why) }
+                record.hostKeyAlias = value
             case .sendEnv:   // appended, as ssh_config's SendEnv lines add up; an empty value clears them
                 if value.isEmpty { record.sendEnv = nil; break }
                 let list = (record.sendEnv ?? []) + [value]

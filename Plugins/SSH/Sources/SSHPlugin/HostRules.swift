@@ -122,7 +122,8 @@ enum HostRules {
     /// read back from the store, which older versions saved unchecked, and for the fuzz target).
     static func check(name: String, address: String, port: Int, user: String?, identityFile: String?,
                       jump: [String]?, keepaliveInterval: Int? = nil, keepaliveCountMax: Int? = nil,
-                      sendEnv: [String]? = nil, setEnv: [String]? = nil, certificateFile: String? = nil) -> String? {
+                      sendEnv: [String]? = nil, setEnv: [String]? = nil, certificateFile: String? = nil,
+                      hostKeyAlias: String? = nil) -> String? {
         if let why = HostRules.name(name) { return "name: \(why)" }
         if let why = HostRules.address(address) { return "address: \(why)" }
         do {
@@ -133,6 +134,7 @@ enum HostRules {
         if let u = user, let why = HostRules.user(u) { return "user: \(why)" }
         if let f = identityFile, let why = HostRules.path(f) { return "identity file: \(why)" }
         if let f = certificateFile, let why = HostRules.path(f) { return "certificate file: \(why)" }
+        if let a = hostKeyAlias, let why = HostRules.address(a) { return "host key alias: \(why)" }
         if let j = jump, let why = HostRules.jump(j) { return "jump: \(why)" }
         if let why = HostRules.environment(sendEnv: sendEnv, setEnv: setEnv) { return "environment: \(why)" }
         return nil

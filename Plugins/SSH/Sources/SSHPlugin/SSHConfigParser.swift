@@ -4,7 +4,7 @@ import TermhostSDK   // VisibleText, BoundedNumber; the fuzz target compiles the
 
 /// OpenSSH client configuration (`~/.ssh/config`) read as bytes into the hosts it names, for
 /// `termhost hosts import`. Understood: Host, HostName (with %h), User, Port, IdentityFile,
-/// CertificateFile, ProxyJump, ForwardAgent (yes or no), SendEnv, SetEnv, Include. Everything else is reported, never executed: ProxyCommand, LocalCommand
+/// CertificateFile, HostKeyAlias, ProxyJump, ForwardAgent (yes or no), SendEnv, SetEnv, Include. Everything else is reported, never executed: ProxyCommand, LocalCommand
 /// and `Match exec` run programs, and an import must not.
 ///
 /// Design:
@@ -60,6 +60,7 @@ struct SSHConfigParser {
         /// ForwardAgent yes.
         var forwardAgent = false
         var certificateFile: String? = nil
+        var hostKeyAlias: String? = nil
         /// SendEnv's patterns, every matching block's in order, `-PATTERN` applied as ssh does.
         var sendEnv: [String] = []
         /// SetEnv's entries: the first SetEnv line that applies, whole, as ssh takes it.
@@ -76,7 +77,7 @@ struct SSHConfigParser {
     /// Set when the file itself is over the limit: nothing is imported.
     private(set) var refused: String? = nil
 
-    enum Key: CaseIterable { case hostName, user, port, identityFile, proxyJump, forwardAgent, certificateFile, sendEnv, setEnv }
+    enum Key: CaseIterable { case hostName, user, port, identityFile, proxyJump, forwardAgent, certificateFile, sendEnv, setEnv, hostKeyAlias }
 
     private struct Setting {
         var value: String
@@ -216,6 +217,7 @@ struct SSHConfigParser {
         case "identityfile": setting(.identityFile, keyword: shownKeyword, args, at: at)
         case "proxyjump": setting(.proxyJump, keyword: shownKeyword, args, at: at)
         case "certificatefile": setting(.certificateFile, keyword: shownKeyword, args, at: at)
+        case "hostkeyalias": setting(.hostKeyAlias, keyword: shownKeyword, args, at: at)
         case "sendenv", "setenv": listSetting(keyword.lowercased() == "sendenv" ? .sendEnv : .setEnv, keyword: shownKeyword, args, at: at)
         case "forwardagent":
             // OpenSSH also takes an agent socket path or $VARIABLE here; termhost forwards only
@@ -368,6 +370,7 @@ struct SSHConfigParser {
                 do { _ = try HostRules.port(value, name: "Port") } catch { problem = error.description }
             case .identityFile: problem = HostRules.path(value).map { "IdentityFile: \($0)" }
             case .certificateFile: problem = HostRules.path(value).map { "CertificateFile: \($0)" }
+            case .hostKeyAlias: problem = HostRules.address(value).map { "HostKeyAlias: \($0)" }
             case .sendEnv, .setEnv: break   // listSetting
             case .forwardAgent: break   // yes or no: checked where it is read
             case .proxyJump:
@@ -457,7 +460,7 @@ struct SSHConfigParser {
             hosts.append(Host(name: name, address: address, port: found[.port].flatMap { Int($0.value) } ?? 22,
                               user: found[.user]?.value, identityFile: found[.identityFile]?.value, jump: jump,
                               forwardAgent: found[.forwardAgent].flatMap { SSHConfigParser.forwardAgentWords[$0.value.lowercased()] } ?? false,
-                              certificateFile: found[.certificateFile]?.value, sendEnv: sendEnv,
+                              certificateFile: found[.certificateFile]?.value, hostKeyAlias: found[.hostKeyAlias]?.value, sendEnv: sendEnv,
                               setEnv: found[.setEnv]?.values ?? [], at: at))
         }
     }

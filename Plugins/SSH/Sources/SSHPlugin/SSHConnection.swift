@@ -85,14 +85,14 @@ final class SSHConnection {
         libssh2_session_set_timeout(session, timeoutSeconds * 1000)
         do throws(SSHError) {
             let known = try HostKeyTrust.knownHosts(interaction: interaction)
-            let hostKeys = HostKeyPreference.apply(to: session, knownKeyTypes: known.keyTypes(host: destination.address, port: destination.port))
+            let hostKeys = HostKeyPreference.apply(to: session, knownKeyTypes: known.keyTypes(host: destination.hostKeyName, port: destination.hostKeyPort))
             CipherPreference.apply(to: session)
             sessionContext.serverOpening = []
             // In the SSH sessions' OpenSSL context: the ciphers it sets up are the bulk AES-CTR.
             guard BulkCipher.during({ libssh2_session_handshake(session, libssh2_socket_t(socket)) }) == 0 else {
                 let timedOut = libssh2_session_last_errno(session) == LIBSSH2_ERROR_TIMEOUT
                 if !timedOut, let explained = NegotiationFailure.explain(sessionContext.serverOpening ?? [], session: session,
-                                                                          hostKeys: hostKeys, host: destination.address, port: destination.port) {
+                                                                          hostKeys: hostKeys, host: destination.hostKeyName, port: destination.hostKeyPort) {
                     throw SSHError(explained)
                 }
                 throw SSHError("ssh: handshake with \(VisibleText.of(destination.address)) port \(destination.port) failed: " +
@@ -169,7 +169,7 @@ final class SSHConnection {
 
     /// The host as messages show it ("[host]:port" off port 22), control characters visible: a
     /// name from a config file or the command line must not write escapes to the terminal.
-    var hostLabel: String { VisibleText.of(KnownHosts.lookupName(host: destination.address, port: destination.port)) }
+    var hostLabel: String { VisibleText.of(KnownHosts.lookupName(host: destination.hostKeyName, port: destination.hostKeyPort)) }
     /// The address as messages show it, control characters visible.
     var shownAddress: String { VisibleText.of(destination.address) }
 

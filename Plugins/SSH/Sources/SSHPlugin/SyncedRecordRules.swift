@@ -18,7 +18,8 @@ enum SyncedRecordRules {
         if r.name != key { return "its name '\(VisibleText.of(r.name))' is not its key '\(VisibleText.of(key))'" }
         if let why = HostRules.check(name: r.name, address: r.address, port: r.port, user: r.user, identityFile: r.identityFile,
                                      jump: r.jump, keepaliveInterval: r.keepaliveInterval, keepaliveCountMax: r.keepaliveCountMax,
-                                     sendEnv: r.sendEnv, setEnv: r.setEnv, certificateFile: r.certificateFile) {
+                                     sendEnv: r.sendEnv, setEnv: r.setEnv, certificateFile: r.certificateFile,
+                                     hostKeyAlias: r.hostKeyAlias) {
             return why
         }
         for tag in r.tags ?? [] { if let why = HostRules.tag(tag) { return "tag: \(why)" } }

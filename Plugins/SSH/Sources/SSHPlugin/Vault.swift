@@ -54,7 +54,8 @@ struct Vault {
         if let why = HostRules.check(name: saved.name, address: saved.address, port: saved.port, user: saved.user,
                                      identityFile: saved.identityFile, jump: saved.jump,
                                      keepaliveInterval: saved.keepaliveInterval, keepaliveCountMax: saved.keepaliveCountMax,
-                                     sendEnv: saved.sendEnv, setEnv: saved.setEnv, certificateFile: saved.certificateFile) {
+                                     sendEnv: saved.sendEnv, setEnv: saved.setEnv, certificateFile: saved.certificateFile,
+                                     hostKeyAlias: saved.hostKeyAlias) {
             throw PluginError("the saved host '\(VisibleText.of(saved.name))' is refused: \(why); change it with 'termhost hosts edit' or remove it")
         }
         var d = saved.destination
