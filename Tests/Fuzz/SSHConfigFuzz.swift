@@ -22,7 +22,8 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for h in parsed.hosts {
         precondition(HostRules.check(name: h.name, address: h.address, port: h.port, user: h.user,
                                      identityFile: h.identityFile, jump: h.jump, sendEnv: h.sendEnv, setEnv: h.setEnv,
-                                     certificateFile: h.certificateFile, hostKeyAlias: h.hostKeyAlias) == nil,
+                                     certificateFile: h.certificateFile, hostKeyAlias: h.hostKeyAlias,
+                                     moreIdentityFiles: h.moreIdentityFiles) == nil,
                      "an accepted host breaks a rule: \(h)")
         precondition((1...65535).contains(h.port))
         precondition(!h.name.isEmpty && !h.name.hasPrefix("-") && !h.name.contains("@") && !h.name.contains(":"))

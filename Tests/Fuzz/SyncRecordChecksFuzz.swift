@@ -23,7 +23,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             precondition(HostRules.check(name: r.name, address: r.address, port: r.port, user: r.user, identityFile: r.identityFile,
                                          jump: r.jump, keepaliveInterval: r.keepaliveInterval, keepaliveCountMax: r.keepaliveCountMax,
                                          sendEnv: r.sendEnv, setEnv: r.setEnv, certificateFile: r.certificateFile,
-                                         hostKeyAlias: r.hostKeyAlias) == nil)
+                                         hostKeyAlias: r.hostKeyAlias, moreIdentityFiles: r.moreIdentityFiles) == nil)
             for entry in r.setEnv ?? [] { precondition(!entry.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f }, "a SetEnv value with a control character was accepted") }
             let again = try! JSONEncoder().encode(r)
             precondition(SyncedRecordRules.host(key: key, Array(again)) == nil, "an accepted host is refused once encoded again")

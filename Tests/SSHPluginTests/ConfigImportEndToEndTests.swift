@@ -4,6 +4,44 @@ import TestSupport
 
 /// `termhost hosts import` of an OpenSSH client config.
 @Suite struct ConfigImportEndToEndTests {
+    /// Every IdentityFile of every matching block is kept, in ssh -G's order, and tried in turn.
+    @Test func everyIdentityFileIsKeptAndTriedInOrder() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        _ = try UserKey(in: h.home + "/.ssh", name: "wrong_key", type: "ed25519")
+        let config = dir.write("home/.ssh/config", """
+        Host lab
+          HostName 127.0.0.1
+          Port \(h.server.port)
+          User \(NSUserName())
+          IdentityFile ~/.ssh/wrong_key
+        Host lab other
+          IdentityFile ~/.ssh/missing_key
+        Host *
+          IdentityFile \(h.key.privatePath)
+          IdentityFile ~/.ssh/wrong_key
+
+        """)
+        let g = try Shell.run("/usr/bin/ssh", ["-G", "-F", config, "lab"], environment: h.environment)
+        let files = g.stdout.split(separator: "\n").compactMap { $0.hasPrefix("identityfile ") ? String($0.dropFirst(13)) : nil }
+        #expect(files == ["~/.ssh/wrong_key", "~/.ssh/missing_key", h.key.privatePath], "\(g.stdout)")
+        #expect(try h.termhost(["hosts", "import", config, "--yes"]).status == 0)
+        let shown = try h.termhost(["hosts", "show", "lab"])
+        let record = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any] ?? [:]
+        let kept = [record["identityFile"] as? String].compactMap { $0 } + (record["moreIdentityFiles"] as? [String] ?? [])
+        #expect(kept == files, "\(shown.stdout)")
+        let r = try h.termhost(["exec", "lab", "--", "echo", "third key"])
+        #expect(r.status == 0 && r.stdout == "third key\n", "\(r.output)")
+        // Saved by hand the same way: --add-identity appends, an empty value clears.
+        try h.termhost(["hosts", "edit", "lab", "--add-identity", ""])
+        let first = try h.termhost(["exec", "lab", "--", "true"])
+        #expect(first.status == 255 && first.stderr.contains("Permission denied"), "only the wrong key is left: \(first.output)")
+        try h.termhost(["hosts", "edit", "lab", "--add-identity", h.key.privatePath])
+        #expect(try h.termhost(["exec", "lab", "--", "true"]).status == 0)
+    }
+
     /// Match host, originalhost, user, localuser and all are evaluated in file order with what
     /// is resolved so far, as ssh does: user, port and HostName come out as `ssh -G` prints
     /// them for every host. A Match exec is never run, and says so.

@@ -132,32 +132,38 @@ struct Authenticator {
     /// half cannot be read without the passphrase (a PEM key without its `.pub`).
     var ownPublicKeys: [[UInt8]]? {
         let destination = connection.destination
-        guard destination.identityFile != nil || destination.keySecret != nil else { return nil }
+        guard !ownKeyFiles.isEmpty || destination.keySecret != nil else { return nil }
         var keys: [[UInt8]] = []
         if let id = destination.keySecret, var key = try? interaction.host.secrets?.get(id) {
             defer { for i in key.indices { key[i] = 0 } }
             if let blob = OfferedKey.publicBlob(ofPrivateKey: key) { keys.append(blob) }
         }
-        if destination.identityFile != nil, let file = keyFiles.first, let text = try? String(contentsOfFile: file, encoding: .utf8),
-           let blob = OfferedKey.publicBlob(ofKeyFile: file, text: text) {
-            keys.append(blob)
+        if !ownKeyFiles.isEmpty {
+            for file in keyFiles {
+                if let text = try? String(contentsOfFile: file, encoding: .utf8), let blob = OfferedKey.publicBlob(ofKeyFile: file, text: text) {
+                    keys.append(blob)
+                }
+            }
         }
         return keys
     }
 
     enum KeyResult { case success, failed(rsaRefused: Bool) }
 
-    /// The host's identity file (its `%` tokens expanded), or OpenSSH's defaults that exist.
+    /// The host's identity files (their `%` tokens expanded), or OpenSSH's defaults that exist.
     var keyFiles: [String] {
-        if let file = connection.destination.identityFile {
-            return (try? expanded(file).get()).map { [$0] } ?? []
-        }
+        if !ownKeyFiles.isEmpty { return ownKeyFiles.compactMap { try? expanded($0).get() } }
         return ["id_ed25519", "id_ed25519_sk", "id_ecdsa", "id_ecdsa_sk", "id_rsa"].map { homeDirectory + "/.ssh/" + $0 }
             .filter { FileManager.default.fileExists(atPath: $0) }
     }
 
     /// `partial` turns true when the server took a key but wants another method too (the keys
     /// after it are not offered then).
+    /// The host's own key files as saved: its identity file, then the ones added after it.
+    var ownKeyFiles: [String] {
+        (connection.destination.identityFile.map { [$0] } ?? []) + (connection.destination.moreIdentityFiles ?? [])
+    }
+
     func keyFileAuth(offered: inout [OfferedKey], partial: inout Bool) throws(SSHError) -> KeyResult {
         var rsaRefused = false
         // A key stored with the identity comes first; it is handed to libssh2 from memory and
@@ -172,8 +178,8 @@ struct Authenticator {
             if ok { return .success }
             interaction.host.log(.warning, "the key stored with this host's identity was refused: \(connection.lastError())")
         }
-        if let file = connection.destination.identityFile, case .failure(let why) = expanded(file) {
-            interaction.warning("Identity file \(why.message)")
+        for file in ownKeyFiles {
+            if case .failure(let why) = expanded(file) { interaction.warning("Identity file \(why.message)") }
         }
         for file in keyFiles {
             // A disconnect (sshd's MaxAuthTries) ends the keys: the rest were never offered.

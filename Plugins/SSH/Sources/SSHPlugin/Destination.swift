@@ -25,6 +25,8 @@ struct Destination: Equatable, Codable {
     var setEnv: [String]? = nil
     /// The saved host's certificate for its key (HostRecord.certificateFile).
     var certificateFile: String? = nil
+    /// The saved host's key files after identityFile (HostRecord.moreIdentityFiles).
+    var moreIdentityFiles: [String]? = nil
     /// ssh_config's HostKeyAlias: the name its host key is looked up and saved under.
     var hostKeyAlias: String? = nil
 
@@ -99,6 +101,9 @@ struct HostRecord: Codable, Equatable {
     /// ssh_config's CertificateFile: an OpenSSH certificate for the identity file's key
     /// (`--certificate`); nil looks for FILE-cert.pub beside the key.
     var certificateFile: String? = nil
+    /// IdentityFile lines after the first (`--add-identity`, or imported), tried after
+    /// `identityFile` in order, as ssh tries every IdentityFile.
+    var moreIdentityFiles: [String]? = nil
     /// ssh_config's HostKeyAlias (`--host-key-alias`): the host key is looked up and saved
     /// under this name instead of the address (one key for a host reached by several names,
     /// or a tunnel's 127.0.0.1 that is really another host).
@@ -107,7 +112,8 @@ struct HostRecord: Codable, Equatable {
     var destination: Destination {
         Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump,
                     keepaliveInterval: keepaliveInterval, keepaliveCountMax: keepaliveCountMax, forwardAgent: forwardAgent,
-                    sendEnv: sendEnv, setEnv: setEnv, certificateFile: certificateFile, hostKeyAlias: hostKeyAlias)
+                    sendEnv: sendEnv, setEnv: setEnv, certificateFile: certificateFile,
+                    moreIdentityFiles: moreIdentityFiles, hostKeyAlias: hostKeyAlias)
     }
 }
 

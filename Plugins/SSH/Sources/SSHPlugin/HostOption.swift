@@ -7,7 +7,7 @@ enum HostOption: String, CaseIterable {
     case port = "--port", user = "--user", identity = "--identity", tag = "--tag", untag = "--untag", jump = "--jump",
          address = "--address", keepalive = "--keepalive", keepaliveCount = "--keepalive-count",
          forwardAgent = "--forward-agent", remoteTmux = "--remote-tmux", sendEnv = "--send-env", setEnv = "--set-env", certificate = "--certificate",
-         hostKeyAlias = "--host-key-alias"
+         hostKeyAlias = "--host-key-alias", addIdentity = "--add-identity"
 
     /// Sets the value on the record, or says why it is refused (and leaves the record alone).
     func apply(_ value: String, to record: inout HostRecord) -> String? {
@@ -44,6 +44,12 @@ enum HostOption: String, CaseIterable {
                 if value.isEmpty { record.certificateFile = nil; break }
                 if let why = HostRules.path(value) { return refused(value, why) }
                 record.certificateFile = value
+            case .addIdentity:   // another key file, tried after --identity's; an empty value clears them
+                if value.isEmpty { record.moreIdentityFiles = nil; break }
+                if let why = HostRules.path(value) { return refused(value, why) }
+                let more = (record.moreIdentityFiles ?? []) + [value]
+                if more.count >= HostRules.maxIdentityFiles { return refused(value, "a host may have at most \(HostRules.maxIdentityFiles) identity files") }
+                record.moreIdentityFiles = more
             case .hostKeyAlias:   // an empty value goes back to the address
                 if value.isEmpty { record.hostKeyAlias = nil; break }
                 if let why = HostRules.address(value) { return refused(value, why) }

@@ -74,6 +74,9 @@ enum HostRules {
         return nil
     }
 
+    /// Key files on one host (OpenSSH's SSH_MAX_IDENTITY_FILES).
+    static let maxIdentityFiles = 100
+
     /// SendEnv or SetEnv entries on one host (OpenSSH has no limit; a record must stay small).
     static let maxEnvironmentEntries = 64
     /// Bytes in a SetEnv value (the server's limit is its own; sshd takes far more).
@@ -123,7 +126,7 @@ enum HostRules {
     static func check(name: String, address: String, port: Int, user: String?, identityFile: String?,
                       jump: [String]?, keepaliveInterval: Int? = nil, keepaliveCountMax: Int? = nil,
                       sendEnv: [String]? = nil, setEnv: [String]? = nil, certificateFile: String? = nil,
-                      hostKeyAlias: String? = nil) -> String? {
+                      hostKeyAlias: String? = nil, moreIdentityFiles: [String]? = nil) -> String? {
         if let why = HostRules.name(name) { return "name: \(why)" }
         if let why = HostRules.address(address) { return "address: \(why)" }
         do {
@@ -134,6 +137,10 @@ enum HostRules {
         if let u = user, let why = HostRules.user(u) { return "user: \(why)" }
         if let f = identityFile, let why = HostRules.path(f) { return "identity file: \(why)" }
         if let f = certificateFile, let why = HostRules.path(f) { return "certificate file: \(why)" }
+        if let more = moreIdentityFiles {
+            if more.count >= maxIdentityFiles { return "a host may have at most \(maxIdentityFiles) identity files, not \(more.count + 1)" }
+            for f in more { if let why = HostRules.path(f) { return "identity file: \(why)" } }
+        }
         if let a = hostKeyAlias, let why = HostRules.address(a) { return "host key alias: \(why)" }
         if let j = jump, let why = HostRules.jump(j) { return "jump: \(why)" }
         if let why = HostRules.environment(sendEnv: sendEnv, setEnv: setEnv) { return "environment: \(why)" }

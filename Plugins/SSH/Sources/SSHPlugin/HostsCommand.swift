@@ -10,6 +10,7 @@ enum HostsCommand {
                      [--send-env PATTERN]... [--set-env NAME=VALUE]...   (an empty value clears them)
                      [--certificate FILE]   (an OpenSSH certificate for the key; default FILE-cert.pub)
                      [--host-key-alias NAME]   (the host key is looked up and saved under NAME)
+                     [--add-identity FILE]...   (more key files, tried after --identity's in order)
            termhost hosts edit NAME [the same options; --port etc. replace the saved values,
                      --tag adds a tag] [--untag TAG]...
            termhost hosts list [--json]

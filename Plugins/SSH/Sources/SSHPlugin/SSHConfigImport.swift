@@ -20,7 +20,8 @@ struct SSHConfigImport {
                        identityFile: $0.identityFile, tags: ["imported"], jump: $0.jump,
                        forwardAgent: $0.forwardAgent ? true : nil,
                        sendEnv: $0.sendEnv.isEmpty ? nil : $0.sendEnv, setEnv: $0.setEnv.isEmpty ? nil : $0.setEnv,
-                       certificateFile: $0.certificateFile, hostKeyAlias: $0.hostKeyAlias)
+                       certificateFile: $0.certificateFile, moreIdentityFiles: $0.moreIdentityFiles.isEmpty ? nil : $0.moreIdentityFiles,
+                       hostKeyAlias: $0.hostKeyAlias)
         }
     }
 

@@ -56,6 +56,9 @@ struct SSHConfigParser {
         var port: Int
         var user: String?
         var identityFile: String?
+        /// IdentityFile lines after the first, from every matching block in order (ssh tries
+        /// them all).
+        var moreIdentityFiles: [String] = []
         var jump: [String]?
         /// ForwardAgent yes.
         var forwardAgent = false
@@ -214,7 +217,7 @@ struct SSHConfigParser {
         case "hostname": setting(.hostName, keyword: shownKeyword, args, at: at)
         case "user": setting(.user, keyword: shownKeyword, args, at: at)
         case "port": setting(.port, keyword: shownKeyword, args, at: at)
-        case "identityfile": setting(.identityFile, keyword: shownKeyword, args, at: at)
+        case "identityfile": listSetting(.identityFile, keyword: shownKeyword, args, at: at)
         case "proxyjump": setting(.proxyJump, keyword: shownKeyword, args, at: at)
         case "certificatefile": setting(.certificateFile, keyword: shownKeyword, args, at: at)
         case "hostkeyalias": setting(.hostKeyAlias, keyword: shownKeyword, args, at: at)
@@ -368,10 +371,9 @@ struct SSHConfigParser {
             case .user: problem = HostRules.user(value).map { "User: \($0)" }
             case .port:
                 do { _ = try HostRules.port(value, name: "Port") } catch { problem = error.description }
-            case .identityFile: problem = HostRules.path(value).map { "IdentityFile: \($0)" }
             case .certificateFile: problem = HostRules.path(value).map { "CertificateFile: \($0)" }
             case .hostKeyAlias: problem = HostRules.address(value).map { "HostKeyAlias: \($0)" }
-            case .sendEnv, .setEnv: break   // listSetting
+            case .sendEnv, .setEnv, .identityFile: break   // listSetting
             case .forwardAgent: break   // yes or no: checked where it is read
             case .proxyJump:
                 if value.lowercased() != "none" {
@@ -382,20 +384,25 @@ struct SSHConfigParser {
         blocks[current].settings[key] = Setting(value: value, at: at, problem: problem)
     }
 
-    /// SendEnv (a block's lines add up, as every matching block's do) and SetEnv (the first
-    /// line wins, whole), each entry checked as `hosts edit` checks it.
+    /// IdentityFile and SendEnv (a block's lines add up, as every matching block's do) and
+    /// SetEnv (the first line wins, whole), each entry checked as `hosts edit` checks it.
     private mutating func listSetting(_ key: Key, keyword: String, _ args: [String], at: String) {
         guard !args.isEmpty else {
             warnings.append("\(at): \(keyword) needs a value; skipped")
             return
         }
         guard !blocks[current].patterns.isEmpty else { return }
-        var problem: String? = nil
+        var problem: String? = key == .identityFile && args.count > 1 ? "\(keyword) takes one value, not \(args.count)" : nil
         for arg in args where problem == nil {
-            if let why = key == .sendEnv ? HostRules.sendEnv(arg) : HostRules.setEnv(arg) { problem = "\(keyword): \(why)" }
+            let why = switch key {
+            case .sendEnv: HostRules.sendEnv(arg)
+            case .identityFile: HostRules.path(arg)
+            default: HostRules.setEnv(arg)
+            }
+            if let why { problem = "\(keyword): \(why)" }
         }
         if var existing = blocks[current].settings[key] {
-            guard key == .sendEnv else { return }
+            guard key != .setEnv else { return }
             existing.values += args
             existing.problem = existing.problem ?? problem
             blocks[current].settings[key] = existing
@@ -423,8 +430,9 @@ struct SSHConfigParser {
             let lower = Array(name.lowercased().utf8)
             var found: [Key: Setting] = [:]
             var sendEnv: [String] = []
+            var identityFiles: [String] = []
             // Ascending merge of the blocks naming this host and the wildcard blocks: every one,
-            // since SendEnv adds up across them.
+            // since IdentityFile and SendEnv add up across them.
             let named = index[lower] ?? []
             var a = 0, w = 0
             while a < named.count || w < wildcardBlocks.count {
@@ -439,10 +447,15 @@ struct SSHConfigParser {
                     continue
                 }
                 for (key, s) in block.settings where found[key] == nil { found[key] = s }
-                if let s = block.settings[.sendEnv] {
-                    if s.problem != nil && found[.sendEnv]?.problem == nil { found[.sendEnv] = s }
-                    sendEnv = SSHConfigParser.addSendEnv(s.values, to: sendEnv)
+                for key in [Key.sendEnv, .identityFile] {
+                    guard let s = block.settings[key] else { continue }
+                    if s.problem != nil && found[key]?.problem == nil { found[key] = s }
+                    if key == .sendEnv { sendEnv = SSHConfigParser.addSendEnv(s.values, to: sendEnv) }
+                    else { for file in s.values where !identityFiles.contains(file) { identityFiles.append(file) } }
                 }
+            }
+            if identityFiles.count > HostRules.maxIdentityFiles, found[.identityFile]?.problem == nil {
+                found[.identityFile]?.problem = "IdentityFile: a host may have at most \(HostRules.maxIdentityFiles), not \(identityFiles.count)"
             }
             if let s = found[.sendEnv], s.problem == nil, let why = HostRules.environment(sendEnv: sendEnv, setEnv: found[.setEnv]?.values) {
                 found[.sendEnv]?.problem = "SendEnv/SetEnv: \(why)"
@@ -458,7 +471,7 @@ struct SSHConfigParser {
             }
             let jump = found[.proxyJump].flatMap { $0.value.lowercased() == "none" ? nil : $0.value.split(separator: ",").map(String.init) }
             hosts.append(Host(name: name, address: address, port: found[.port].flatMap { Int($0.value) } ?? 22,
-                              user: found[.user]?.value, identityFile: found[.identityFile]?.value, jump: jump,
+                              user: found[.user]?.value, identityFile: identityFiles.first, moreIdentityFiles: Array(identityFiles.dropFirst()), jump: jump,
                               forwardAgent: found[.forwardAgent].flatMap { SSHConfigParser.forwardAgentWords[$0.value.lowercased()] } ?? false,
                               certificateFile: found[.certificateFile]?.value, hostKeyAlias: found[.hostKeyAlias]?.value, sendEnv: sendEnv,
                               setEnv: found[.setEnv]?.values ?? [], at: at))

@@ -19,7 +19,7 @@ enum SyncedRecordRules {
         if let why = HostRules.check(name: r.name, address: r.address, port: r.port, user: r.user, identityFile: r.identityFile,
                                      jump: r.jump, keepaliveInterval: r.keepaliveInterval, keepaliveCountMax: r.keepaliveCountMax,
                                      sendEnv: r.sendEnv, setEnv: r.setEnv, certificateFile: r.certificateFile,
-                                     hostKeyAlias: r.hostKeyAlias) {
+                                     hostKeyAlias: r.hostKeyAlias, moreIdentityFiles: r.moreIdentityFiles) {
             return why
         }
         for tag in r.tags ?? [] { if let why = HostRules.tag(tag) { return "tag: \(why)" } }

@@ -55,7 +55,7 @@ struct Vault {
                                      identityFile: saved.identityFile, jump: saved.jump,
                                      keepaliveInterval: saved.keepaliveInterval, keepaliveCountMax: saved.keepaliveCountMax,
                                      sendEnv: saved.sendEnv, setEnv: saved.setEnv, certificateFile: saved.certificateFile,
-                                     hostKeyAlias: saved.hostKeyAlias) {
+                                     hostKeyAlias: saved.hostKeyAlias, moreIdentityFiles: saved.moreIdentityFiles) {
             throw PluginError("the saved host '\(VisibleText.of(saved.name))' is refused: \(why); change it with 'termhost hosts edit' or remove it")
         }
         var d = saved.destination
