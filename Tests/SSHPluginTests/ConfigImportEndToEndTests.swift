@@ -4,6 +4,38 @@ import TestSupport
 
 /// `termhost hosts import` of an OpenSSH client config.
 @Suite struct ConfigImportEndToEndTests {
+    /// A wildcard block is saved as a template: a name typed later that it matches connects as
+    /// `ssh NAME` would (`%h` is the name), the most specific template winning over `Host *`.
+    @Test func aWildcardBlockIsATemplateForTheNamesItMatches() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let config = dir.write("home/.ssh/config", """
+        Host 127.0.0.*
+          HostName %h
+        Host web-*
+          HostName 127.0.0.1
+        Host *
+          Port \(h.server.port)
+          User \(NSUserName())
+          IdentityFile \(h.key.privatePath)
+
+        """)
+        let r = try h.termhost(["hosts", "import", config, "--yes"])
+        #expect(r.status == 0 && r.stdout.hasSuffix("Imported 0 host(s) and 3 template(s).\n"), "\(r.output)")
+        #expect(r.stdout.contains("  web-*: \(NSUserName())@127.0.0.1:\(h.server.port) identity \(h.key.privatePath) (template: for any name it matches)"), "\(r.stdout)")
+        for name in ["web-7", "127.0.0.1"] {
+            let g = try Shell.run("/usr/bin/ssh", ["-G", "-F", config, name], environment: h.environment)
+            #expect(g.stdout.contains("\nhostname 127.0.0.1\n") && g.stdout.contains("\nport \(h.server.port)\n"), "ssh -G \(name): \(g.stdout)")
+            let e = try h.termhost(["exec", name, "--", "echo", "via", name])
+            #expect(e.status == 0 && e.stdout == "via \(name)\n", "\(name): \(e.output)")
+        }
+        // An ad-hoc user@host:port is taken as typed, never through a template.
+        let adHoc = try h.termhost(["exec", "nobody-here@127.0.0.1:1", "--", "true"])
+        #expect(adHoc.status == 255 && adHoc.stderr.contains("port 1"), "\(adHoc.output)")
+    }
+
     /// Every IdentityFile of every matching block is kept, in ssh -G's order, and tried in turn.
     @Test func everyIdentityFileIsKeptAndTriedInOrder() throws {
         let dir = TemporaryDirectory()
@@ -219,7 +251,7 @@ import TestSupport
         #expect(r.stderr.contains("warning: \(config):11: Match exec would run a program, which termhost never does; the block applies to no host and its lines are skipped"), "\(r.stderr)")
         #expect(r.stderr.contains("warning: \(config):15: ServerAliveInterval is not supported; not imported"))
         #expect(!FileManager.default.fileExists(atPath: marker), "nothing from the config may run")
-        #expect(r.stdout.hasSuffix("Imported 3 host(s).\n"))
+        #expect(r.stdout.hasSuffix("Imported 3 host(s) and 1 template(s).\n"), "\(r.stdout)")
         // The imported host works.
         #expect(try h.termhost(["exec", "lab", "--", "echo", "imported"]).stdout == "imported\n")
     }

@@ -109,6 +109,9 @@ struct HostRecord: Codable, Equatable {
     /// or a tunnel's 127.0.0.1 that is really another host).
     var hostKeyAlias: String? = nil
 
+    /// A name with `*` or `?`: a template for the names it matches (Vault.template).
+    var isTemplate: Bool { name.contains("*") || name.contains("?") }
+
     var destination: Destination {
         Destination(name: name, address: address, port: port, user: user, identityFile: identityFile, jump: jump,
                     keepaliveInterval: keepaliveInterval, keepaliveCountMax: keepaliveCountMax, forwardAgent: forwardAgent,

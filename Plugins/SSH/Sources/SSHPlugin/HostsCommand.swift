@@ -167,6 +167,7 @@ enum HostsCommand {
             if let key = r.identityFile { preview += " identity \(VisibleText.of(key))" }
             if let jump = r.jump { preview += " via \(VisibleText.of(jump.joined(separator: ",")))" }
             if r.forwardAgent == true { preview += " forwarding the agent" }
+            if r.isTemplate { preview += " (template: for any name it matches)" }
             preview += "\n"
         }
         if records.isEmpty { preview += found.isEmpty ? "  (no concrete hosts)\n" : "  (every host in it is already saved)\n" }
@@ -181,7 +182,7 @@ enum HostsCommand {
         if !yes {
             guard let interact = vault.interact else { return 1 }
             do {
-                guard try interact.confirm("Import these \(records.count) host(s)?", scene: c.scene) else {
+                guard try interact.confirm("Import these \(counted(records))?", scene: c.scene) else {
                     c.print("Nothing imported.")
                     return 1
                 }
@@ -196,12 +197,18 @@ enum HostsCommand {
             c.printError("termhost hosts import: nothing imported: \(error)")
             return 1
         }
-        c.print("Imported \(records.count) host(s)\(skipped).")
+        c.print("Imported \(counted(records))\(skipped).")
         return 0
     }
 
     /// `user@address:port`, shown with control characters made visible (records saved by
     /// older versions were not checked).
+    /// `3 host(s)`, or `3 host(s) and 1 template(s)` when wildcard patterns came too.
+    static func counted(_ records: [HostRecord]) -> String {
+        let templates = records.filter(\.isTemplate).count
+        return "\(records.count - templates) host(s)" + (templates > 0 ? " and \(templates) template(s)" : "")
+    }
+
     static func shown(_ r: HostRecord) -> String {
         VisibleText.of("\(r.user.map { "\($0)@" } ?? "")\(r.address):\(r.port)")
     }

@@ -17,7 +17,7 @@ struct SSHConfigImport {
     var records: [HostRecord] {
         parsed.hosts.map {
             HostRecord(name: $0.name, address: $0.address, port: $0.port, user: $0.user,
-                       identityFile: $0.identityFile, tags: ["imported"], jump: $0.jump,
+                       identityFile: $0.identityFile, tags: $0.template ? ["imported", "template"] : ["imported"], jump: $0.jump,
                        forwardAgent: $0.forwardAgent ? true : nil,
                        sendEnv: $0.sendEnv.isEmpty ? nil : $0.sendEnv, setEnv: $0.setEnv.isEmpty ? nil : $0.setEnv,
                        certificateFile: $0.certificateFile, moreIdentityFiles: $0.moreIdentityFiles.isEmpty ? nil : $0.moreIdentityFiles,

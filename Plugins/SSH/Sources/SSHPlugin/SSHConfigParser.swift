@@ -70,6 +70,9 @@ struct SSHConfigParser {
         var setEnv: [String] = []
         /// file:line of the Host line that first named it.
         var at: String
+        /// A `Host` pattern (`web-*`) saved as a template: a name typed later that it matches
+        /// connects with its settings, and `%h` in its address becomes that name.
+        var template = false
     }
 
     private(set) var hosts: [Host] = []
@@ -119,7 +122,7 @@ struct SSHConfigParser {
     private var index: [[UInt8]: [Int]] = [:]
     /// Blocks with wildcards, ascending.
     private var wildcardBlocks: [Int] = []
-    private var names: [(name: String, at: String)] = []
+    private var names: [(name: String, at: String, template: Bool)] = []
     private var seen = Set<String>()
     private var consumed = 0
     private var warnedHostLimit = false
@@ -294,6 +297,11 @@ struct SSHConfigParser {
         for arg in args where !arg.hasPrefix("!") && !arg.contains("*") && !arg.contains("?") {
             addName(arg, at: at)
         }
+        // A wildcard pattern is also a template, as ssh applies it to any name typed later;
+        // not when the line negates names, which a template could not carry.
+        if wildcard && !patterns.contains(where: \.negated) {
+            for arg in args where arg.contains("*") || arg.contains("?") { addName(arg, at: at, template: true) }
+        }
     }
 
     /// Appends a block and files it under its names, or with the wildcard blocks (capped: each
@@ -315,7 +323,7 @@ struct SSHConfigParser {
         }
     }
 
-    private mutating func addName(_ name: String, at: String) {
+    private mutating func addName(_ name: String, at: String, template: Bool = false) {
         guard !seen.contains(name) else { return }
         if let why = HostRules.name(name) {
             seen.insert(name)
@@ -330,7 +338,7 @@ struct SSHConfigParser {
             return
         }
         seen.insert(name)
-        names.append((name, at))
+        names.append((name, at, template))
     }
 
     private mutating func include(_ args: [String], at: String, depth: Int, reading: [String]) {
@@ -426,7 +434,7 @@ struct SSHConfigParser {
 
     private mutating func resolve() {
         hosts.reserveCapacity(names.count)
-        for (name, at) in names {
+        for (name, at, template) in names {
             let lower = Array(name.lowercased().utf8)
             var found: [Key: Setting] = [:]
             var sendEnv: [String] = []
@@ -464,7 +472,8 @@ struct SSHConfigParser {
                 skipped.append("\(bad.at): host '\(name)' not imported: \(bad.problem!)")
                 continue
             }
-            let address = found[.hostName].map { SSHConfigParser.expandHost($0.value, name: name) } ?? name
+            // A template keeps %h for the name it will be used with.
+            let address = template ? found[.hostName]?.value ?? "%h" : found[.hostName].map { SSHConfigParser.expandHost($0.value, name: name) } ?? name
             if let why = HostRules.address(address) {
                 skipped.append("\(found[.hostName]?.at ?? at): host '\(name)' not imported: HostName: \(why)")
                 continue
@@ -474,7 +483,7 @@ struct SSHConfigParser {
                               user: found[.user]?.value, identityFile: identityFiles.first, moreIdentityFiles: Array(identityFiles.dropFirst()), jump: jump,
                               forwardAgent: found[.forwardAgent].flatMap { SSHConfigParser.forwardAgentWords[$0.value.lowercased()] } ?? false,
                               certificateFile: found[.certificateFile]?.value, hostKeyAlias: found[.hostKeyAlias]?.value, sendEnv: sendEnv,
-                              setEnv: found[.setEnv]?.values ?? [], at: at))
+                              setEnv: found[.setEnv]?.values ?? [], at: at, template: template))
         }
     }
 
@@ -516,7 +525,7 @@ struct SSHConfigParser {
     /// ForwardAgent's flag values (readconf's multistate flag: yes, no, true, false).
     static let forwardAgentWords = ["yes": true, "true": true, "no": false, "false": false]
 
-    private static func expandHost(_ s: String, name: String) -> String {
+    static func expandHost(_ s: String, name: String) -> String {
         guard s.contains("%") else { return s }
         var out = ""
         var it = s.unicodeScalars.makeIterator()

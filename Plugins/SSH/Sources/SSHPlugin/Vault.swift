@@ -42,13 +42,31 @@ struct Vault {
 
     func remove(_ name: String) throws(PluginError) { try store.remove("hosts", name) }
 
+    /// A saved host whose name is a pattern (`web-*`, imported from a `Host web-*` block) that
+    /// matches `text`, as that host: its name `text`, `%h` in its address `text`. For a bare
+    /// name only (not `user@host:port`). Where several match, the most specific wins (the most
+    /// characters that are not `*` or `?`; then the name first in order), so `web-*` beats `*`.
+    func template(for text: String) throws(PluginError) -> HostRecord? {
+        guard HostRules.name(text) == nil, !text.contains("*"), !text.contains("?") else { return nil }
+        let name = Array(text.lowercased().utf8)
+        let specificity = { (r: HostRecord) in r.name.filter { $0 != "*" && $0 != "?" }.count }
+        let records = try all()
+        let matching = records.filter { $0.isTemplate && SSHConfigParser.glob(Array($0.name.lowercased().utf8), name) }
+        guard var chosen = matching.sorted(by: { (specificity($0), $1.name) > (specificity($1), $0.name) }).first else { return nil }
+        chosen.name = text
+        chosen.address = SSHConfigParser.expandHost(chosen.address, name: text)
+        return chosen
+    }
+
     func all() throws(PluginError) -> [HostRecord] {
         try store.list("hosts").compactMap { try? JSONDecoder().decode(HostRecord.self, from: Data($0.value)) }
     }
 
     /// A saved host by name (with its identity applied), else an ad-hoc `user@host:port`.
     func resolve(_ text: String) throws(PluginError) -> Destination? {
-        guard let saved = try host(text) else { return Destination.parse(text) }
+        var found = try host(text)
+        if found == nil { found = try template(for: text) }
+        guard let saved = found else { return Destination.parse(text) }
         // Saved before the rules were checked on input (or edited in the store by hand): a
         // port out of range or a name that reads as an option never reaches a connection.
         if let why = HostRules.check(name: saved.name, address: saved.address, port: saved.port, user: saved.user,
