@@ -21,7 +21,8 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var names = Set<String>()
     for h in parsed.hosts {
         precondition(HostRules.check(name: h.name, address: h.address, port: h.port, user: h.user,
-                                     identityFile: h.identityFile, jump: h.jump, sendEnv: h.sendEnv, setEnv: h.setEnv,
+                                     identityFile: h.identityFile, jump: h.jump, keepaliveInterval: h.keepaliveInterval,
+                                     keepaliveCountMax: h.keepaliveCountMax, sendEnv: h.sendEnv, setEnv: h.setEnv,
                                      certificateFile: h.certificateFile, hostKeyAlias: h.hostKeyAlias,
                                      moreIdentityFiles: h.moreIdentityFiles) == nil,
                      "an accepted host breaks a rule: \(h)")
@@ -33,6 +34,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(names.insert(h.name).inserted, "a host imported twice: \(h.name)")
         precondition(h.at.hasPrefix("/fuzz/config:"))
         precondition(!h.sendEnv.contains { $0.hasPrefix("-") }, "a SendEnv removal kept as a pattern: \(h.sendEnv)")
+        precondition(h.notCarried.allSatisfy(VisibleText.isPlain), "a control character in a keyword reaches the preview")
     }
     for message in parsed.warnings + parsed.skipped {
         precondition(VisibleText.isPlain(message), "a control character reaches the terminal: \(Array(message.utf8))")

@@ -233,6 +233,7 @@ import TestSupport
         Host *
           User \(NSUserName())
           ServerAliveInterval 15
+          Compression yes
 
         """)
         let refused = try h.termhost(["hosts", "import"])
@@ -245,11 +246,14 @@ import TestSupport
         #expect(r.status == 0, "\(r.output)")
         #expect(r.stderr.contains("warning: 'extra' is already saved; kept as it is (use --replace to overwrite)"))
         #expect(try h.termhost(["hosts", "show", "extra"]).stdout.contains("keep.example.com"))
-        #expect(r.stdout.contains("  lab: \(NSUserName())@127.0.0.1:\(h.server.port) identity \(h.key.privatePath)\n"))
-        #expect(r.stdout.contains("  web: \(NSUserName())@web.internal:22 via lab\n"))
+        #expect(r.stdout.contains("  web: \(NSUserName())@web.internal:22 via lab; not carried: Compression\n"), "\(r.stdout)")
         #expect(r.stderr.contains("warning: \(config):10: ProxyCommand is never executed by termhost; not imported"))
         #expect(r.stderr.contains("warning: \(config):11: Match exec would run a program, which termhost never does; the block applies to no host and its lines are skipped"), "\(r.stderr)")
-        #expect(r.stderr.contains("warning: \(config):15: ServerAliveInterval is not supported; not imported"))
+        #expect(r.stderr.contains("warning: \(config):16: Compression is not supported; not imported"), "\(r.stderr)")
+        // What is not carried is listed again for each host it applied to.
+        #expect(r.stdout.contains("  evil: \(NSUserName())@evil:22; not carried: ProxyCommand, Compression\n"), "\(r.stdout)")
+        #expect(r.stdout.contains("  lab: \(NSUserName())@127.0.0.1:\(h.server.port) identity \(h.key.privatePath); not carried: Compression\n"), "\(r.stdout)")
+        #expect(try h.termhost(["hosts", "show", "lab"]).stdout.contains("\"keepaliveInterval\" : 15"), "ServerAliveInterval is carried")
         #expect(!FileManager.default.fileExists(atPath: marker), "nothing from the config may run")
         #expect(r.stdout.hasSuffix("Imported 3 host(s) and 1 template(s).\n"), "\(r.stdout)")
         // The imported host works.

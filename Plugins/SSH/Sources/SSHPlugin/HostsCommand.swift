@@ -161,6 +161,7 @@ enum HostsCommand {
             for r in records where saved.contains(r.name) { c.printError("warning: '\(r.name)' is already saved; kept as it is (use --replace to overwrite)") }
             records.removeAll { saved.contains($0.name) }
         }
+        let notCarried = config.notCarried
         var preview = "From \(VisibleText.of(file)):\n"
         for r in records {
             preview += "  \(r.name): \(shown(r))"
@@ -168,6 +169,7 @@ enum HostsCommand {
             if let jump = r.jump { preview += " via \(VisibleText.of(jump.joined(separator: ",")))" }
             if r.forwardAgent == true { preview += " forwarding the agent" }
             if r.isTemplate { preview += " (template: for any name it matches)" }
+            if let left = notCarried[r.name], !left.isEmpty { preview += "; not carried: \(left.joined(separator: ", "))" }
             preview += "\n"
         }
         if records.isEmpty { preview += found.isEmpty ? "  (no concrete hosts)\n" : "  (every host in it is already saved)\n" }

@@ -18,11 +18,17 @@ struct SSHConfigImport {
         parsed.hosts.map {
             HostRecord(name: $0.name, address: $0.address, port: $0.port, user: $0.user,
                        identityFile: $0.identityFile, tags: $0.template ? ["imported", "template"] : ["imported"], jump: $0.jump,
+                       keepaliveInterval: $0.keepaliveInterval, keepaliveCountMax: $0.keepaliveCountMax,
                        forwardAgent: $0.forwardAgent ? true : nil,
                        sendEnv: $0.sendEnv.isEmpty ? nil : $0.sendEnv, setEnv: $0.setEnv.isEmpty ? nil : $0.setEnv,
                        certificateFile: $0.certificateFile, moreIdentityFiles: $0.moreIdentityFiles.isEmpty ? nil : $0.moreIdentityFiles,
                        hostKeyAlias: $0.hostKeyAlias)
         }
+    }
+
+    /// Per host, the keywords that applied to it and are not carried.
+    var notCarried: [String: [String]] {
+        Dictionary(parsed.hosts.map { ($0.name, $0.notCarried) }, uniquingKeysWith: { a, _ in a })
     }
 
     static func expand(_ argument: String) -> [String] {

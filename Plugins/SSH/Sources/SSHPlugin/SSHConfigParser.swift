@@ -4,7 +4,8 @@ import TermhostSDK   // VisibleText, BoundedNumber; the fuzz target compiles the
 
 /// OpenSSH client configuration (`~/.ssh/config`) read as bytes into the hosts it names, for
 /// `termhost hosts import`. Understood: Host, HostName (with %h), User, Port, IdentityFile,
-/// CertificateFile, HostKeyAlias, ProxyJump, ForwardAgent (yes or no), SendEnv, SetEnv, Include. Everything else is reported, never executed: ProxyCommand, LocalCommand
+/// CertificateFile, HostKeyAlias, ProxyJump, ForwardAgent (yes or no), SendEnv, SetEnv,
+/// ServerAliveInterval, ServerAliveCountMax, Include, Match (not exec). Everything else is reported, never executed: ProxyCommand, LocalCommand
 /// and `Match exec` run programs, and an import must not.
 ///
 /// Design:
@@ -64,6 +65,10 @@ struct SSHConfigParser {
         var forwardAgent = false
         var certificateFile: String? = nil
         var hostKeyAlias: String? = nil
+        var keepaliveInterval: Int? = nil
+        var keepaliveCountMax: Int? = nil
+        /// Keywords that applied to this host and are not carried, in the order met.
+        var notCarried: [String] = []
         /// SendEnv's patterns, every matching block's in order, `-PATTERN` applied as ssh does.
         var sendEnv: [String] = []
         /// SetEnv's entries: the first SetEnv line that applies, whole, as ssh takes it.
@@ -83,7 +88,10 @@ struct SSHConfigParser {
     /// Set when the file itself is over the limit: nothing is imported.
     private(set) var refused: String? = nil
 
-    enum Key: CaseIterable { case hostName, user, port, identityFile, proxyJump, forwardAgent, certificateFile, sendEnv, setEnv, hostKeyAlias }
+    enum Key: CaseIterable {
+        case hostName, user, port, identityFile, proxyJump, forwardAgent, certificateFile, sendEnv, setEnv, hostKeyAlias,
+             serverAliveInterval, serverAliveCountMax
+    }
 
     private struct Setting {
         var value: String
@@ -105,6 +113,9 @@ struct SSHConfigParser {
         var wildcard: Bool
         /// A Match block's criteria (looked at for every host, with what is resolved so far).
         var match: [MatchCriterion]? = nil
+        /// Keywords of this block termhost does not carry (each also a file:line warning),
+        /// listed again for every host the block applies to.
+        var notCarried: [String] = []
 
         func matches(_ name: [UInt8]) -> Bool {
             var positive = false
@@ -224,20 +235,30 @@ struct SSHConfigParser {
         case "proxyjump": setting(.proxyJump, keyword: shownKeyword, args, at: at)
         case "certificatefile": setting(.certificateFile, keyword: shownKeyword, args, at: at)
         case "hostkeyalias": setting(.hostKeyAlias, keyword: shownKeyword, args, at: at)
+        case "serveraliveinterval": setting(.serverAliveInterval, keyword: shownKeyword, args, at: at)
+        case "serveralivecountmax": setting(.serverAliveCountMax, keyword: shownKeyword, args, at: at)
         case "sendenv", "setenv": listSetting(keyword.lowercased() == "sendenv" ? .sendEnv : .setEnv, keyword: shownKeyword, args, at: at)
         case "forwardagent":
             // OpenSSH also takes an agent socket path or $VARIABLE here; termhost forwards only
             // SSH_AUTH_SOCK's agent, so those are left out rather than read as yes.
             if let value = args.first, args.count == 1, !SSHConfigParser.forwardAgentWords.keys.contains(value.lowercased()) {
                 warnings.append("\(at): \(shownKeyword) \(VisibleText.of(value)): only yes or no is imported (termhost forwards the agent of SSH_AUTH_SOCK); not imported")
+                notCarried(shownKeyword)
             } else {
                 setting(.forwardAgent, keyword: shownKeyword, args, at: at)
             }
         case "proxycommand", "localcommand", "permitlocalcommand":
             warnings.append("\(at): \(shownKeyword) is never executed by termhost; not imported")
+            notCarried(shownKeyword)
         default:
             warnings.append("\(at): \(shownKeyword) is not supported; not imported")
+            notCarried(shownKeyword)
         }
+    }
+
+    private mutating func notCarried(_ keyword: String) {
+        guard !blocks[current].patterns.isEmpty, !blocks[current].notCarried.contains(keyword) else { return }
+        blocks[current].notCarried.append(keyword)
     }
 
     /// One criterion of a Match line: `host`, `originalhost`, `user`, `localuser` with a
@@ -381,6 +402,10 @@ struct SSHConfigParser {
                 do { _ = try HostRules.port(value, name: "Port") } catch { problem = error.description }
             case .certificateFile: problem = HostRules.path(value).map { "CertificateFile: \($0)" }
             case .hostKeyAlias: problem = HostRules.address(value).map { "HostKeyAlias: \($0)" }
+            case .serverAliveInterval:
+                do { _ = try BoundedNumber.integer(value, name: "ServerAliveInterval", in: HostRules.keepaliveSeconds, unit: "seconds") } catch { problem = error.description }
+            case .serverAliveCountMax:
+                do { _ = try BoundedNumber.integer(value, name: "ServerAliveCountMax", in: HostRules.keepaliveCounts, unit: "probes") } catch { problem = error.description }
             case .sendEnv, .setEnv, .identityFile: break   // listSetting
             case .forwardAgent: break   // yes or no: checked where it is read
             case .proxyJump:
@@ -439,6 +464,7 @@ struct SSHConfigParser {
             var found: [Key: Setting] = [:]
             var sendEnv: [String] = []
             var identityFiles: [String] = []
+            var notCarried: [String] = []
             // Ascending merge of the blocks naming this host and the wildcard blocks: every one,
             // since IdentityFile and SendEnv add up across them.
             let named = index[lower] ?? []
@@ -447,7 +473,7 @@ struct SSHConfigParser {
                 let b: Int
                 if w == wildcardBlocks.count || (a < named.count && named[a] < wildcardBlocks[w]) { b = named[a]; a += 1 } else { b = wildcardBlocks[w]; w += 1 }
                 let block = blocks[b]
-                guard !block.settings.isEmpty else { continue }
+                guard !block.settings.isEmpty || !block.notCarried.isEmpty else { continue }
                 if let criteria = block.match {
                     let host = found[.hostName].map { SSHConfigParser.expandHost($0.value, name: name) } ?? name
                     guard !criteria.isEmpty, criteria.allSatisfy({ matches($0, host: host, original: name, user: found[.user]?.value) }) else { continue }
@@ -455,6 +481,7 @@ struct SSHConfigParser {
                     continue
                 }
                 for (key, s) in block.settings where found[key] == nil { found[key] = s }
+                for keyword in block.notCarried where !notCarried.contains(keyword) { notCarried.append(keyword) }
                 for key in [Key.sendEnv, .identityFile] {
                     guard let s = block.settings[key] else { continue }
                     if s.problem != nil && found[key]?.problem == nil { found[key] = s }
@@ -482,8 +509,10 @@ struct SSHConfigParser {
             hosts.append(Host(name: name, address: address, port: found[.port].flatMap { Int($0.value) } ?? 22,
                               user: found[.user]?.value, identityFile: identityFiles.first, moreIdentityFiles: Array(identityFiles.dropFirst()), jump: jump,
                               forwardAgent: found[.forwardAgent].flatMap { SSHConfigParser.forwardAgentWords[$0.value.lowercased()] } ?? false,
-                              certificateFile: found[.certificateFile]?.value, hostKeyAlias: found[.hostKeyAlias]?.value, sendEnv: sendEnv,
-                              setEnv: found[.setEnv]?.values ?? [], at: at, template: template))
+                              certificateFile: found[.certificateFile]?.value, hostKeyAlias: found[.hostKeyAlias]?.value,
+                              keepaliveInterval: found[.serverAliveInterval].flatMap { Int($0.value) },
+                              keepaliveCountMax: found[.serverAliveCountMax].flatMap { Int($0.value) },
+                              notCarried: notCarried, sendEnv: sendEnv, setEnv: found[.setEnv]?.values ?? [], at: at, template: template))
         }
     }
 
