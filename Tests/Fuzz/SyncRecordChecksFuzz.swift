@@ -20,6 +20,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         reason = SyncedRecordRules.host(key: key, value)
         if reason == nil, case .success(let r) = SyncRecordCheck.decode(HostRecord.self, value, what: "") {
             precondition(r.name == key, "a host keyed by another name was accepted")
+            precondition(!r.isTemplate, "a template was taken from another device")
             precondition(HostRules.check(name: r.name, address: r.address, port: r.port, user: r.user, identityFile: r.identityFile,
                                          jump: r.jump, keepaliveInterval: r.keepaliveInterval, keepaliveCountMax: r.keepaliveCountMax,
                                          sendEnv: r.sendEnv, setEnv: r.setEnv, certificateFile: r.certificateFile,

@@ -5,7 +5,7 @@ import TestSupport
 /// One config with every construct `hosts import` resolves (Include, Host lists and negation,
 /// Match host/originalhost/user/localuser/all, first value wins, IdentityFile adding up with
 /// `%` tokens, HostKeyAlias, CertificateFile, SendEnv with a take-back, SetEnv, ProxyJump,
-/// ForwardAgent, ServerAlive*), compared field by field with what OpenSSH's `ssh -G` prints
+/// ForwardAgent, ServerAlive*, an Include inside a Match, a SetEnv name given twice), compared field by field with what OpenSSH's `ssh -G` prints
 /// for each concrete host.
 @Suite struct ConfigImportMatchesSshGTests {
     @Test func everyFieldOfEveryHostIsWhatSshGPrints() throws {
@@ -21,6 +21,8 @@ import TestSupport
           ForwardAgent yes
 
         """)
+        // Host lines in a file included inside a Match: the Match's condition still holds after it.
+        _ = dir.write("home/.ssh/conf.d/inner.conf", "Host nothing-here\n  User nobody\n")
         let config = dir.write("home/.ssh/config", """
         Include conf.d/*.conf
         Match originalhost app1 user \(me)
@@ -33,9 +35,10 @@ import TestSupport
         Host app2
           HostKeyAlias app-fleet
           ServerAliveInterval 30
-          SetEnv STAGE=two "NOTE=a b"
+          SetEnv STAGE=two "NOTE=a b" STAGE=again
         Match host *.internal !localuser nobody-at-all
           CertificateFile ~/.ssh/%r-cert.pub
+          Include conf.d/inner.conf
           Port 2200
         Host db
           HostName 10.2.0.5

@@ -40,9 +40,12 @@ import TestSupport
         try Self.sign(h, ca: ca, principal: "someone-else")
         let principal = try h.termhost(["exec", h.target, "--", "true"])
         #expect(principal.status == 255 && principal.stderr.contains("Permission denied"), "\(principal.output)")
+        // The certificate reached the server, which judged it (not merely an unknown key).
+        #expect(Wait.until(timeout: 10) { h.server.log.contains("not a listed principal") }, "\(h.server.log)")
         try Self.sign(h, ca: ca, principal: NSUserName(), validity: "-2h:-1h")
         let expired = try h.termhost(["exec", h.target, "--", "true"])
         #expect(expired.status == 255 && expired.stderr.contains("Permission denied"), "\(expired.output)")
+        #expect(Wait.until(timeout: 10) { h.server.log.contains("expired") }, "\(h.server.log)")
     }
 
     @Test func aHostsCertificateFileIsOfferedAndABrokenOneIsNamed() throws {
@@ -59,6 +62,16 @@ import TestSupport
         #expect(add.status == 0, "\(add.output)")
         let r = try h.termhost(["exec", "lab", "--", "echo", "certified"])
         #expect(r.status == 0 && r.stdout == "certified\n", "\(r.output)")
+        // With another key tried first, the certificate goes only with the key it certifies:
+        // sent with the other one, the server would take it and refuse the signature.
+        let other = try UserKey(in: dir.sub("keys"), name: "other", type: "ed25519")
+        try h.termhost(["hosts", "edit", "lab", "--identity", other.privatePath, "--add-identity", h.key.privatePath])
+        let second = try h.termhost(["exec", "lab", "--", "echo", "second key"])
+        #expect(second.status == 0 && second.stdout == "second key\n" && second.stderr.isEmpty, "\(second.output)")
+        try h.termhost(["hosts", "edit", "lab", "--identity", other.privatePath, "--add-identity", ""])
+        let none = try h.termhost(["exec", "lab", "--", "true"])
+        #expect(none.stderr.hasPrefix("Certificate \(elsewhere) certifies none of this host's keys; not offered"), "\(none.output)")
+        try h.termhost(["hosts", "edit", "lab", "--identity", h.key.privatePath])
         _ = dir.write("certs/broken-cert.pub", "ssh-ed25519 AAAAnot-a-certificate\n")
         try h.termhost(["hosts", "edit", "lab", "--certificate", dir.path + "/certs/broken-cert.pub"])
         let broken = try h.termhost(["exec", "lab", "--", "true"])

@@ -33,7 +33,7 @@ extension PluginHost {
     /// can name no variables, and gives nil.
     public func variableNames(scene: UInt64) -> [String]? {
         guard let service = typed(TERMHOST_SERVICE_ENVIRONMENT, termhost_host_environment_t.self) else {
-            return ProcessInfo.processInfo.environment.keys.map { $0 }
+            return ProcessInfo.processInfo.environment.keys.filter(EnvironmentName.isValid)
         }
         guard let list = TermhostStruct.member(service, \.list_names) else { return nil }
         var size = 4096
@@ -44,7 +44,7 @@ extension PluginHost {
             let rc = list(raw, scene, &buf, size, &written, &needed, &err)
             switch Int(rc) {
             case TERMHOST_OK:
-                return buf[..<written].split(separator: 0).map { String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+                return buf[..<min(written, size)].split(separator: 0).map { String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
             case TERMHOST_ERR_TOO_LARGE where needed > size: size = needed
             default: return nil
             }

@@ -181,6 +181,7 @@ struct Authenticator {
         for file in ownKeyFiles {
             if case .failure(let why) = expanded(file) { interaction.warning("Identity file \(why.message)") }
         }
+        let certificate = configuredCertificate()
         for file in keyFiles {
             // A disconnect (sshd's MaxAuthTries) ends the keys: the rest were never offered.
             if connection.sessionContext.disconnect != nil { break }
@@ -192,7 +193,8 @@ struct Authenticator {
                 interaction.warning(skipped)
                 continue
             }
-            let rc = offer(file, passphrase: nil, offered: &offered)
+            let keyBlob = OfferedKey.publicBlob(ofKeyFile: file, text: text)
+            let rc = offer(file, key: keyBlob, certificate: certificate, passphrase: nil, offered: &offered)
             if rc == 0 { return .success }
             if rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED {
                 offered.append(OfferedKey(source: VisibleText.of(file), blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)))
@@ -207,7 +209,7 @@ struct Authenticator {
                 do { passphrase = try interact.prompt("Enter passphrase for key '\(VisibleText.of(file))': ", scene: interaction.scene, echo: false) }
                 catch { throw SSHError("\(VisibleText.of(user))@\(connection.shownAddress): cannot ask for the passphrase of \(VisibleText.of(file)): \(error)", kind: .refused, cause: .credentials) }
                 defer { passphrase = String(repeating: "\0", count: passphrase.utf8.count) }
-                let unlocked = offer(file, passphrase: passphrase, offered: &offered)
+                let unlocked = offer(file, key: keyBlob, certificate: certificate, passphrase: passphrase, offered: &offered)
                 if unlocked == 0 { return .success }
                 if unlocked == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED {
                     offered.append(OfferedKey(source: VisibleText.of(file), blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)))
@@ -223,24 +225,41 @@ struct Authenticator {
         return .failed(rsaRefused: rsaRefused)
     }
 
-    /// One key file: with its certificate first when it has one (UserCertificate), then alone,
-    /// as ssh offers both. libssh2's result of the last attempt; LIBSSH2_ERROR_FILE when the
-    /// private key cannot be read without its passphrase (asked for, then this is called again).
-    func offer(_ file: String, passphrase: String?, offered: inout [OfferedKey]) -> Int32 {
-        var configured = connection.destination.certificateFile
-        if let path = configured {
-            switch expanded(path) {
-            case .success(let p): configured = p
-            case .failure(let why):
-                if passphrase == nil { interaction.warning("Certificate file \(why.message)") }
-                return libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase)
-            }
+    /// The host's `--certificate` (CertificateFile), read once per login: nil when it has none
+    /// (each key's FILE-cert.pub is looked for then). A problem with it, or a certificate that
+    /// certifies none of the host's keys, is said once here.
+    func configuredCertificate() -> UserCertificate.Found? {
+        guard let path = connection.destination.certificateFile else { return nil }
+        let found: UserCertificate.Found
+        switch expanded(path) {
+        case .success(let p): found = UserCertificate.find(for: "", configured: p, home: homeDirectory)
+        case .failure(let why):
+            interaction.warning("Certificate file \(why.message)")
+            return UserCertificate.Found.none
         }
-        switch UserCertificate.find(for: file, configured: configured, home: homeDirectory) {
+        switch found {
+        case .unusable(let why): interaction.warning(why)
+        case .certificate(let certPath, let blob):
+            let keys = keyFiles.compactMap { file in (try? String(contentsOfFile: file, encoding: .utf8)).flatMap { OfferedKey.publicBlob(ofKeyFile: file, text: $0) } }
+            if !keys.contains(where: { UserCertificate.certifies(blob, key: $0) }) {
+                interaction.warning("Certificate \(VisibleText.of(certPath)) certifies none of this host's keys; not offered")
+            }
         case .none: break
-        case .unusable(let why):
-            if passphrase == nil { interaction.warning(why) }   // once, not again after the passphrase
-        case .certificate(let path, let blob):
+        }
+        return found
+    }
+
+    /// One key file: with its certificate first when it has one that certifies this very key
+    /// (the host's --certificate, else FILE-cert.pub), then alone, as ssh offers both. libssh2's
+    /// result of the last attempt; LIBSSH2_ERROR_FILE when the private key cannot be read
+    /// without its passphrase (asked for, then this is called again).
+    func offer(_ file: String, key: [UInt8]?, certificate configured: UserCertificate.Found?, passphrase: String?,
+               offered: inout [OfferedKey]) -> Int32 {
+        let found = configured ?? UserCertificate.find(for: file, configured: nil, home: homeDirectory)
+        if case .unusable(let why) = found, configured == nil, passphrase == nil { interaction.warning(why) }
+        // A certificate of another key would be taken by the server and its signature refused
+        // (a "partial" answer libssh2 cannot tell from a real one): only this key's is offered.
+        if case .certificate(let path, let blob) = found, let key, UserCertificate.certifies(blob, key: key) {
             let rc = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), path, file, passphrase)
             if rc == 0 || rc == LIBSSH2_ERROR_FILE || rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED { return rc }
             offered.append(OfferedKey(source: VisibleText.of(path), blob: blob))

@@ -104,6 +104,15 @@ enum HostRules {
         return nil
     }
 
+    /// The NAME of a SetEnv entry `NAME=VALUE`.
+    static func setEnvName(_ entry: String) -> String { String(entry.prefix { $0 != "=" }) }
+
+    /// SetEnv entries with only the first of each name (ssh's readconf keeps the first).
+    static func firstOfEachName(_ entries: [String]) -> [String] {
+        var seen = Set<String>()
+        return entries.filter { seen.insert(setEnvName($0)).inserted }
+    }
+
     /// A host's SendEnv or SetEnv list: at most `maxEnvironmentEntries`, each valid.
     static func environment(sendEnv: [String]?, setEnv: [String]?) -> String? {
         for (list, what) in [(sendEnv ?? [], "SendEnv"), (setEnv ?? [], "SetEnv")] where list.count > maxEnvironmentEntries {

@@ -53,12 +53,12 @@ final class HostSyncWatch: Sendable {
 /// decode (or is absent) is nil: different from any readable one.
 struct HostRoute: Equatable {
     var address: String, port: Int, user: String?, identityFile: String?, jump: [String]?, identity: String?, forwardAgent: Bool?
-    var certificateFile: String?, hostKeyAlias: String?
+    var certificateFile: String?, hostKeyAlias: String?, moreIdentityFiles: [String]?
 
     init?(_ bytes: [UInt8]?) {
         guard let bytes, let r = try? JSONDecoder().decode(HostRecord.self, from: Data(bytes)) else { return nil }
         (address, port, user, identityFile, jump, identity, forwardAgent) = (r.address, r.port, r.user, r.identityFile, r.jump, r.identity, r.forwardAgent)
-        (certificateFile, hostKeyAlias) = (r.certificateFile, r.hostKeyAlias)
+        (certificateFile, hostKeyAlias, moreIdentityFiles) = (r.certificateFile, r.hostKeyAlias, r.moreIdentityFiles)
     }
 }
 

@@ -54,7 +54,7 @@ struct OfferedKey {
     }
 
     /// One SSH `string` (a 32-bit big-endian length, then the bytes) and what follows it.
-    private static func string(in bytes: ArraySlice<UInt8>) -> (ArraySlice<UInt8>, ArraySlice<UInt8>)? {
+    static func string(in bytes: ArraySlice<UInt8>) -> (ArraySlice<UInt8>, ArraySlice<UInt8>)? {
         guard bytes.count >= 4 else { return nil }
         let length = bytes.prefix(4).reduce(0) { $0 << 8 | Int($1) }
         let start = bytes.startIndex + 4

@@ -19,8 +19,10 @@ struct RemoteEnvironment: Equatable {
     /// The host's lists, then the command line's.
     init(host: Destination, commandLine: RemoteEnvironment = RemoteEnvironment()) {
         sendEnv = (host.sendEnv ?? []) + commandLine.sendEnv
-        let named = Set(commandLine.setEnv.map(Self.name))
-        setEnv = (host.setEnv ?? []).filter { !named.contains(Self.name($0)) } + commandLine.setEnv
+        // The first value of a name wins, as ssh keeps it: the command line's before the host's.
+        let first = Self.firstOfEachName(commandLine.setEnv + (host.setEnv ?? []))
+        let fromLine = Set(commandLine.setEnv.map(Self.name))
+        setEnv = (host.setEnv ?? []).filter { !fromLine.contains(Self.name($0)) } + first.filter { fromLine.contains(Self.name($0)) }
     }
 
     init(sendEnv: [String] = [], setEnv: [String] = []) {
@@ -68,12 +70,13 @@ struct RemoteEnvironment: Equatable {
         for (name, value) in variables.map({ ($0.name, $0.value) }) {
             let rc = libssh2_channel_setenv_ex(channel, name, UInt32(name.utf8.count), value, UInt32(value.utf8.count))
             if rc == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED { refused.append(name); continue }
-            guard rc == 0 else { throw SSHError("ssh: cannot send the variable \(name) to \(connection.shownAddress): \(connection.lastError())") }
+            guard rc == 0 else { throw SSHError("ssh: cannot send the variable \(VisibleText.of(name)) to \(connection.shownAddress): \(connection.lastError())") }
         }
         return refused
     }
 
-    static func name(_ entry: String) -> String { String(entry.prefix { $0 != "=" }) }
+    static func name(_ entry: String) -> String { HostRules.setEnvName(entry) }
+    static func firstOfEachName(_ entries: [String]) -> [String] { HostRules.firstOfEachName(entries) }
 
     /// ssh's match_pattern: `*` any run of characters, `?` one; nothing else is special.
     static func matches(_ pattern: String, _ text: String) -> Bool {

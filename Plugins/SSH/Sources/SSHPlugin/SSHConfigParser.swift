@@ -381,7 +381,7 @@ struct SSHConfigParser {
         }
         // OpenSSH goes on under the enclosing Host after an Include, whatever Host lines the
         // included files had.
-        if blocks.count != before { addBlock(Block(patterns: enclosing.patterns, wildcard: enclosing.wildcard), at: at) }
+        if blocks.count != before { addBlock(Block(patterns: enclosing.patterns, wildcard: enclosing.wildcard, match: enclosing.match), at: at) }
     }
 
     private mutating func setting(_ key: Key, keyword: String, _ args: [String], at: String) {
@@ -440,7 +440,9 @@ struct SSHConfigParser {
             existing.problem = existing.problem ?? problem
             blocks[current].settings[key] = existing
         } else {
-            blocks[current].settings[key] = Setting(value: args[0], values: args, at: at, problem: problem)
+            // SetEnv: the first entry of a name wins within the line too, as ssh keeps it.
+            let values = key == .setEnv ? HostRules.firstOfEachName(args) : args
+            blocks[current].settings[key] = Setting(value: args[0], values: values, at: at, problem: problem)
         }
     }
 
@@ -492,8 +494,9 @@ struct SSHConfigParser {
             if identityFiles.count > HostRules.maxIdentityFiles, found[.identityFile]?.problem == nil {
                 found[.identityFile]?.problem = "IdentityFile: a host may have at most \(HostRules.maxIdentityFiles), not \(identityFiles.count)"
             }
-            if let s = found[.sendEnv], s.problem == nil, let why = HostRules.environment(sendEnv: sendEnv, setEnv: found[.setEnv]?.values) {
-                found[.sendEnv]?.problem = "SendEnv/SetEnv: \(why)"
+            if let why = HostRules.environment(sendEnv: sendEnv, setEnv: found[.setEnv]?.values) {
+                let key: Key = found[.sendEnv] != nil ? .sendEnv : .setEnv
+                if found[key]?.problem == nil { found[key]?.problem = "SendEnv/SetEnv: \(why)" }
             }
             if let bad = Key.allCases.compactMap({ found[$0] }).first(where: { $0.problem != nil }) {
                 skipped.append("\(bad.at): host '\(name)' not imported: \(bad.problem!)")

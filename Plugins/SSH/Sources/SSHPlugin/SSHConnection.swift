@@ -169,7 +169,13 @@ final class SSHConnection {
 
     /// The host as messages show it ("[host]:port" off port 22), control characters visible: a
     /// name from a config file or the command line must not write escapes to the terminal.
-    var hostLabel: String { VisibleText.of(KnownHosts.lookupName(host: destination.hostKeyName, port: destination.hostKeyPort)) }
+    /// The host as its key is known; with a HostKeyAlias, the address it really is too, so an
+    /// alias never hides where the key came from.
+    var hostLabel: String {
+        let known = VisibleText.of(KnownHosts.lookupName(host: destination.hostKeyName, port: destination.hostKeyPort))
+        guard destination.hostKeyAlias != nil else { return known }
+        return "\(known) (\(VisibleText.of(KnownHosts.lookupName(host: destination.address, port: destination.port))))"
+    }
     /// The address as messages show it, control characters visible.
     var shownAddress: String { VisibleText.of(destination.address) }
 

@@ -217,7 +217,9 @@ let plugin = Plugin(id: "org.termhost.ssh", version: "0.1.0", features: [SSHFeat
     BulkCipher.enable(host)
     // What the Sync plugin replicates (Docs/Sync.md). An identity's secret IDs stay on this
     // device: the secrets they name never leave it. A refusal only means nothing syncs.
-    _ = try? host.store?.declareSyncable("hosts", merge: .fields)
+    // A host's SendEnv stays on this device: which of the user's variables leave it (a token, a
+    // cloud key) is never decided by another device's version.
+    _ = try? host.store?.declareSyncable("hosts", merge: .fields, localFields: ["sendEnv"])
     _ = try? host.store?.declareSyncable("identities", merge: .fields, localFields: ["passwordSecret", "keySecret"])
     _ = try? host.store?.declareSyncable(SyncedHostKeys.collection, merge: .record)
     // Another device's versions meet the rules local input meets before they are applied.

@@ -16,6 +16,9 @@ enum SyncedRecordRules {
         case .failure(let problem): return problem.reason
         }
         if r.name != key { return "its name '\(VisibleText.of(r.name))' is not its key '\(VisibleText.of(key))'" }
+        // A template catches every name it matches that the user types (`*`: all of them):
+        // only this device's own import may make one.
+        if r.isTemplate { return "a template ('\(VisibleText.of(r.name))': a name with * or ?) is never taken from another device; import it here (termhost hosts import)" }
         if let why = HostRules.check(name: r.name, address: r.address, port: r.port, user: r.user, identityFile: r.identityFile,
                                      jump: r.jump, keepaliveInterval: r.keepaliveInterval, keepaliveCountMax: r.keepaliveCountMax,
                                      sendEnv: r.sendEnv, setEnv: r.setEnv, certificateFile: r.certificateFile,

@@ -22,6 +22,17 @@ enum UserCertificate {
     /// libssh2's one error for "cannot read a file" means the private key only.
     enum Found { case none, certificate(path: String, blob: [UInt8]), unusable(String) }
 
+    /// Whether `certificate` (a *-cert-v01 blob: type, nonce, then the key's own fields) is a
+    /// certificate of `key` (a plain public key blob: type, then those fields).
+    static func certifies(_ certificate: [UInt8], key: [UInt8]) -> Bool {
+        guard let (certType, afterType) = OfferedKey.string(in: certificate[...]),
+              let (_, afterNonce) = OfferedKey.string(in: afterType),
+              let (keyTypeBytes, keyFields) = OfferedKey.string(in: key[...]) else { return false }
+        let type = String(decoding: certType, as: UTF8.self)
+        guard type.hasSuffix(typeSuffix), keyType(ofCertificateType: type) == String(decoding: keyTypeBytes, as: UTF8.self) else { return false }
+        return !keyFields.isEmpty && afterNonce.starts(with: keyFields)
+    }
+
     static func find(for keyFile: String, configured: String?, home: String) -> Found {
         let path: String
         if let configured {

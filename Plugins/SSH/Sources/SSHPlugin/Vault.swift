@@ -65,6 +65,9 @@ struct Vault {
     /// A saved host by name (with its identity applied), else an ad-hoc `user@host:port`.
     func resolve(_ text: String) throws(PluginError) -> Destination? {
         var found = try host(text)
+        if let saved = found, saved.isTemplate {
+            throw PluginError("'\(VisibleText.of(text))' is a template for the names it matches, not a host: connect to one of them (termhost ssh NAME)")
+        }
         if found == nil { found = try template(for: text) }
         guard let saved = found else { return Destination.parse(text) }
         // Saved before the rules were checked on input (or edited in the store by hand): a

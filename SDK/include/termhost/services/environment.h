@@ -41,15 +41,18 @@ typedef struct termhost_host_environment { /* implemented by the host. Added in 
                                    termhost_error_t *err);
 
    /* Added in ABI 1.7 (check with TERMHOST_HAS_FIELD): copies the names of every variable set
-    * in that environment into buf, each followed by a NUL, in no set order; an empty
-    * environment copies nothing. For matching patterns against the user's variables (ssh's
-    * SendEnv LANG LC_*), where get_variable alone would need the names in advance. Names that
-    * are not shell identifiers are left out (get_variable could not read them).
-    * buf: owned by the caller, buf_size bytes; may be NULL when buf_size is 0.
-    * *written (not NULL): the bytes copied. *needed (may be NULL): the bytes all the names take.
+    * in the environment of the client that scene belongs to (scene 0 and the CLI's scene: the
+    * process's) into buf, each followed by a NUL, in no set order; an empty environment copies
+    * nothing. For matching patterns against the user's variables (ssh's SendEnv LANG LC_*),
+    * where get_variable alone would need the names in advance. Names that are not shell
+    * identifiers are left out (get_variable could not read them).
+    * host: the caller's, not NULL. buf: owned by the caller, buf_size bytes; may be NULL when
+    * buf_size is 0. written: not NULL; set to the bytes copied, 0 on any failure. needed: may be
+    * NULL; set to the bytes all the names take. err: may be NULL.
     * Returns TERMHOST_OK; TERMHOST_ERR_TOO_LARGE when buf is too small (nothing is copied then:
-    * grow it to *needed and call again; the environment of a live scene does not change).
-    * [any-thread] */
+    * grow it to *needed and call again; a daemon client's environment does not change while
+    * its scene lives, the process's may, so loop until it fits); TERMHOST_ERR_INVALID_ARGUMENT
+    * for a NULL host or written. [any-thread] */
    termhost_status (*list_names)(const termhost_host_t *host, termhost_scene_id scene,
                                  char *buf, size_t buf_size, size_t *written, size_t *needed,
                                  termhost_error_t *err);
