@@ -65,4 +65,16 @@ import TestSupport
         let whole = got == Data(input.utf8)
         #expect(whole, "the received bytes differ from the input")
     }
+
+    /// A command killed by a signal: sshd reports exit-signal, which is 255 and a line naming it
+    /// (Termhost's libssh2 checks the name's length against its packet before reading it).
+    @Test func aSignalIs255AndNamed() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir)
+        defer { h.server.stop() }
+        let r = try h.termhost(["exec", h.target, "--", "echo before; kill -TERM $$"])
+        #expect(r.status == 255 && r.stdout == "before\n", "\(r.output)")
+        #expect(r.stderr == "termhost: remote command killed by signal TERM\n", "\(r.stderr)")
+    }
 }
