@@ -26,8 +26,8 @@ import TestSupport
         #expect(r.status == 0 && r.stdout.hasSuffix("Imported 0 host(s) and 3 template(s).\n"), "\(r.output)")
         #expect(r.stdout.contains("  web-*: \(NSUserName())@127.0.0.1:\(h.server.port) identity \(h.key.privatePath) (template: for any name it matches)"), "\(r.stdout)")
         for name in ["web-7", "127.0.0.1"] {
-            let g = try Shell.run("/usr/bin/ssh", ["-G", "-F", config, name], environment: h.environment)
-            #expect(g.stdout.contains("\nhostname 127.0.0.1\n") && g.stdout.contains("\nport \(h.server.port)\n"), "ssh -G \(name): \(g.stdout)")
+            let g = try SshG(config: config, host: name, environment: h.environment)
+            #expect(g.one("hostname") == "127.0.0.1" && g.one("port") == String(h.server.port), "ssh -G \(name): \(g.output)")
             let e = try h.termhost(["exec", name, "--", "echo", "via", name])
             #expect(e.status == 0 && e.stdout == "via \(name)\n", "\(name): \(e.output)")
         }
@@ -56,14 +56,12 @@ import TestSupport
           IdentityFile ~/.ssh/wrong_key
 
         """)
-        let g = try Shell.run("/usr/bin/ssh", ["-G", "-F", config, "lab"], environment: h.environment)
-        let files = g.stdout.split(separator: "\n").compactMap { $0.hasPrefix("identityfile ") ? String($0.dropFirst(13)) : nil }
-        #expect(files == ["~/.ssh/wrong_key", "~/.ssh/missing_key", h.key.privatePath], "\(g.stdout)")
+        let files = try SshG(config: config, host: "lab", environment: h.environment).all("identityfile")
+        #expect(files == ["~/.ssh/wrong_key", "~/.ssh/missing_key", h.key.privatePath], "\(files)")
         #expect(try h.termhost(["hosts", "import", config, "--yes"]).status == 0)
-        let shown = try h.termhost(["hosts", "show", "lab"])
-        let record = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any] ?? [:]
+        let record = try h.savedHost("lab")
         let kept = [record["identityFile"] as? String].compactMap { $0 } + (record["moreIdentityFiles"] as? [String] ?? [])
-        #expect(kept == files, "\(shown.stdout)")
+        #expect(kept == files, "\(record)")
         let r = try h.termhost(["exec", "lab", "--", "echo", "third key"])
         #expect(r.status == 0 && r.stdout == "third key\n", "\(r.output)")
         // Saved by hand the same way: --add-identity appends, an empty value clears.
@@ -118,15 +116,11 @@ import TestSupport
         #expect(r.status == 0, "\(r.output)")
         var seen: [String] = []
         for name in ["alias1", "web2", "web3", "db1"] {
-            let g = try Shell.run("/usr/bin/ssh", ["-G", "-F", config, name], environment: h.environment)
-            func value(_ key: String) -> String? {
-                g.stdout.split(separator: "\n").first { $0.hasPrefix(key + " ") }.map { String($0.dropFirst(key.count + 1)) }
-            }
-            let shown = try h.termhost(["hosts", "show", name])
-            let record = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any] ?? [:]
-            #expect(record["user"] as? String == value("user"), "\(name): \(shown.stdout)\n\(g.stdout)")
-            #expect((record["port"] as? Int).map(String.init) == value("port"), "\(name): \(shown.stdout)")
-            #expect(record["address"] as? String == value("hostname"), "\(name): \(shown.stdout)")
+            let g = try SshG(config: config, host: name, environment: h.environment)
+            let record = try h.savedHost(name)
+            #expect(record["user"] as? String == g.one("user"), "\(name): \(record)\n\(g.output)")
+            #expect((record["port"] as? Int).map(String.init) == g.one("port"), "\(name): \(record)")
+            #expect(record["address"] as? String == g.one("hostname"), "\(name): \(record)")
             seen.append("\(record["user"] as? String ?? "-")@\(record["address"] as? String ?? "-"):\(record["port"] as? Int ?? 0)")
         }
         #expect(seen == ["fromalias@web1.example.com:2204", "admin@web2.example.com:2202", "deploy@web3.example.com:2204", "admin@db1:2299"], "\(seen)")
@@ -192,19 +186,14 @@ import TestSupport
           SetEnv ALSO=ignored
 
         """)
-        let g = try Shell.run("/usr/bin/ssh", ["-G", "-F", config, "web"], environment: h.environment)
-        #expect(g.status == 0, "\(g.output)")
-        func values(_ key: String) -> [String] {
-            g.stdout.split(separator: "\n").compactMap { $0.hasPrefix(key + " ") ? String($0.dropFirst(key.count + 1)) : nil }
-        }
+        let g = try SshG(config: config, host: "web", environment: h.environment)
         let r = try h.termhost(["hosts", "import", config, "--yes"])
         #expect(r.status == 0, "\(r.output)")
-        let shown = try h.termhost(["hosts", "show", "web"])
-        let record = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any] ?? [:]
-        #expect(record["sendEnv"] as? [String] == values("sendenv"), "\(shown.stdout)\n\(g.stdout)")
-        #expect(record["setEnv"] as? [String] == values("setenv"), "\(shown.stdout)")
-        #expect(record["certificateFile"] as? String == values("certificatefile").first, "\(shown.stdout)")
-        #expect(values("sendenv") == ["APP_*", "LANG", "LC_*"] && values("setenv") == ["FOO=bar", "QUOTED=a b"], "ssh -G itself: \(g.stdout)")
+        let record = try h.savedHost("web")
+        #expect(record["sendEnv"] as? [String] == g.all("sendenv"), "\(record)\n\(g.output)")
+        #expect(record["setEnv"] as? [String] == g.all("setenv"), "\(record)")
+        #expect(record["certificateFile"] as? String == g.one("certificatefile"), "\(record)")
+        #expect(g.all("sendenv") == ["APP_*", "LANG", "LC_*"] && g.all("setenv") == ["FOO=bar", "QUOTED=a b"], "ssh -G itself: \(g.output)")
         h.extraEnvironment = ["APP_ONE": "1", "LC_ALL": "C"]
         let env = try h.termhost(["exec", "web", "--", "env | grep -E '^(APP_|FOO|QUOTED|LC_ALL|IGNORED|ALSO)' | sort"])
         #expect(env.status == 0 && env.stdout == "APP_ONE=1\nFOO=bar\nLC_ALL=C\nQUOTED=a b\n", "\(env.output)")

@@ -58,14 +58,11 @@ import TestSupport
         #expect(r.status == 0, "\(r.output)")
         var compared = 0
         for name in ["bastion", "app1", "app2", "db"] {
-            let g = try Shell.run("/usr/bin/ssh", ["-G", "-F", config, name], environment: h.environment)
-            #expect(g.status == 0, "\(g.output)")
-            let lines = g.stdout.split(separator: "\n").map(String.init)
-            func all(_ key: String) -> [String] { lines.compactMap { $0.hasPrefix(key + " ") ? String($0.dropFirst(key.count + 1)) : nil } }
-            func one(_ key: String) -> String? { all(key).first }
-            let shown = try h.termhost(["hosts", "show", name])
-            let record = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any] ?? [:]
-            let context = "\(name):\n\(shown.stdout)\nssh -G:\n\(g.stdout)"
+            let g = try SshG(config: config, host: name, environment: h.environment)
+            func all(_ key: String) -> [String] { g.all(key) }
+            func one(_ key: String) -> String? { g.one(key) }
+            let record = try h.savedHost(name)
+            let context = "\(name):\n\(record)\nssh -G:\n\(g.output)"
             #expect(record["address"] as? String == one("hostname"), "\(context)")
             // No User anywhere: both connect as the local user (ssh -G prints it; the record leaves it unset).
             #expect(record["user"] as? String ?? me == one("user"), "\(context)")

@@ -44,8 +44,8 @@ import TestSupport
           HostKeyAlias gw-alias
 
         """)
-        let g = try Shell.run("/usr/bin/ssh", ["-G", "-F", config, "lab"], environment: h.environment)
-        #expect(g.stdout.contains("\nhostkeyalias gw-alias\n"), "\(g.stdout)")
+        let g = try SshG(config: config, host: "lab", environment: h.environment)
+        #expect(g.one("hostkeyalias") == "gw-alias", "\(g.output)")
         #expect(try h.termhost(["hosts", "import", config, "--yes"]).status == 0)
         #expect(try h.termhost(["hosts", "show", "lab"]).stdout.contains("\"hostKeyAlias\" : \"gw-alias\""))
         let r = try h.termhost(["exec", "lab", "--", "echo", "trusted"])
