@@ -152,6 +152,16 @@ import TestSupport
           Port \(h.server.port)
           User \(me)
           IdentityFile ~/.ssh/key_%C
+        Host viaenv unset nouser
+          HostName 127.0.0.1
+          Port \(h.server.port)
+          User \(me)
+        Host viaenv
+          IdentityFile ${TERMHOST_T_KEYS}/key_%r_%h_%p_lab
+        Host unset
+          IdentityFile ${TERMHOST_T_UNSET}/key
+        Host nouser
+          IdentityFile ~no-such-user-here/.ssh/key
 
         """)
         #expect(try h.termhost(["hosts", "import", config, "--yes"]).status == 0)
@@ -160,6 +170,15 @@ import TestSupport
         #expect(r.status == 0 && r.stdout == "in\n", "\(r.output)")
         let odd = try h.termhost(["exec", "odd", "--", "true"])
         #expect(odd.status == 255 && odd.stderr.hasPrefix("Identity file ~/.ssh/key_%C: the token %C is not one termhost expands"), "\(odd.output)")
+        // ${VARIABLE} is the user's variable; an unset one and an unknown ~user name themselves.
+        var withKeys = h
+        withKeys.extraEnvironment["TERMHOST_T_KEYS"] = h.home + "/.ssh"
+        let viaEnv = try withKeys.termhost(["exec", "viaenv", "--", "echo", "in"])
+        #expect(viaEnv.status == 0 && viaEnv.stdout == "in\n", "\(viaEnv.output)")
+        let unset = try h.termhost(["exec", "unset", "--", "true"])
+        #expect(unset.stderr.hasPrefix("Identity file ${TERMHOST_T_UNSET}/key: the variable TERMHOST_T_UNSET is not set; skipped"), "\(unset.output)")
+        let nouser = try h.termhost(["exec", "nouser", "--", "true"])
+        #expect(nouser.stderr.hasPrefix("Identity file ~no-such-user-here/.ssh/key: no user 'no-such-user-here' on this machine; skipped"), "\(nouser.output)")
     }
 
     /// SendEnv (every matching block's, `-PATTERN` applied), SetEnv (the first line, whole) and
