@@ -5,7 +5,7 @@ import Foundation
 /// asyncssh is the server that ends channels in another order than OpenSSH: EOF first, the
 /// exit status later. The script binds the port itself (the kernel picks it, the socket stays
 /// bound) and prints it with its host key, generated for this run.
-public final class AsyncSSHServer: LoopbackSSHServer {
+public final class AsyncSSHServer: PlainLoopbackSSHServer {
     public static let script = Paths.root + "/Tests/Fixtures/asyncssh_server.py"
 
     public let port: Int

@@ -18,7 +18,7 @@ import Foundation
 ///
 /// Like sshd, Dropbear binds its port itself: when another program takes the port after it was
 /// found free, Dropbear says so and exits, and the server starts again on another.
-public final class DropbearServer: LoopbackSSHServer {
+public final class DropbearServer: PlainLoopbackSSHServer {
     public static let program = "/usr/sbin/dropbear"
 
     /// Root (for the mount namespace), Dropbear and the SFTP server it runs.
