@@ -51,4 +51,27 @@ import TestSupport
         let r = try h.termhost(["exec", "lab", "--", "echo", "trusted"])
         #expect(r.status == 0 && r.stdout == "trusted\n", "\(r.output)")
     }
+
+    /// "Accept and save" under an alias writes the alias alone (no port), which ssh then finds.
+    @Test func acceptAndSaveUnderTheAliasIsTheLineSshReads() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir, trustServer: false)
+        defer { h.server.stop() }
+        let port = String(h.server.port)
+        try h.termhost(["hosts", "add", "lab", "127.0.0.1", "--port", port, "--user", NSUserName(), "--host-key-alias", "gw-alias"])
+        let tty = try TmuxSession(command: [Paths.termhost, "exec", "lab", "--", "echo", "connected"], environment: h.environment)
+        defer { tty.close() }
+        let screen = tty.waitFor("Choose 1-3:")
+        #expect(screen.contains("The authenticity of host 'gw-alias ([127.0.0.1]:\(port))' can't be established."), "\(screen)")
+        tty.type("2")
+        let done = tty.waitFor("[exit")
+        #expect(done.contains("[exit 0]"), "the screen was:\n\(done)")
+        let found = try Shell.run("/usr/bin/ssh-keygen", ["-F", "gw-alias", "-f", h.home + "/.ssh/known_hosts"])
+        #expect(found.status == 0, "saved under the alias alone: \(found.output)")
+        let ssh = try Shell.run("/usr/bin/ssh", ["-F", "/dev/null", "-o", "HostKeyAlias=gw-alias", "-o", "StrictHostKeyChecking=yes",
+                                                 "-o", "UserKnownHostsFile=\(h.home)/.ssh/known_hosts", "-o", "BatchMode=yes",
+                                                 "-i", h.key.privatePath, "-p", port, "\(NSUserName())@127.0.0.1", "true"], environment: h.environment)
+        #expect(ssh.status == 0, "OpenSSH finds the saved line: \(ssh.output)")
+    }
 }
