@@ -270,7 +270,8 @@ struct Authenticator {
 
     /// A key or certificate path with ssh_config's tokens expanded for this connection.
     func expanded(_ path: String) -> Result<String, PathTokenError> {
-        PathTokens.expand(path, destination: connection.destination, remoteUser: user, home: homeDirectory, variable: interaction.variable)
+        PathTokens.expand(path, destination: connection.destination, remoteUser: user, localUser: SSHConnection.localUser(),
+                          home: homeDirectory, variable: interaction.variable)
     }
 
     func isEncrypted(_ pem: String) -> Bool {

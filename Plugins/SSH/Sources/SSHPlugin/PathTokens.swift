@@ -1,5 +1,7 @@
 import Glibc
-import TermhostSDK
+#if canImport(TermhostSDK)
+import TermhostSDK   // VisibleText; the PathTokens fuzz target compiles it in instead
+#endif
 
 /// ssh_config's `%` tokens, `${VARIABLE}`s and `~` in IdentityFile and CertificateFile,
 /// expanded when connecting as ssh expands them (ssh_config(5), TOKENS and ENVIRONMENT
@@ -9,7 +11,7 @@ import TermhostSDK
 enum PathTokens {
     /// The path expanded, or why it cannot be: a token termhost does not know (%C, %j, %k, %T),
     /// an unset variable or an unknown user names itself rather than becoming a path nobody meant.
-    static func expand(_ path: String, destination: Destination, remoteUser: String, home: String,
+    static func expand(_ path: String, destination: Destination, remoteUser: String, localUser: String, home: String,
                        variable: (String) -> String?) -> Result<String, PathTokenError> {
         var rest = Substring(path)
         var out = ""
@@ -46,7 +48,7 @@ enum PathTokens {
             case "n": out += destination.name
             case "p": out += String(destination.port)
             case "r": out += remoteUser
-            case "u": out += SSHConnection.localUser()
+            case "u": out += localUser
             case "i": out += String(getuid())
             case "l": out += hostName(short: false)
             case "L": out += hostName(short: true)
