@@ -189,15 +189,16 @@ struct Authenticator {
                 interaction.host.log(.warning, "cannot read identity file \(VisibleText.of(file))")
                 continue
             }
-            if let skipped = SecurityKey.skipNotice(file: file, blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)) {
+            // Read once: the skip notice, the certificate's match and the list of offered keys.
+            let keyBlob = OfferedKey.publicBlob(ofKeyFile: file, text: text)
+            if let skipped = SecurityKey.skipNotice(file: file, blob: keyBlob) {
                 interaction.warning(skipped)
                 continue
             }
-            let keyBlob = OfferedKey.publicBlob(ofKeyFile: file, text: text)
             let rc = offer(file, key: keyBlob, certificate: certificate, passphrase: nil, offered: &offered)
             if rc == 0 { return .success }
             if rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED {
-                offered.append(OfferedKey(source: VisibleText.of(file), blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)))
+                offered.append(OfferedKey(source: VisibleText.of(file), blob: keyBlob))
                 partial = true
                 return .failed(rsaRefused: false)
             }
@@ -212,14 +213,14 @@ struct Authenticator {
                 let unlocked = offer(file, key: keyBlob, certificate: certificate, passphrase: passphrase, offered: &offered)
                 if unlocked == 0 { return .success }
                 if unlocked == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED {
-                    offered.append(OfferedKey(source: VisibleText.of(file), blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)))
+                    offered.append(OfferedKey(source: VisibleText.of(file), blob: keyBlob))
                     partial = true
                     return .failed(rsaRefused: false)
                 }
                 if unlocked != LIBSSH2_ERROR_FILE { sent = true }
             }
             guard sent else { continue }
-            offered.append(OfferedKey(source: VisibleText.of(file), blob: OfferedKey.publicBlob(ofKeyFile: file, text: text)))
+            offered.append(OfferedKey(source: VisibleText.of(file), blob: keyBlob))
             if isRSA(file: file, text: text) { rsaRefused = true }
         }
         return .failed(rsaRefused: rsaRefused)

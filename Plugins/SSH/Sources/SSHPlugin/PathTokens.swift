@@ -70,14 +70,11 @@ struct PathTokenError: Error {
     let path: String
     let reason: String
 
-    init(path: String, reason: String) {
-        self.path = path
-        self.reason = reason
-    }
+    var message: String { "\(VisibleText.of(path)): \(reason); skipped" }
+}
 
+extension PathTokenError {
     init(path: String, token: String) {
         self.init(path: path, reason: "the token \(VisibleText.of(token)) is not one termhost expands (%d %h %i %L %l %n %p %r %u %%)")
     }
-
-    var message: String { "\(VisibleText.of(path)): \(reason); skipped" }
 }

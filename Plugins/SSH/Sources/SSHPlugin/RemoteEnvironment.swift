@@ -20,9 +20,9 @@ struct RemoteEnvironment: Equatable {
     init(host: Destination, commandLine: RemoteEnvironment = RemoteEnvironment()) {
         sendEnv = (host.sendEnv ?? []) + commandLine.sendEnv
         // The first value of a name wins, as ssh keeps it: the command line's before the host's.
-        let first = Self.firstOfEachName(commandLine.setEnv + (host.setEnv ?? []))
-        let fromLine = Set(commandLine.setEnv.map(Self.name))
-        setEnv = (host.setEnv ?? []).filter { !fromLine.contains(Self.name($0)) } + first.filter { fromLine.contains(Self.name($0)) }
+        let first = HostRules.firstOfEachName(commandLine.setEnv + (host.setEnv ?? []))
+        let fromLine = Set(commandLine.setEnv.map(HostRules.setEnvName))
+        setEnv = (host.setEnv ?? []).filter { !fromLine.contains(HostRules.setEnvName($0)) } + first.filter { fromLine.contains(HostRules.setEnvName($0)) }
     }
 
     init(sendEnv: [String] = [], setEnv: [String] = []) {
@@ -39,13 +39,13 @@ struct RemoteEnvironment: Equatable {
     /// The name-value pairs to send, given the user's variable names and a way to read them:
     /// the SendEnv ones in name order, then SetEnv's in their order.
     func variables(names: [String], value: (String) -> String?) -> [(name: String, value: String)] {
-        let setNames = Set(setEnv.map(Self.name))
+        let setNames = Set(setEnv.map(HostRules.setEnvName))
         let patterns = self.patterns
         var pairs: [(name: String, value: String)] = []
-        for name in names.sorted() where !setNames.contains(name) && patterns.contains(where: { Self.matches($0, name) }) {
+        for name in names.sorted() where !setNames.contains(name) && patterns.contains(where: { SSHConfigParser.glob(Array($0.utf8), Array(name.utf8)) }) {
             if let v = value(name) { pairs.append((name, v)) }
         }
-        for entry in setEnv { pairs.append((Self.name(entry), String(entry.drop { $0 != "=" }.dropFirst()))) }
+        for entry in setEnv { pairs.append((HostRules.setEnvName(entry), String(entry.drop { $0 != "=" }.dropFirst()))) }
         return pairs
     }
 
@@ -73,13 +73,5 @@ struct RemoteEnvironment: Equatable {
             guard rc == 0 else { throw SSHError("ssh: cannot send the variable \(VisibleText.of(name)) to \(connection.shownAddress): \(connection.lastError())") }
         }
         return refused
-    }
-
-    static func name(_ entry: String) -> String { HostRules.setEnvName(entry) }
-    static func firstOfEachName(_ entries: [String]) -> [String] { HostRules.firstOfEachName(entries) }
-
-    /// ssh's match_pattern: `*` any run of characters, `?` one; nothing else is special.
-    static func matches(_ pattern: String, _ text: String) -> Bool {
-        SSHConfigParser.glob(Array(pattern.utf8), Array(text.utf8))
     }
 }
