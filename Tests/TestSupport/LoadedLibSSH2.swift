@@ -15,6 +15,13 @@ public enum LoadedLibSSH2 {
         return String(cString: text)
     }
 
+    /// Whether its version is at least `major.minor`; true when the version cannot be read, so
+    /// a test gated on it runs (and fails visibly) rather than being skipped.
+    public static func atLeast(_ major: Int, _ minor: Int, of library: String) -> Bool {
+        guard let parts = try? version(of: library).split(separator: ".").compactMap({ Int($0) }), parts.count >= 2 else { return true }
+        return (parts[0], parts[1]) >= (major, minor)
+    }
+
     /// Whether it exports `name` (a function one of Termhost's libssh2 patches adds).
     public static func exports(_ name: String, of library: String) throws -> Bool {
         try function(name, of: library) != nil

@@ -261,11 +261,22 @@ struct Authenticator {
         // A certificate of another key would be taken by the server and its signature refused
         // (a "partial" answer libssh2 cannot tell from a real one): only this key's is offered.
         if case .certificate(let path, let blob) = found, let key, UserCertificate.certifies(blob, key: key) {
-            let rc = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), path, file, passphrase)
-            if rc == 0 || rc == LIBSSH2_ERROR_FILE || rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED { return rc }
-            offered.append(OfferedKey(source: VisibleText.of(path), blob: blob))
-            if connection.sessionContext.disconnect != nil { return rc }
+            guard let library = UserCertificate.libraryCannotSign else {
+                return offerCertificate(path, blob: blob, file: file, passphrase: passphrase, offered: &offered)
+            }
+            if passphrase == nil {
+                interaction.warning("Certificate \(VisibleText.of(path)) not offered: libssh2 \(library), which this build loads, cannot sign with a certificate (1.11 can); offering \(VisibleText.of(file)) without it")
+            }
         }
+        return libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase)
+    }
+
+    /// The certificate with its key, then (unless that ended it) the key alone.
+    private func offerCertificate(_ path: String, blob: [UInt8], file: String, passphrase: String?, offered: inout [OfferedKey]) -> Int32 {
+        let rc = libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), path, file, passphrase)
+        if rc == 0 || rc == LIBSSH2_ERROR_FILE || rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED { return rc }
+        offered.append(OfferedKey(source: VisibleText.of(path), blob: blob))
+        if connection.sessionContext.disconnect != nil { return rc }
         return libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, file, passphrase)
     }
 

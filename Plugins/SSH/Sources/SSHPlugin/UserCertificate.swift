@@ -1,3 +1,4 @@
+import CLibSSH2
 import Foundation
 import TermhostSDK
 
@@ -9,6 +10,11 @@ import TermhostSDK
 /// the public key file.
 enum UserCertificate {
     static let typeSuffix = "-cert-v01@openssh.com"
+
+    /// The version of the loaded libssh2 when it is older than 1.11, which cannot sign with a
+    /// certificate (1.10 sends the query, the server takes it, and the signature step fails):
+    /// the certificate is then not offered, and said so. Nil when it can.
+    static let libraryCannotSign: String? = libssh2_version(0x010b00) == nil ? libssh2_version(0).map { String(cString: $0) } ?? "older than 1.11" : nil
 
     /// The plain key type a certificate type certifies: `ssh-ed25519-cert-v01@openssh.com`
     /// is `ssh-ed25519`; the RSA ones (also `rsa-sha2-256-cert-...`) are `ssh-rsa`.
