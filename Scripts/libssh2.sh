@@ -17,7 +17,9 @@
 # the cipher whole runs of blocks instead of one 16-byte block per call (Docs/SSH.md, same
 # section); exit-reported.patch records whether the server sent exit-status or exit-signal, so a
 # channel closed without either is told from one that exited 0, and bounds an exit-signal's
-# name by its packet (Docs/SSH.md, "termhost exec").
+# name by its packet (Docs/SSH.md, "termhost exec"); host-certificates.patch lets the handshake
+# take an OpenSSH host certificate as the host key and exports a signature check for its CA
+# (Docs/SSH.md, "The files read").
 #
 # Idempotent: nothing is fetched or built when the prefix already holds 1.11.1 built with the
 # same patches (their SHA-256, recorded in PREFIX/PATCHES).

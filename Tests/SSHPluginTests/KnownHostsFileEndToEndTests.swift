@@ -57,12 +57,29 @@ import TestSupport
         #expect(lines.last?.hasSuffix("warning: \(h.home)/.ssh/known_hosts: 980 more lines skipped (not shown)") == true, "\(r.stderr)")
     }
 
+    /// Off port 22, a key listed for the bare host name is known, as ssh finds it ("checking
+    /// without port identifier"); a changed key under the bare name is not a changed key here.
+    @Test func aKeyListedWithoutThePortIsKnownOnAnyPort() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try SSHHarness(dir: dir, trustServer: false)
+        defer { h.server.stop() }
+        writeBytes(knownHostsPath(h), Array("127.0.0.1 \(h.server.hostPublicKey)\n".utf8))
+        let r = try h.termhost(["exec", h.target, "--", "echo", "known"])
+        #expect(r.status == 0 && r.stdout == "known\n" && r.stderr.isEmpty, "\(r.output)")
+        let other = try UserKey(in: dir.sub("other"), name: "other", type: "ed25519")
+        writeBytes(knownHostsPath(h), Array("127.0.0.1 \(other.publicLine)\n".utf8))
+        let unknown = try h.termhost(["exec", h.target, "--", "true"])
+        #expect(unknown.status == 255 && unknown.stderr.contains("can't be established"), "\(unknown.output)")
+    }
+
     @Test func negatedAndWildcardPatternsAreHonoured() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let h = try SSHHarness(dir: dir, trustServer: false)
         defer { h.server.stop() }
-        _ = dir.write("home/.ssh/known_hosts", "*,![127.0.0.1]:\(h.server.port) \(h.server.hostPublicKey)\n")
+        // Both names negated: ssh looks the host up as [127.0.0.1]:PORT, then as 127.0.0.1.
+        _ = dir.write("home/.ssh/known_hosts", "*,![127.0.0.1]:\(h.server.port),!127.0.0.1 \(h.server.hostPublicKey)\n")
         let negated = try h.termhost(["exec", h.target, "--", "true"])
         #expect(negated.status == 255)
         #expect(negated.stderr.contains("The authenticity of host '[127.0.0.1]:\(h.server.port)' can't be established."))

@@ -13,14 +13,19 @@ public final class AsyncSSHServer: PlainLoopbackSSHServer {
     private var pid: pid_t = 0
     private let logPath: String
 
-    public init(in dir: TemporaryDirectory, authorizedKeys: [String]) throws {
+    public convenience init(in dir: TemporaryDirectory, authorizedKeys: [String]) throws {
+        try self.init(in: dir, authorizedKeys: authorizedKeys, options: [])
+    }
+
+    /// `options` are the script's (`--forged-host-certificate`).
+    public init(in dir: TemporaryDirectory, authorizedKeys: [String], options: [String]) throws {
         let directory = dir.sub("asyncssh-\(Int.random(in: 0..<1_000_000))")
         let keys = directory + "/authorized_keys"
         try Data((authorizedKeys.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: keys))
         let logPath = directory + "/asyncssh.log"
         self.logPath = logPath
         // -W ignore: the python3-cryptography of Debian 12 warns about ciphers asyncssh imports.
-        var pid = try ServerProcess.spawn(["/usr/bin/python3", "-W", "ignore", AsyncSSHServer.script, keys], log: logPath)
+        var pid = try ServerProcess.spawn(["/usr/bin/python3", "-W", "ignore", AsyncSSHServer.script, keys] + options, log: logPath)
         var first: [Substring] = []
         var exited = false
         let listening = Wait.until {

@@ -19,8 +19,11 @@ public final class SSHServer {
     /// was started by, so a link lets a test use a PAM configuration of its own.
     public let program: String
 
+    /// `certifyHostKey`, when given, is handed the host key's path before sshd starts and
+    /// writes PATH-cert.pub (ssh-keygen -s CA -h), which sshd then serves (HostCertificate).
     public init(in dir: TemporaryDirectory, authorizedKeys: [String], hostKeyType: String = "ed25519",
-                extraConfig: String = "", program: String = "/usr/sbin/sshd") throws {
+                extraConfig: String = "", program: String = "/usr/sbin/sshd",
+                certifyHostKey: ((_ hostKey: String) throws -> Void)? = nil) throws {
         self.program = program
         directory = dir.sub("sshd-\(Int.random(in: 0..<1_000_000))")
         home = directory + "/home"
@@ -30,6 +33,11 @@ public final class SSHServer {
         hostPublicKey = try String(contentsOfFile: hostKey + ".pub", encoding: .utf8)
             .split(separator: " ").prefix(2).joined(separator: " ")
         _ = FileManager.default.createFile(atPath: directory + "/authorized_keys", contents: Data(authorizedKeys.joined(separator: "\n").utf8))
+        var extraConfig = extraConfig
+        if let certifyHostKey {
+            try certifyHostKey(hostKey)
+            extraConfig += "\nHostCertificate \(hostKey)-cert.pub"
+        }
         port = SSHServer.freePort()
         self.extraConfig = extraConfig
         self.hostKey = hostKey

@@ -21,13 +21,29 @@ enum HostKeyPreference {
         algorithm.hasPrefix("rsa-sha2-") && !algorithm.contains("-cert-") ? "ssh-rsa" : algorithm
     }
 
+    /// Where the certificate algorithms (`*-cert-v01@openssh.com`) go: first when a
+    /// `@cert-authority` line names the host (the server then shows its certificate), last
+    /// otherwise (a plain key is asked for, as before), and nowhere when the loaded libssh2
+    /// cannot take a certificate as a host key (HostKeySignature.available).
+    enum Certificates { case first, last, none }
+
     /// `supported` reordered: OpenSSH's order, then libssh2's for the names OpenSSH's list lacks
-    /// (certificates, ssh-dss); every algorithm of a known key type moved to the front, each
-    /// group keeping that order.
-    static func order(knownKeyTypes: [String], supported: [String]) -> [String] {
-        let all = openSSHOrder.filter(supported.contains) + supported.filter { !openSSHOrder.contains($0) }
+    /// (ssh-dss); every algorithm of a known key type moved to the front, each group keeping
+    /// that order; the certificate algorithms OpenSSH 9.2 offers, in its order, where
+    /// `certificates` says.
+    static func order(knownKeyTypes: [String], supported: [String], certificates: Certificates) -> [String] {
+        let isCertificate = { (name: String) in name.hasSuffix(HostCertificate.typeSuffix) }
+        let plain = supported.filter { !isCertificate($0) }
+        let all = openSSHOrder.filter(plain.contains) + plain.filter { !openSSHOrder.contains($0) }
         let known = Set(knownKeyTypes)
-        return all.filter { known.contains(keyType(of: $0)) } + all.filter { !known.contains(keyType(of: $0)) }
+        let ordered = all.filter { known.contains(keyType(of: $0)) } + all.filter { !known.contains(keyType(of: $0)) }
+        // As OpenSSH 9.2 offers them: not ssh-rsa-cert (a SHA-1 handshake signature).
+        let certs = openSSHOrder.filter { $0 != "ssh-rsa" }.map { $0 + HostCertificate.typeSuffix }.filter(supported.contains)
+        switch certificates {
+        case .first: return certs + ordered
+        case .last: return ordered + certs
+        case .none: return ordered
+        }
     }
 
     /// The names libssh2 supports for one method type (LIBSSH2_METHOD_*), in its own order.
@@ -42,9 +58,10 @@ enum HostKeyPreference {
     /// Sets the order before the handshake and returns what was offered. When libssh2 refuses
     /// the list, its own default stays (and is returned): the connection is no worse than before.
     @discardableResult
-    static func apply(to session: OpaquePointer, knownKeyTypes: [String]) -> [String] {
+    static func apply(to session: OpaquePointer, knownKeyTypes: [String], certificateAuthority: Bool) -> [String] {
         let supported = supported(session, LIBSSH2_METHOD_HOSTKEY)
-        let offer = order(knownKeyTypes: knownKeyTypes, supported: supported)
+        let certificates: Certificates = HostKeySignature.available ? (certificateAuthority ? .first : .last) : .none
+        let offer = order(knownKeyTypes: knownKeyTypes, supported: supported, certificates: certificates)
         guard !offer.isEmpty, libssh2_session_method_pref(session, LIBSSH2_METHOD_HOSTKEY, offer.joined(separator: ",")) == 0 else {
             return supported
         }

@@ -83,7 +83,11 @@ enum HostKeyTrust {
         guard let raw = libssh2_session_hostkey(c.session, &length, &type), length > 0 else {
             throw SSHError("ssh: \(c.hostLabel) sent no host key")
         }
-        let key = Array(UnsafeRawBufferPointer(start: raw, count: length))
+        var key = Array(UnsafeRawBufferPointer(start: raw, count: length))
+        if HostCertificate.isCertificate(key) {
+            guard let plain = try certificate(key, c, known: known, interaction: interaction) else { return }
+            key = plain
+        }
         let keyType = KnownHosts.keyTypeName(in: key) ?? "unknown"
         let fingerprint = KnownHosts.fingerprint(key)
         let label = displayName(keyType)
@@ -91,15 +95,7 @@ enum HostKeyTrust {
         case .known, .knownSynced:
             return
         case .revoked(let file, let line):
-            throw SSHError("""
-            @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
-            @       WARNING: REVOKED HOST KEY DETECTED!               @
-            @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
-            The \(label) host key for \(c.hostLabel) is marked as revoked in \(VisibleText.of(file)):\(line).
-            This could mean that a stolen key is being used to impersonate this host.
-            \(label) key fingerprint is \(fingerprint).
-            Host key verification failed.
-            """, kind: .refused, cause: .changedHostKey)
+            throw revoked(c, what: "\(label) host key", label: label, fingerprint: fingerprint, file: file, line: line)
         case .changed(let file, let line):
             throw changedKey(c, label: label, fingerprint: fingerprint, offending: """
             Add correct host key in \(VisibleText.of(file)) to get rid of this message.
@@ -148,6 +144,57 @@ enum HostKeyTrust {
                 throw SSHError("Host key verification failed: rejected by the user.", kind: .refused)
             }
         }
+    }
+
+    /// OpenSSH's revoked-key warning, in its words; `what` is the host key or its CA's key.
+    private static func revoked(_ c: SSHConnection, what: String, label: String, fingerprint: String, file: String, line: Int) -> SSHError {
+        SSHError("""
+        @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
+        @       WARNING: REVOKED HOST KEY DETECTED!               @
+        @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
+        The \(what) for \(c.hostLabel) is marked as revoked in \(VisibleText.of(file)):\(line).
+        This could mean that a stolen key is being used to impersonate this host.
+        \(label) key fingerprint is \(fingerprint).
+        Host key verification failed.
+        """, kind: .refused, cause: .changedHostKey)
+    }
+
+    /// A host certificate, as ssh checks one. Refused: a certificate of another type than the
+    /// handshake agreed on, one whose key or CA's key is `@revoked`, one whose signature does not
+    /// verify with the CA key it names. Trusted (nil): its CA is in a `@cert-authority` line for
+    /// the host and every rule of HostCertificate holds. Otherwise (no such line, or a rule
+    /// broken, which is said) the plain key inside is returned and checked as any host key is,
+    /// as ssh does ("No matching CA found. Retry with plain key").
+    private static func certificate(_ blob: [UInt8], _ c: SSHConnection, known: KnownHosts, interaction: ConnectionPrompts) throws(SSHError) -> [UInt8]? {
+        let type = KnownHosts.keyTypeName(in: blob) ?? "unknown"
+        let agreed = libssh2_session_methods(c.session, LIBSSH2_METHOD_HOSTKEY).map { String(cString: $0) } ?? ""
+        guard let cert = HostCertificate(blob), cert.type == HostCertificate.certificateType(ofAlgorithm: agreed) else {
+            throw SSHError("ssh: \(c.hostLabel) sent a host certificate termhost cannot read or that is not the agreed \(VisibleText.of(agreed)) (\(VisibleText.of(type))).\nHost key verification failed.", kind: .refused)
+        }
+        for (key, what) in [(cert.plainKey, "\(displayName(type)) host key"), (cert.signatureKey, "certificate authority key of the host certificate")] {
+            if let r = known.revocation(of: key) {
+                let label = displayName(KnownHosts.keyTypeName(in: key) ?? "unknown")
+                throw revoked(c, what: what, label: label, fingerprint: KnownHosts.fingerprint(key), file: r.file, line: r.line)
+            }
+        }
+        let caFingerprint = KnownHosts.fingerprint(cert.signatureKey)
+        // First, so that nothing else the certificate says is shown as the CA's before it is.
+        guard HostKeySignature.isValid(cert.signature, by: cert.signatureKey, of: cert.signedBytes, session: c.session) else {
+            throw SSHError("ssh: the host certificate of \(c.hostLabel) names the CA \(caFingerprint) but is not signed by it (its signature does not verify).\nHost key verification failed.", kind: .refused)
+        }
+        let plainType = UserCertificate.keyType(ofCertificateType: type)
+        guard let ca = known.certificateAuthority(host: c.destination.hostKeyName, port: c.destination.hostKeyPort, key: cert.signatureKey) else {
+            interaction.host.log(.info, "\(c.hostLabel) showed a host certificate whose CA (\(caFingerprint)) no @cert-authority line names for it: its plain key is checked instead")
+            return cert.plainKey
+        }
+        let shown = "the \(displayName(plainType)) host certificate of \(c.hostLabel) (ID \"\(VisibleText.of(cert.keyID))\", serial \(cert.serial)), " +
+            "signed by the CA \(caFingerprint) of \(VisibleText.of(ca.file)):\(ca.line)"
+        if let problem = cert.problem(host: c.destination.hostKeyName, now: UInt64(max(0, time(nil)))) {
+            interaction.warning("ssh: \(shown): \(problem); checking its plain key instead")
+            return cert.plainKey
+        }
+        interaction.host.log(.info, "trusted \(shown)")
+        return nil
     }
 
     /// Appends a hashed entry to the user's known_hosts (creating ~/.ssh 0700 and the file 0600).

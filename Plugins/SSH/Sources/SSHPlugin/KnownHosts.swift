@@ -13,9 +13,9 @@ import TermhostSDK
 /// connection: a revoked or changed key in it must not turn into an "accept once" question.
 ///
 /// Supported: plain host patterns (with `*`, `?` and `!` negation), `[host]:port`, hashed
-/// `|1|salt|hash` entries, and the `@revoked` marker (a revoked key is refused for every host).
-/// `@cert-authority` lines are read and kept, but host certificates are not verified
-/// (libssh2 1.10 cannot present them), so they never make a plain key trusted.
+/// `|1|salt|hash` entries, the `@revoked` marker (a revoked key is refused for every host) and
+/// `@cert-authority` lines, whose key vouches for the host certificates it signed (HostKeyTrust
+/// checks the certificate); such a line never makes a plain key trusted.
 ///
 /// The keys accepted in Termhost and synced between devices (SyncedHostKeys) are added after
 /// the files and follow the same rules as one more file.
@@ -174,8 +174,22 @@ struct KnownHosts {
     /// file is a changed key. The files are the user's own decision and win over the synced
     /// records, which anyone able to write the vault can add to: a synced record answers only
     /// for a host and key type the files do not list.
+    ///
+    /// Off port 22, a host unknown as `[host]:port` is looked up once more by its bare name, and
+    /// only a known key there counts (ssh's "checking without port identifier"); an alias is
+    /// always looked up alone, on port 22.
     func check(host: String, port: Int, keyType: String, key: [UInt8]) -> Verdict {
-        if let r = entries.first(where: { $0.marker == .revoked && $0.key == key }) { return .revoked(file: r.file, line: r.line) }
+        let verdict = check(lookup: host, port: port, keyType: keyType, key: key)
+        guard case .unknown = verdict, port != 22 else { return verdict }
+        switch check(lookup: host, port: 22, keyType: keyType, key: key) {
+        case .known(let file, let line): return .known(file: file, line: line)
+        case .knownSynced: return .knownSynced
+        default: return verdict
+        }
+    }
+
+    private func check(lookup host: String, port: Int, keyType: String, key: [UInt8]) -> Verdict {
+        if let r = revocation(of: key) { return .revoked(file: r.file, line: r.line) }
         let forHost = hostMatcher(host: host, port: port)
         if let k = entries.first(where: { $0.marker == .none && $0.key == key && forHost($0) }) { return .known(file: k.file, line: k.line) }
         if let c = entries.first(where: { $0.marker == .none && $0.keyType == keyType && forHost($0) }) {
@@ -185,6 +199,31 @@ struct KnownHosts {
         if syncedForHost.contains(where: { $0.key == key }) { return .knownSynced }
         if let s = syncedForHost.first(where: { $0.keyType == keyType }) { return .changedSynced(synced: s.key) }
         return .unknown(otherTypes: keyTypes(matching: forHost, synced: syncedForHost))
+    }
+
+    /// The `@revoked` line of a key (a host's key, or a CA's), whatever host it names.
+    func revocation(of key: [UInt8]) -> Entry? {
+        entries.first { $0.marker == .revoked && $0.key == key }
+    }
+
+    /// The `@cert-authority` line for this host with the CA key `ca` (`[host]:port`, then off
+    /// port 22 the bare host, as `check`): nil when that CA does not vouch for the host (its
+    /// certificate is then checked as the plain key inside, as ssh does).
+    func certificateAuthority(host: String, port: Int, key ca: [UInt8]) -> Entry? {
+        for p in port == 22 ? [22] : [port, 22] {
+            let forHost = hostMatcher(host: host, port: p)
+            if let e = entries.first(where: { $0.marker == .certAuthority && $0.key == ca && forHost($0) }) { return e }
+        }
+        return nil
+    }
+
+    /// Whether a `@cert-authority` line names this host (either way): certificates are then
+    /// asked for first.
+    func hasCertificateAuthority(host: String, port: Int) -> Bool {
+        (port == 22 ? [22] : [port, 22]).contains { p in
+            let forHost = hostMatcher(host: host, port: p)
+            return entries.contains { $0.marker == .certAuthority && forHost($0) }
+        }
     }
 
     /// The key types of the plain (unmarked) entries and synced records for this host, sorted:

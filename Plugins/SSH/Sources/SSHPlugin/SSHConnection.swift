@@ -85,7 +85,8 @@ final class SSHConnection {
         libssh2_session_set_timeout(session, timeoutSeconds * 1000)
         do throws(SSHError) {
             let known = try HostKeyTrust.knownHosts(interaction: interaction)
-            let hostKeys = HostKeyPreference.apply(to: session, knownKeyTypes: known.keyTypes(host: destination.hostKeyName, port: destination.hostKeyPort))
+            let hostKeys = HostKeyPreference.apply(to: session, knownKeyTypes: known.keyTypes(host: destination.hostKeyName, port: destination.hostKeyPort),
+                                                   certificateAuthority: known.hasCertificateAuthority(host: destination.hostKeyName, port: destination.hostKeyPort))
             CipherPreference.apply(to: session)
             sessionContext.serverOpening = []
             // In the SSH sessions' OpenSSL context: the ciphers it sets up are the bulk AES-CTR.
