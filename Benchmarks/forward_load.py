@@ -3,8 +3,11 @@
 
   forward_load.py serve PORTFILE         target on 127.0.0.1 (port written to PORTFILE); each
                                          connection starts with one byte: S = sink (read to EOF,
-                                         then answer b"k"), E = echo (until EOF)
+                                         then answer b"k"), E = echo (until EOF), D = source (a
+                                         16-byte decimal count follows; sends that many bytes)
   forward_load.py throughput PORT MIB    one stream of MIB MiB through PORT; prints seconds
+  forward_load.py download PORT MIB      one stream of MIB MiB from the target back through
+                                         PORT (the other direction); prints seconds
   forward_load.py parallel PORT N MIB    N streams sharing MIB MiB; prints seconds
   forward_load.py latency PORT RUNS      connect + 1-byte echo, RUNS times; prints the median ms
 """
@@ -33,6 +36,19 @@ def handle(c):
         while c.recv_into(buf):
             pass
         c.sendall(b"k")
+    elif mode == b"D":
+        count = b""
+        while len(count) < 16:
+            part = c.recv(16 - len(count))
+            if not part:
+                break
+            count += part
+        left = int(count)
+        block = bytes(CHUNK)
+        while left > 0:
+            n = min(left, CHUNK)
+            c.sendall(block[:n])
+            left -= n
     elif mode == b"E":
         while True:
             n = c.recv_into(buf)
@@ -58,6 +74,21 @@ def sink_stream(port, nbytes):
         raise SystemExit("stream did not complete (no acknowledgement from the target)")
 
 
+def source_stream(port, nbytes):
+    c = socket.create_connection(("127.0.0.1", port))
+    c.sendall(b"D" + b"%16d" % nbytes)
+    buf = bytearray(CHUNK)
+    got = 0
+    while True:
+        n = c.recv_into(buf)
+        if not n:
+            break
+        got += n
+    c.close()
+    if got != nbytes:
+        raise SystemExit("stream did not complete: %d of %d bytes" % (got, nbytes))
+
+
 def main():
     mode = sys.argv[1]
     if mode == "serve":
@@ -66,6 +97,11 @@ def main():
         port, mib = int(sys.argv[2]), int(sys.argv[3])
         start = time.monotonic()
         sink_stream(port, mib * CHUNK)
+        print("%.3f" % (time.monotonic() - start))
+    elif mode == "download":
+        port, mib = int(sys.argv[2]), int(sys.argv[3])
+        start = time.monotonic()
+        source_stream(port, mib * CHUNK)
         print("%.3f" % (time.monotonic() - start))
     elif mode == "parallel":
         port, n, mib = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])

@@ -19,7 +19,8 @@
 # channel closed without either is told from one that exited 0, and bounds an exit-signal's
 # name by its packet (Docs/SSH.md, "termhost exec"); host-certificates.patch lets the handshake
 # take an OpenSSH host certificate as the host key and exports a signature check for its CA
-# (Docs/SSH.md, "The files read").
+# (Docs/SSH.md, "The files read"); receive-window.patch lets a channel's receive window grow
+# after it is open, libssh2's own reads keeping it advertised (Docs/SSH.md, "Receive windows").
 #
 # Idempotent: nothing is fetched or built when the prefix already holds 1.11.1 built with the
 # same patches (their SHA-256, recorded in PREFIX/PATCHES).

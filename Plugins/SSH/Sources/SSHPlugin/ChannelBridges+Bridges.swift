@@ -28,6 +28,8 @@ extension ChannelBridges {
         var onDone: ((Int32, String) -> Void)?
         /// end_spliced asked for this end: its owner hears TERMHOST_OK however it closes.
         var endRequested = false
+        /// What the server may send ahead, grown while the path needs it (server -> caller).
+        var window = ReceiveWindow(cap: 0, roundTrip: nil)
 
         init(channel: OpaquePointer, fd: Int32, callerFD: Int32, isShell: Bool) {
             self.channel = channel
@@ -70,7 +72,9 @@ extension ChannelBridges {
             _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
             _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        bridges.append(Bridge(channel: channel, fd: pair[0], callerFD: pair[1], isShell: isShell))
+        let b = Bridge(channel: channel, fd: pair[0], callerFD: pair[1], isShell: isShell)
+        b.window = connection.receiveWindow()
+        bridges.append(b)
         schedule()
         return pair[1]
     }
@@ -137,8 +141,10 @@ extension ChannelBridges {
         // Channel -> caller, only when the caller took the last chunk.
         if b.inStart == b.inEnd && !b.channelEOF {
             let n = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), Bridge.capacity)
-            if n > 0 { b.inStart = 0; b.inEnd = n; moved = true }
-            else if LibSSH2.wouldBlock(n) { if halfSent(.read(b)) { return moved } }
+            if n > 0 {
+                b.inStart = 0; b.inEnd = n; moved = true
+                if let grown = b.window.received(n, on: b.channel) { connection.logWindow(grown) }
+            } else if LibSSH2.wouldBlock(n) { if halfSent(.read(b)) { return moved } }
             else if n < 0 { noteFatal(n); b.closing = true; return true }
             // Nothing reads a bridged channel's stderr; drain it so the window stays open.
             var e = 0

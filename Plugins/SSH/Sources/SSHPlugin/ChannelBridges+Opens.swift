@@ -21,6 +21,8 @@ extension ChannelBridges {
         let splice: Splice?
         /// libssh2 has begun this open (it must then finish); end_spliced came meanwhile. [executor]
         var started = false, cancelled = false
+        /// When the open's request went out (ReceiveWindow.now): its answer times a round trip.
+        var startedAt: UInt64 = 0
         init(host: String, port: Int32, splice: Splice? = nil) {
             self.host = strdup(host)
             self.port = port
@@ -91,6 +93,7 @@ extension ChannelBridges {
         ExecutorCheck.onExecutor(executor)
         _ = fcntl(s.fd, F_SETFL, fcntl(s.fd, F_GETFL) | O_NONBLOCK)
         let b = Bridge(channel: channel, fd: s.fd, callerFD: -1, isShell: false)
+        b.window = connection.receiveWindow()
         b.stream = s.stream
         b.onDone = s.onDone
         b.endRequested = cancelled
@@ -112,10 +115,12 @@ extension ChannelBridges {
             s.onDone(Int32(TERMHOST_OK), "")
             return true
         }
+        if !open.started { open.startedAt = ReceiveWindow.now() }
         open.started = true
         let session = connection.session
         if let channel = libssh2_channel_direct_tcpip_ex(session, open.host, open.port, "127.0.0.1", 0) {
             opens.removeFirst()
+            connection.noteRoundTrip(since: open.startedAt)
             if let s = open.splice {
                 join(channel, s, cancelled: open.cancelled)
             } else {

@@ -22,6 +22,15 @@ enum ConnectionSettings {
         try number(host, "connectTimeout", in: connectTimeoutSeconds, unit: "seconds") ?? 15
     }
 
+    /// receiveWindowMiB: how far a bulk channel's receive window may grow (ReceiveWindow).
+    static let receiveWindowMiB = 2...1024
+
+    /// The receiveWindowMiB setting in bytes (default 15 MiB: HPN-SSH's cap against OpenSSH
+    /// 8.9 and later, whose servers slow down with larger windows).
+    static func receiveWindow(_ host: PluginHost) throws(SSHError) -> Int {
+        (try number(host, "receiveWindowMiB", in: receiveWindowMiB, unit: "MiB") ?? 15) << 20
+    }
+
     /// A whole number setting, nil when not set.
     static func number(_ host: PluginHost, _ key: String, in range: ClosedRange<Int>, unit: String) throws(SSHError) -> Int? {
         guard let text = (try? host.setting(feature: feature, key: key)) ?? nil else { return nil }

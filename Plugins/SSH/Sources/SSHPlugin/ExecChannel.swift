@@ -50,7 +50,12 @@ extension SSHConnection {
     }
 
     /// A new "session" channel, or nil (lastError() says why).
-    func probeChannel() -> OpaquePointer? { libssh2_channel_open_ex(session, "session", 7, 2 * 1024 * 1024, 32768, nil, 0) }
+    func probeChannel() -> OpaquePointer? {
+        let start = ReceiveWindow.now()
+        let channel = libssh2_channel_open_ex(session, "session", 7, UInt32(ReceiveWindow.initial), 32768, nil, 0)
+        if channel != nil { noteRoundTrip(since: start) }
+        return channel
+    }
 }
 
 /// Moves bytes between local descriptors and a started channel until the remote side is done,
@@ -105,6 +110,7 @@ struct ChannelPump {
         var eofSent = false
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
         defer { buffer.deallocate() }
+        var window = connection.receiveWindow()
 
         while true {
             // Whether this pass moved any bytes: if so, go round again at once; only a pass
@@ -116,7 +122,12 @@ struct ChannelPump {
             for stream in [Int32(0), Int32(1)] {
                 while true {
                     let n = libssh2_channel_read_ex(channel, stream, buffer.assumingMemoryBound(to: CChar.self), capacity)
-                    if n > 0 { output(stream, UnsafeRawBufferPointer(start: buffer, count: n)); progressed = true; continue }
+                    if n > 0 {
+                        output(stream, UnsafeRawBufferPointer(start: buffer, count: n))
+                        progressed = true
+                        if let grown = window.received(n, on: channel) { connection.logWindow(grown) }
+                        continue
+                    }
                     if LibSSH2.wouldBlock(n) || n == 0 { break }
                     throw SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
                 }

@@ -52,6 +52,27 @@ final class SSHConnection {
     var reservedChannel: OpaquePointer?
     /// Dead-peer detection (ServerAliveInterval, ServerAliveCountMax); 0 turns it off.
     var keepaliveInterval = 0
+    /// The receiveWindowMiB setting in bytes: how far a bulk channel's window may grow.
+    let receiveWindowCap: Int
+    /// The quickest request-and-answer seen on this connection (a channel open), in seconds:
+    /// an upper bound of the round trip, which receive windows grow from (ReceiveWindow).
+    private(set) var roundTrip: Double?
+
+    /// Notes how long a channel open took (its request and the server's answer), from its
+    /// start (ReceiveWindow.now).
+    func noteRoundTrip(since start: UInt64) {
+        let seconds = Double(ReceiveWindow.now() &- start) / 1e9
+        if roundTrip.map({ seconds < $0 }) ?? true { roundTrip = seconds }
+    }
+
+    /// A channel's receive window grew: the debug log says to what, and the round trip.
+    func logWindow(_ size: Int) {
+        let ms = (roundTrip ?? 0) * 1000
+        sessionContext.interaction.host.log(.debug, "receive window of a channel to \(shownAddress) grown to \(size) bytes (round trip \(Int(ms.rounded())) ms, cap \(receiveWindowCap))")
+    }
+
+    /// A receive window for a new bulk channel of this connection.
+    func receiveWindow() -> ReceiveWindow { ReceiveWindow(cap: receiveWindowCap, roundTrip: roundTrip) }
     var keepaliveCountMax = 3
 
     /// Connects over TCP, or over `socket` when given (one end of a jump host's tunnel).
@@ -66,8 +87,10 @@ final class SSHConnection {
         // Checked before anything is connected: a bad number must not cost a password prompt.
         // (A tunnel's socket is ours to close on every path, this one included.)
         let interval: Int, count: Int
-        do throws(SSHError) { (interval, count) = try SSHConnection.keepalive(destination, interaction.host) }
-        catch { if let tunnelSocket { close(tunnelSocket) }; throw error }
+        do throws(SSHError) {
+            (interval, count) = try SSHConnection.keepalive(destination, interaction.host)
+            receiveWindowCap = try ConnectionSettings.receiveWindow(interaction.host)
+        } catch { if let tunnelSocket { close(tunnelSocket) }; throw error }
         if let tunnelSocket {
             self.socket = tunnelSocket
         } else {
