@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// A bulk channel's receive window grows while a long path needs it (here 100 ms round trips
-/// through Benchmarks/delay-proxy.c), never past the receiveWindowMiB setting, and every byte
+/// through Benchmarks/delay-proxy.c), never past the receiveWindowMiB budget, and every byte
 /// arrives. The debug log says each growth. No timing is asserted: how fast it went is
 /// Benchmarks/wan.sh's business. Needs Termhost's libssh2 (receive-window.patch).
 @Suite(.timeLimit(.minutes(3))) struct ReceiveWindowEndToEndTests {
@@ -31,8 +31,9 @@ import TestSupport
             guard let range = line.range(of: "receive window of a channel to 127.0.0.1 grown to ") else { return nil }
             return line[range.upperBound...].split(separator: " ").first.flatMap { Int($0) }
         }
+        // The budget is what the connection's windows may grow beyond their opening 2 MiB.
         #expect(!sizes.isEmpty, "the window never grew:\n\(r.stderr.suffix(2000))")
-        #expect(sizes.allSatisfy { $0 <= 4 << 20 }, "\(sizes)")
-        #expect(sizes.last == 4 << 20, "\(sizes)")
+        #expect(sizes.allSatisfy { $0 <= (2 + 4) << 20 }, "\(sizes)")
+        #expect(sizes.last == (2 + 4) << 20, "\(sizes)")
     }
 }

@@ -2,35 +2,38 @@ import CLibSSH2
 import Glibc
 
 /// A bulk channel's receive window that follows the path, for what the client receives (exec
-/// output, -L and -D server -> client), as HPN-SSH's dynamic window does.
+/// output, -W, -L and -D server -> client), as HPN-SSH's dynamic window does.
 ///
 /// Why: the server may send one window per round trip, so the window caps a channel at
 /// window / RTT (2 MiB, libssh2's and OpenSSH's default, is ~40 MB/s at 50 ms). The window
-/// doubles, up to `cap`, when the channel delivered at least half of it within one round trip:
-/// the window, not the client, was holding the stream back. A client that drains slowly (a
-/// slow terminal, a slow local socket) never receives that much per round trip, so its window
-/// stays small: no window the client cannot drain. On loopback (a round trip of microseconds)
-/// nothing ever grows.
+/// doubles when, within one round trip, the channel delivered at least half of it AND the
+/// reader found nothing left to read at least once: the reader was waiting on the network, so
+/// the window, not the reader, held the stream back. A reader that drains slowly (a slow
+/// terminal, a local socket nobody reads) always has data waiting, so its window never grows.
+/// The round trip counts as at least 5 ms, so on loopback a burst of already buffered data
+/// read at memory speed does not look like a fast path.
 ///
-/// The round trip is the connection's (SSHConnection.roundTrip: the quickest channel open it
-/// has seen, one request and its answer); without one the window stays as opened. The size is
-/// handed to libssh2 (`libssh2_channel_termhost_receive_window`, Termhost's receive-window.patch),
-/// whose own reads then keep that much advertised; without the patch the window stays as
-/// opened. One per channel, used by whoever reads it.
+/// Growth is paid from the connection's budget (the receiveWindowMiB setting): what all its
+/// channels have grown beyond their opening 2 MiB together, which the owner gives back with
+/// `release()` when the channel ends. The size is handed to libssh2
+/// (`libssh2_channel_termhost_receive_window`, Termhost's receive-window.patch), whose own
+/// reads keep that much advertised; without the patch the window stays as opened.
 public struct ReceiveWindow {
     /// libssh2's and OpenSSH's window for a new channel.
     public static let initial = 2 << 20
+    /// The shortest round trip counted.
+    static let floor: UInt64 = 5_000_000
 
-    public let cap: Int
     public private(set) var size = ReceiveWindow.initial
-    private let roundTrip: UInt64?          // nanoseconds
+    private let interval: UInt64?            // nanoseconds; nil: never grows
     private var markedAt: UInt64 = 0
     private var sinceMark = 0
+    private var waited = false
 
-    /// `cap` in bytes (the receiveWindowMiB setting); `roundTrip` in seconds, nil if unknown.
-    public init(cap: Int, roundTrip: Double?) {
-        self.cap = max(cap, ReceiveWindow.initial)
-        self.roundTrip = roundTrip.map { UInt64(max($0, 0) * 1e9) }
+    /// A window that grows with a `roundTrip` (seconds) when given; nil: one that never grows
+    /// (a terminal's, whose bytes are keystrokes and screens).
+    public init(roundTrip: Double?) {
+        interval = roundTrip.map { max(UInt64(max($0, 0) * 1e9), ReceiveWindow.floor) }
     }
 
     private typealias Grow = @convention(c) (OpaquePointer?, UInt) -> UInt
@@ -43,19 +46,29 @@ public struct ReceiveWindow {
     /// Whether the loaded libssh2 can grow a window.
     public static var available: Bool { grow != nil }
 
-    /// Counts `count` bytes just read from `channel`; returns the new size when the window grew
-    /// (for the debug log), nil otherwise.
-    public mutating func received(_ count: Int, on channel: OpaquePointer) -> Int? {
-        guard let roundTrip, let grow = ReceiveWindow.grow, size < cap else { return nil }
+    /// A read found nothing waiting (it would block).
+    public mutating func empty() { waited = true }
+
+    /// Counts `count` bytes just read from `channel`; grows the window when the last round trip
+    /// called for it and `budget` (bytes, the connection's) allows, taking the growth from it.
+    /// Returns the new size when it grew (for the debug log), nil otherwise.
+    public mutating func received(_ count: Int, on channel: OpaquePointer, budget: inout Int) -> Int? {
+        guard let interval, let grow = ReceiveWindow.grow else { return nil }
         let now = ReceiveWindow.now()
         if markedAt == 0 { markedAt = now }
         sinceMark += count
-        guard now - markedAt >= roundTrip else { return nil }
-        defer { markedAt = now; sinceMark = 0 }
-        guard sinceMark >= size / 2 else { return nil }
-        size = Int(grow(channel, UInt(min(cap, size * 2))))
+        guard now - markedAt >= interval else { return nil }
+        defer { markedAt = now; sinceMark = 0; waited = false }
+        let wanted = min(size, budget)
+        guard waited, sinceMark >= size / 2, wanted > 0 else { return nil }
+        let granted = Int(grow(channel, UInt(size + wanted)))
+        budget -= max(0, granted - size)
+        size = granted
         return size
     }
+
+    /// What this window took from its connection's budget, to give back when the channel ends.
+    public var grown: Int { size - ReceiveWindow.initial }
 
     /// The monotonic clock in nanoseconds, for round trips and rates.
     public static func now() -> UInt64 {

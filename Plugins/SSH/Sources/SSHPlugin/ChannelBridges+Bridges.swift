@@ -29,7 +29,7 @@ extension ChannelBridges {
         /// end_spliced asked for this end: its owner hears TERMHOST_OK however it closes.
         var endRequested = false
         /// What the server may send ahead, grown while the path needs it (server -> caller).
-        var window = ReceiveWindow(cap: 0, roundTrip: nil)
+        var window = ReceiveWindow(roundTrip: nil)
 
         init(channel: OpaquePointer, fd: Int32, callerFD: Int32, isShell: Bool) {
             self.channel = channel
@@ -73,7 +73,7 @@ extension ChannelBridges {
             _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
         let b = Bridge(channel: channel, fd: pair[0], callerFD: pair[1], isShell: isShell)
-        b.window = connection.receiveWindow()
+        b.window = connection.receiveWindow(grows: !isShell)
         bridges.append(b)
         schedule()
         return pair[1]
@@ -129,6 +129,7 @@ extension ChannelBridges {
             return
         }
         ended(b, Int32(TERMHOST_OK), "")
+        connection.release(b.window)
         b.freed = true
     }
 
@@ -143,12 +144,16 @@ extension ChannelBridges {
             let n = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), Bridge.capacity)
             if n > 0 {
                 b.inStart = 0; b.inEnd = n; moved = true
-                if let grown = b.window.received(n, on: b.channel) { connection.logWindow(grown) }
+                connection.received(n, on: b.channel, window: &b.window)
             } else if LibSSH2.wouldBlock(n) { if halfSent(.read(b)) { return moved } }
             else if n < 0 { noteFatal(n); b.closing = true; return true }
             // Nothing reads a bridged channel's stderr; drain it so the window stays open.
             var e = 0
-            repeat { e = libssh2_channel_read_ex(b.channel, 1, scratch, 4096) } while e > 0
+            // As large a read as stream 0's: after a read that would block, libssh2 finishes its
+            // pending window adjustment from the next read and counts it by that read's size,
+            // so a smaller one would count less than the server was granted (and libssh2 would
+            // then cut the server's data short).
+            repeat { e = libssh2_channel_read_ex(b.channel, 1, scratch, Bridge.capacity) } while e > 0
             if LibSSH2.wouldBlock(e) && halfSent(.stderr(b)) { return moved }
             if b.inStart == b.inEnd && libssh2_channel_eof(b.channel) != 0 { b.channelEOF = true }
         }

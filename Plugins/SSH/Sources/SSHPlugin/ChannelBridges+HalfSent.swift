@@ -35,7 +35,7 @@ extension ChannelBridges {
             rc = libssh2_channel_read_ex(b.channel, 0, b.toLocal.assumingMemoryBound(to: CChar.self), room)
             if rc > 0 { b.inStart = 0; b.inEnd = rc }
         case .stderr(let b):
-            rc = libssh2_channel_read_ex(b.channel, 1, scratch, 4096)
+            rc = libssh2_channel_read_ex(b.channel, 1, scratch, Bridge.capacity)   // as service's drain
         case .write(let b):
             rc = libssh2_channel_write_ex(b.channel, 0, (b.toChannel + b.outStart).assumingMemoryBound(to: CChar.self), b.outEnd - b.outStart)
             if rc > 0 { b.outStart += rc }

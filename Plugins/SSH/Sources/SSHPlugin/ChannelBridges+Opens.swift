@@ -93,7 +93,7 @@ extension ChannelBridges {
         ExecutorCheck.onExecutor(executor)
         _ = fcntl(s.fd, F_SETFL, fcntl(s.fd, F_GETFL) | O_NONBLOCK)
         let b = Bridge(channel: channel, fd: s.fd, callerFD: -1, isShell: false)
-        b.window = connection.receiveWindow()
+        b.window = connection.receiveWindow(grows: true)
         b.stream = s.stream
         b.onDone = s.onDone
         b.endRequested = cancelled

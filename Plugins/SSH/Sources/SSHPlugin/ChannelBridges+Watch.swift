@@ -30,10 +30,12 @@ extension ChannelBridges {
             libssh2_keepalive_config(connection.session, 0, 0)
             connection.keepaliveInterval = 0
             libssh2_session_set_blocking(connection.session, 1)
+            let start = ReceiveWindow.now()
             guard let channel = libssh2_channel_open_ex(connection.session, "session", 7, 64 * 1024, 32 * 1024, nil, 0) else {
                 throw SSHError("ssh: \(connection.shownAddress) cannot open a channel to watch the connection: \(connection.lastError())")
             }
             sentinel = channel
+            connection.noteRoundTrip(since: start)   // a request and its answer: the round trip
         }
         watchers.append(w)
         schedule()

@@ -23,7 +23,7 @@ final class ChannelBridges: @unchecked Sendable {
     var bridges: [Bridge] = []
     var listeners: [Listener] = []
     /// Scratch for stderr reads nobody consumes (and the sentinel's reads). [executor]
-    let scratch = UnsafeMutablePointer<CChar>.allocate(capacity: 4096)
+    let scratch = UnsafeMutablePointer<CChar>.allocate(capacity: Bridge.capacity)
 
     // Opens (+Opens).
     var opens: [PendingOpen] = []

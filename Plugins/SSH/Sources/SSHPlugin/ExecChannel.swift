@@ -15,6 +15,7 @@ struct ExecChannel {
         let channel = try connection.openSessionChannel()
         defer { libssh2_channel_free(channel) }
         var pump = ChannelPump(connection: connection, channel: channel)
+        pump.growsWindow = true
         pump.agent = AgentForwarding.start(on: channel, connection: connection, warn: agentWarning)
         try RemoteEnvironment.send(environment, on: channel, connection: connection)
         guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
@@ -31,7 +32,9 @@ struct ExecChannel {
         guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
             throw SSHError("ssh: the server refused to run the command: \(connection.lastError())")
         }
-        return try ChannelPump(connection: connection, channel: channel).run(input: .bytes(input), output: output)
+        var pump = ChannelPump(connection: connection, channel: channel)
+        pump.growsWindow = true
+        return try pump.run(input: .bytes(input), output: output)
     }
 }
 
@@ -79,6 +82,9 @@ struct ChannelPump {
     /// A session channel (a command, a shell) ends at the server's close, which follows its exit
     /// status; a forwarded connection (-W, a jump host's tunnel) has none and ends at its EOF.
     var endsAtClose = true
+    /// A bulk stream (a command's output, -W, a jump host's tunnel): its receive window grows
+    /// while the path needs it (ReceiveWindow). Not for a terminal.
+    var growsWindow = false
 
     enum Input { case descriptor(Int32), bytes([UInt8]) }
 
@@ -110,7 +116,8 @@ struct ChannelPump {
         var eofSent = false
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
         defer { buffer.deallocate() }
-        var window = connection.receiveWindow()
+        var window = connection.receiveWindow(grows: growsWindow)
+        defer { connection.release(window) }
 
         while true {
             // Whether this pass moved any bytes: if so, go round again at once; only a pass
@@ -125,10 +132,10 @@ struct ChannelPump {
                     if n > 0 {
                         output(stream, UnsafeRawBufferPointer(start: buffer, count: n))
                         progressed = true
-                        if let grown = window.received(n, on: channel) { connection.logWindow(grown) }
+                        connection.received(n, on: channel, window: &window)
                         continue
                     }
-                    if LibSSH2.wouldBlock(n) || n == 0 { break }
+                    if LibSSH2.wouldBlock(n) || n == 0 { window.empty(); break }
                     throw SSHError("Connection to \(connection.shownAddress) closed: \(connection.lastError())")
                 }
             }

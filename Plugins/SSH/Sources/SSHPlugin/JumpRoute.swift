@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Foundation
 import Glibc
 import TermhostSDK
@@ -78,12 +79,14 @@ final class JumpTunnel: @unchecked Sendable {
     }
 
     static func open(through outer: SSHConnection, to next: Destination) throws(SSHError) -> JumpTunnel {
+        let start = ReceiveWindow.now()
         guard let channel = libssh2_channel_direct_tcpip_ex(outer.session, next.address, Int32(clamping: next.port), "127.0.0.1", 22) else {
             let reason = outer.lastError()
             outer.teardown()
             let hint = reason.contains("prohibited") ? " (the jump host does not allow TCP forwarding: AllowTcpForwarding)" : ""
             throw SSHError("ssh: jump host \(outer.shownAddress) cannot reach \(VisibleText.of(next.address)) port \(next.port): \(reason)\(hint)")
         }
+        outer.noteRoundTrip(since: start)   // the hop's only channel: an upper bound of its round trip
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             libssh2_channel_free(channel)
@@ -97,6 +100,7 @@ final class JumpTunnel: @unchecked Sendable {
         let thread = Thread {
             var pump = ChannelPump(connection: work.value.outer, channel: work.value.channel)
             pump.endsAtClose = false
+            pump.growsWindow = true   // the next hop's whole connection, bulk data included
             _ = try? pump.run(stdin: tunnel.pumpSocket, stdout: tunnel.pumpSocket, stderr: -1)
             libssh2_channel_free(work.value.channel)
             Glibc.close(tunnel.pumpSocket)

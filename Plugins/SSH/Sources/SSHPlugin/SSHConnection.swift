@@ -52,8 +52,10 @@ final class SSHConnection {
     var reservedChannel: OpaquePointer?
     /// Dead-peer detection (ServerAliveInterval, ServerAliveCountMax); 0 turns it off.
     var keepaliveInterval = 0
-    /// The receiveWindowMiB setting in bytes: how far a bulk channel's window may grow.
+    /// The receiveWindowMiB setting in bytes: how much this connection's channels may grow their
+    /// windows together; `windowBudget` is what is left of it.
     let receiveWindowCap: Int
+    private(set) var windowBudget = 0
     /// The quickest request-and-answer seen on this connection (a channel open), in seconds:
     /// an upper bound of the round trip, which receive windows grow from (ReceiveWindow).
     private(set) var roundTrip: Double?
@@ -65,14 +67,21 @@ final class SSHConnection {
         if roundTrip.map({ seconds < $0 }) ?? true { roundTrip = seconds }
     }
 
-    /// A channel's receive window grew: the debug log says to what, and the round trip.
-    func logWindow(_ size: Int) {
+
+    /// A receive window for a new channel of this connection: one that grows for bulk data,
+    /// one that never does for a terminal (`grows` false).
+    func receiveWindow(grows: Bool) -> ReceiveWindow { ReceiveWindow(roundTrip: grows ? roundTrip : nil) }
+
+    /// Counts `count` bytes read on a channel with `window`, growing it from the budget.
+    func received(_ count: Int, on channel: OpaquePointer, window: inout ReceiveWindow) {
+        guard let size = window.received(count, on: channel, budget: &windowBudget) else { return }
         let ms = (roundTrip ?? 0) * 1000
-        sessionContext.interaction.host.log(.debug, "receive window of a channel to \(shownAddress) grown to \(size) bytes (round trip \(Int(ms.rounded())) ms, cap \(receiveWindowCap))")
+        sessionContext.interaction.host.log(.debug, "receive window of a channel to \(shownAddress) grown to \(size) bytes " +
+            "(round trip \(Int(ms.rounded())) ms; \(windowBudget) of receiveWindowMiB \(receiveWindowCap) left)")
     }
 
-    /// A receive window for a new bulk channel of this connection.
-    func receiveWindow() -> ReceiveWindow { ReceiveWindow(cap: receiveWindowCap, roundTrip: roundTrip) }
+    /// A channel ended: what its window grew goes back to the budget.
+    func release(_ window: ReceiveWindow) { windowBudget += window.grown }
     var keepaliveCountMax = 3
 
     /// Connects over TCP, or over `socket` when given (one end of a jump host's tunnel).
@@ -90,6 +99,7 @@ final class SSHConnection {
         do throws(SSHError) {
             (interval, count) = try SSHConnection.keepalive(destination, interaction.host)
             receiveWindowCap = try ConnectionSettings.receiveWindow(interaction.host)
+            windowBudget = receiveWindowCap
         } catch { if let tunnelSocket { close(tunnelSocket) }; throw error }
         if let tunnelSocket {
             self.socket = tunnelSocket

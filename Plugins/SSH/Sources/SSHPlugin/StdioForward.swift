@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Glibc
 import TermhostSDK
 
@@ -29,12 +30,17 @@ struct StdioForward {
     /// Moves bytes until either side ends; 0 when the far end closed, 255 (with OpenSSH's
     /// words on stderr) when the server would not open the channel.
     func run(stdin: Int32, stdout: Int32, stderr: Int32) throws(SSHError) -> Int32 {
+        let start = ReceiveWindow.now()
         guard let channel = libssh2_channel_direct_tcpip_ex(connection.session, host, Int32(port), "127.0.0.1", 0) else {
             throw SSHError("channel 0: open failed: \(connection.lastError())\nstdio forwarding failed")
         }
         defer { libssh2_channel_free(channel) }
+        // The only channel of this connection: its open (including the server's own connect to
+        // the target) is the round trip windows grow from, an upper bound.
+        connection.noteRoundTrip(since: start)
         var pump = ChannelPump(connection: connection, channel: channel)
         pump.endsAtClose = false
+        pump.growsWindow = true
         return try pump.run(stdin: stdin, stdout: stdout, stderr: stderr)
     }
 }
