@@ -18,9 +18,7 @@ struct ExecChannel {
         pump.growsWindow = true
         pump.agent = AgentForwarding.start(on: channel, connection: connection, warn: agentWarning)
         try RemoteEnvironment.send(environment, on: channel, connection: connection)
-        guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
-            throw SSHError("ssh: the server refused to run the command: \(connection.lastError())")
-        }
+        try connection.startCommand(command, on: channel)
         return try pump.run(stdin: stdin, stdout: stdout, stderr: stderr)
     }
 
@@ -29,9 +27,7 @@ struct ExecChannel {
     func run(_ command: String, input: [UInt8], output: @escaping (Int32, UnsafeRawBufferPointer) -> Void) throws(SSHError) -> Int32 {
         let channel = try connection.openSessionChannel()
         defer { libssh2_channel_free(channel) }
-        guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
-            throw SSHError("ssh: the server refused to run the command: \(connection.lastError())")
-        }
+        try connection.startCommand(command, on: channel)
         var pump = ChannelPump(connection: connection, channel: channel)
         pump.growsWindow = true
         return try pump.run(input: .bytes(input), output: output)
@@ -50,6 +46,17 @@ extension SSHConnection {
             throw SSHError("ssh: cannot open a channel to \(shownAddress): \(lastError())")
         }
         return channel
+    }
+
+    /// Sends "exec" and waits for the server's answer, which is also timed as a round trip: the
+    /// first channel open after login often waits ~40 ms more (the server's small packets held
+    /// by Nagle until this end's delayed ACK), this answer does not.
+    func startCommand(_ command: String, on channel: OpaquePointer) throws(SSHError) {
+        let start = ReceiveWindow.now()
+        guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
+            throw SSHError("ssh: the server refused to run the command: \(lastError())")
+        }
+        noteRoundTrip(since: start)
     }
 
     /// A new "session" channel, or nil (lastError() says why).
