@@ -13,13 +13,7 @@ files=${2:-2000}
 runs=${3:-3}
 source Benchmarks/sshd-env.sh
 
-data=$work/data-src
-mkdir -p "$data/many"
-head -c "${mib}M" /dev/urandom > "$data/big"
-for i in $(seq "$files"); do head -c 4096 /dev/urandom > "$data/many/f$i"; done
-big_sum=$(sha256sum < "$data/big")
-many_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum); }
-many_ref=$(many_sum "$data/many")
+source Benchmarks/transfer-data.sh
 
 ns() { date +%s%N; }
 run_termhost() { "$termhost" sftp "$@" -P "$port" > /dev/null; }
@@ -42,10 +36,6 @@ PY
 }
 ciphers_used() { echo "  ciphers: termhost $(negotiated libssh2); OpenSSH $(negotiated OpenSSH)"; }
 
-check_big() { [ "$(sha256sum < "$1")" = "$big_sum" ] || { echo "corrupt copy: $1" >&2; exit 1; }; rm -f "$1"; }
-check_many() { [ "$(many_sum "$1")" = "$many_ref" ] || { echo "corrupt tree: $1" >&2; exit 1; }; rm -rf "$1"; }
-
-out=$work/out; mkdir -p "$out"
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # Each figure is the median of `runs` alternating runs of the two tools.
 ts=(); os=()

@@ -30,16 +30,7 @@ python3 Benchmarks/forward_load.py serve "$work/target.port" & pids+=($!)
 while [ ! -s "$work/target.port" ]; do sleep 0.05; done
 target=$(cat "$work/target.port")
 
-data=$work/data-src
-mkdir -p "$data/many"
-head -c "${mib}M" /dev/urandom > "$data/big"
-for i in $(seq "$files"); do head -c 4096 /dev/urandom > "$data/many/f$i"; done
-big_sum=$(sha256sum < "$data/big")
-many_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum); }
-many_ref=$(many_sum "$data/many")
-check_big() { [ "$(sha256sum < "$1")" = "$big_sum" ] || { echo "corrupt copy: $1" >&2; exit 1; }; rm -f "$1"; }
-check_many() { [ "$(many_sum "$1")" = "$many_ref" ] || { echo "corrupt tree: $1" >&2; exit 1; }; rm -rf "$1"; }
-out=$work/out; mkdir -p "$out"
+source Benchmarks/transfer-data.sh
 
 ns() { date +%s%N; }
 timed() { local s e; sync; s=$(ns); "$@"; e=$(ns); python3 -c 'import sys; print("%.3f" % (int(sys.argv[1]) / 1e9))' $(( e - s )); }
@@ -138,16 +129,20 @@ for rtt in $rtts; do
   done
   kill "$fpid" "$spid" 2>/dev/null || true
 
-  ts=(); o=()
-  for _ in $(seq "$runs"); do
-    ts+=("$(timed sh -c '"$1" exec "$2" -- cat < "$3" > "$4"' sh "$termhost" "$user@127.0.0.1:$sport" "$data/big" "$out/exec.t")"); check_big "$out/exec.t"
-    o+=("$(timed sh -c 'in=$1 to=$2; shift 2; ssh "$@" < "$in" > "$to"' sh "$data/big" "$out/exec.o" "${x_opts[@]}" "$user@127.0.0.1" cat)"); check_big "$out/exec.o"
-  done
-  row "exec stdin -> cat -> stdout $mib MiB" "$bytes" "$(median "${ts[@]}")" "$(median "${o[@]}")" "$ceiling_down"
-  ts=(); o=()
-  for _ in $(seq "$runs"); do
-    ts+=("$(timed sh -c '"$1" exec "$2" -- cat "$3" > "$4"' sh "$termhost" "$user@127.0.0.1:$sport" "$data/big" "$out/exec.t")"); check_big "$out/exec.t"
-    o+=("$(timed sh -c 'from=$1 to=$2; shift 2; ssh "$@" cat "$from" > "$to"' sh "$data/big" "$out/exec.o" "${x_opts[@]}" "$user@127.0.0.1")"); check_big "$out/exec.o"
-  done
-  row "exec stdout (cat FILE) $mib MiB" "$bytes" "$(median "${ts[@]}")" "$(median "${o[@]}")" "$ceiling_down"
+  # exec: the file to cat through stdin (stdin -> cat -> stdout) or named (stdout alone).
+  exec_row() {
+    local what=$1 through_stdin=$2 tcmd ocmd ts=() o=()
+    if [ "$through_stdin" = yes ]; then
+      tcmd='"$1" exec "$2" -- cat < "$3" > "$4"'; ocmd='in=$1 to=$2; shift 2; ssh "$@" cat < "$in" > "$to"'
+    else
+      tcmd='"$1" exec "$2" -- cat "$3" > "$4"'; ocmd='in=$1 to=$2; shift 2; ssh "$@" cat "$in" > "$to"'
+    fi
+    for _ in $(seq "$runs"); do
+      ts+=("$(timed sh -c "$tcmd" sh "$termhost" "$user@127.0.0.1:$sport" "$data/big" "$out/exec.t")"); check_big "$out/exec.t"
+      o+=("$(timed sh -c "$ocmd" sh "$data/big" "$out/exec.o" "${x_opts[@]}" "$user@127.0.0.1")"); check_big "$out/exec.o"
+    done
+    row "$what $mib MiB" "$bytes" "$(median "${ts[@]}")" "$(median "${o[@]}")" "$ceiling_down"
+  }
+  exec_row "exec stdin -> cat -> stdout" yes
+  exec_row "exec stdout (cat FILE)" no
 done

@@ -12,17 +12,6 @@ final class Segments: @unchecked Sendable {
     /// Below this, another connection costs more than it brings.
     static let minimum: UInt64 = 32 << 20
 
-    /// From this round trip on, a connection is held back by the server's window (OpenSSH's
-    /// 2 MiB per round trip is 210 MB/s at 10 ms, about what one connection's cipher moves on
-    /// a core here), not by the CPU, so more connections move more.
-    static let farRoundTripMicroseconds: UInt64 = 10_000
-
-    /// Connections for one large file when the `segments` setting is not set: one per core but
-    /// one near the server (TransferQueue.defaultSegments), the most (4) far from it.
-    static func forPath(roundTripMicroseconds rtt: UInt64) -> Int {
-        rtt >= farRoundTripMicroseconds ? TransferQueue.segmentBounds.upperBound : TransferQueue.defaultSegments
-    }
-
     let ranges: [Range<UInt64>]
     private let control: TransferControl
     private let lock = NSLock()

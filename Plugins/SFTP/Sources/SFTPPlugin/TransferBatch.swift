@@ -128,12 +128,10 @@ final class TransferBatch: @unchecked Sendable {
 
     /// Extra connections for the segments of a batch's only file, when it is large: each holds a
     /// queue slot of its own, taken only if free now, and is opened without a terminal.
-    private func segmentHelpers(for job: FileJob, on connection: SFTPConnection) -> [SFTPConnection] {
+    private func segmentHelpers(for job: FileJob) -> [SFTPConnection] {
         guard plan.jobs.count == 1, plan.bytes >= 2 * Segments.minimum else { return [] }
-        // As many as Segments will use: one per 32 MiB at least, the `segments` setting at most,
-        // or without one what the path calls for (one stat of the file times its round trip).
-        let segments = queue.segments ?? Segments.forPath(roundTripMicroseconds: roundTrip(of: job, on: connection))
-        let wanted = min(queue.maxPerHost, segments, Int(plan.bytes / Segments.minimum)) - 1
+        // As many as Segments will use: one per 32 MiB at least, the `segments` setting at most.
+        let wanted = min(queue.maxPerHost, queue.segments, Int(plan.bytes / Segments.minimum)) - 1
         var helpers: [SFTPConnection] = []
         for _ in 0..<max(0, wanted) where queue.tryAcquire(host: job.host) {
             guard let c = try? SFTPConnection(transport: transport, destination: first.destination, scene: 0) else {
@@ -145,16 +143,8 @@ final class TransferBatch: @unchecked Sendable {
         return helpers
     }
 
-    /// One request and its answer on `connection` (a stat of the job's remote file), in
-    /// microseconds; 0 when it fails (the file's own transfer then says why).
-    private func roundTrip(of job: FileJob, on connection: SFTPConnection) -> UInt64 {
-        var watch = Stopwatch()
-        guard (try? connection.run { fs, _ throws(SFTPError) in _ = try fs.statIfExists(job.remotePath) }) != nil else { return 0 }
-        return watch.lap()
-    }
-
     private func move(_ job: FileJob, on connection: SFTPConnection) -> FileOutcome {
-        let helpers = segmentHelpers(for: job, on: connection)
+        let helpers = segmentHelpers(for: job)
         defer {
             for h in helpers {
                 h.close()

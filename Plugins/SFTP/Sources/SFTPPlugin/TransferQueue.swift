@@ -15,21 +15,17 @@ final class TransferQueue: @unchecked Sendable {
     /// work around the cipher (the download's writer, the kernel's network and page-cache work,
     /// on loopback the server). Measured on 2 cores, a second connection made downloads and
     /// uploads slower (Docs/SFTP.md, Speed).
-    /// That is the default near the server; far from it (Segments.forPath) each connection is
-    /// held back by the server's window instead, and the most connections help.
     static let segmentBounds = 1...4
     static let defaultSegments = min(max(ProcessInfo.processInfo.activeProcessorCount - 1, 1), 4)
 
     private let condition = NSCondition()
-    /// segments nil: not set, chosen per file from the path (Segments.forPath).
-    private var limits: (active: Int, perHost: Int, segments: Int?) = (defaultActive, defaultPerHost, nil)
+    private var limits = (active: defaultActive, perHost: defaultPerHost, segments: defaultSegments)
     private var active = 0
     private var perHost: [String: Int] = [:]
 
     var maxActive: Int { condition.withLock { limits.active } }
     var maxPerHost: Int { condition.withLock { limits.perHost } }
-    /// The `segments` setting; nil when not set.
-    var segments: Int? { condition.withLock { limits.segments } }
+    var segments: Int { condition.withLock { limits.segments } }
 
     /// Sets the limits, clamped to 1-100 and 1-min(50, maxActive); maxPerHost nil is the
     /// default, lowered silently when maxActive is smaller; segments nil is the default, and
@@ -47,7 +43,7 @@ final class TransferQueue: @unchecked Sendable {
             }
         }
         condition.withLock {
-            limits.segments = segments.map { bounded($0, "segments", TransferQueue.segmentBounds) }
+            limits.segments = segments.map { bounded($0, "segments", TransferQueue.segmentBounds) } ?? TransferQueue.defaultSegments
             if let v = maxActive { limits.active = bounded(v, "maxActive", TransferQueue.activeBounds) }
             let ceiling = min(TransferQueue.perHostCeiling, limits.active)
             if let v = maxPerHost {

@@ -145,7 +145,10 @@ extension ChannelBridges {
             if n > 0 {
                 b.inStart = 0; b.inEnd = n; moved = true
                 connection.received(n, on: b.channel, window: &b.window)
-            } else if LibSSH2.wouldBlock(n) { if halfSent(.read(b)) { return moved } }
+            } else if LibSSH2.wouldBlock(n) {
+                b.window.empty()
+                if halfSent(.read(b)) { return moved }
+            }
             else if n < 0 { noteFatal(n); b.closing = true; return true }
             // Nothing reads a bridged channel's stderr; drain it so the window stays open.
             var e = 0
