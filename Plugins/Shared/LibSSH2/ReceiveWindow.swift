@@ -2,7 +2,8 @@ import CLibSSH2
 import Glibc
 
 /// A bulk channel's receive window that follows the path, for what the client receives (exec
-/// output, -W, -L and -D server -> client), as HPN-SSH's dynamic window does.
+/// output, -W, a jump host's tunnel, -L and -D server -> client, -R client -> here), as
+/// HPN-SSH's dynamic window does.
 ///
 /// Why: the server may send one window per round trip, so the window caps a channel at
 /// window / RTT (2 MiB, libssh2's and OpenSSH's default, is ~40 MB/s at 50 ms). The window
@@ -42,9 +43,6 @@ public struct ReceiveWindow {
         defer { dlclose(library) }
         return dlsym(library, "libssh2_channel_termhost_receive_window").map { unsafeBitCast($0, to: Grow.self) }
     }()
-
-    /// Whether the loaded libssh2 can grow a window.
-    public static var available: Bool { grow != nil }
 
     /// A read found nothing waiting (it would block).
     public mutating func empty() { waited = true }

@@ -52,21 +52,22 @@ final class SSHConnection {
     var reservedChannel: OpaquePointer?
     /// Dead-peer detection (ServerAliveInterval, ServerAliveCountMax); 0 turns it off.
     var keepaliveInterval = 0
+    var keepaliveCountMax = 3
+
     /// The receiveWindowMiB setting in bytes: how much this connection's channels may grow their
-    /// windows together; `windowBudget` is what is left of it.
-    let receiveWindowCap: Int
+    /// windows together (ReceiveWindow); `windowBudget` is what is left of it.
+    let windowBudgetTotal: Int
     private(set) var windowBudget = 0
-    /// The quickest request-and-answer seen on this connection (a channel open), in seconds:
-    /// an upper bound of the round trip, which receive windows grow from (ReceiveWindow).
+    /// The quickest request-and-answer seen on this connection (a channel open or an exec
+    /// request), in seconds: an upper bound of the round trip, which receive windows grow from.
     private(set) var roundTrip: Double?
 
-    /// Notes how long a channel open took (its request and the server's answer), from its
-    /// start (ReceiveWindow.now).
+    /// Notes how long a request took to be answered (a channel open, an exec request), from
+    /// its start (ReceiveWindow.now).
     func noteRoundTrip(since start: UInt64) {
         let seconds = Double(ReceiveWindow.now() &- start) / 1e9
         if roundTrip.map({ seconds < $0 }) ?? true { roundTrip = seconds }
     }
-
 
     /// A receive window for a new channel of this connection: one that grows for bulk data,
     /// one that never does for a terminal (`grows` false).
@@ -77,12 +78,11 @@ final class SSHConnection {
         guard let size = window.received(count, on: channel, budget: &windowBudget) else { return }
         let ms = (roundTrip ?? 0) * 1000
         sessionContext.interaction.host.log(.debug, "receive window of a channel to \(shownAddress) grown to \(size) bytes " +
-            "(round trip \(Int(ms.rounded())) ms; \(windowBudget) of receiveWindowMiB \(receiveWindowCap) left)")
+            "(round trip \(Int(ms.rounded())) ms; \(windowBudget) of the receiveWindowMiB budget's \(windowBudgetTotal) bytes left)")
     }
 
     /// A channel ended: what its window grew goes back to the budget.
     func release(_ window: ReceiveWindow) { windowBudget += window.grown }
-    var keepaliveCountMax = 3
 
     /// Connects over TCP, or over `socket` when given (one end of a jump host's tunnel).
     init(to destination: Destination, interaction: ConnectionPrompts, over tunnelSocket: Int32? = nil,
@@ -98,8 +98,8 @@ final class SSHConnection {
         let interval: Int, count: Int
         do throws(SSHError) {
             (interval, count) = try SSHConnection.keepalive(destination, interaction.host)
-            receiveWindowCap = try ConnectionSettings.receiveWindow(interaction.host)
-            windowBudget = receiveWindowCap
+            windowBudgetTotal = try ConnectionSettings.receiveWindow(interaction.host)
+            windowBudget = windowBudgetTotal
         } catch { if let tunnelSocket { close(tunnelSocket) }; throw error }
         if let tunnelSocket {
             self.socket = tunnelSocket

@@ -262,10 +262,9 @@ enum TransportService {
                     if let lost = TransportService.lostStatus(c, err) { return lost }
                     do {
                         let channel = try c.connection.openSessionChannel()
-                        guard libssh2_channel_process_startup(channel, "exec", 4, text, UInt32(text.utf8.count)) == 0 else {
-                            let reason = c.connection.lastError()
+                        do throws(SSHError) { try c.connection.startCommand(text, on: channel) } catch {
                             libssh2_channel_free(channel)
-                            return termhostFail(err, TERMHOST_ERR_IO, "ssh: the server refused to run the command: \(reason)")
+                            return termhostFail(err, TERMHOST_ERR_IO, error.message)
                         }
                         fd.pointee = try c.bridges.bridge(channel, isShell: false)
                         return Int32(TERMHOST_OK)
