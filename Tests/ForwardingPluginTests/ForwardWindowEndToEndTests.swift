@@ -30,10 +30,7 @@ import TestSupport
         let whole = back == data   // compared outside #expect: a failure must not print 16 MiB
         #expect(whole, "\(back?.count ?? 0) of \(data.count) bytes came back")
         _ = run.interrupt()
-        let sizes = run.output.split(separator: "\n").compactMap { line -> Int? in
-            guard let range = line.range(of: "receive window of a channel to 127.0.0.1 grown to ") else { return nil }
-            return line[range.upperBound...].split(separator: " ").first.flatMap { Int($0) }
-        }
+        let sizes = ReceiveWindowLog.grownSizes(in: run.output)
         #expect(!sizes.isEmpty, "the window never grew:\n\(run.output.suffix(2000))")
         #expect(sizes.allSatisfy { $0 <= (2 + 4) << 20 }, "\(sizes)")
     }

@@ -27,10 +27,7 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr.suffix(2000))")
         let whole = r.stdout == text   // compared outside #expect: a failure must not print 24 MiB
         #expect(whole, "\(r.stdout.utf8.count) of \(text.utf8.count) bytes")
-        let sizes = r.stderr.split(separator: "\n").compactMap { line -> Int? in
-            guard let range = line.range(of: "receive window of a channel to 127.0.0.1 grown to ") else { return nil }
-            return line[range.upperBound...].split(separator: " ").first.flatMap { Int($0) }
-        }
+        let sizes = ReceiveWindowLog.grownSizes(in: r.stderr)
         // The budget is what the connection's windows may grow beyond their opening 2 MiB.
         #expect(!sizes.isEmpty, "the window never grew:\n\(r.stderr.suffix(2000))")
         #expect(sizes.allSatisfy { $0 <= (2 + 4) << 20 }, "\(sizes)")

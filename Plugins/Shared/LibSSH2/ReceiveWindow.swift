@@ -38,11 +38,7 @@ public struct ReceiveWindow {
     }
 
     private typealias Grow = @convention(c) (OpaquePointer?, UInt) -> UInt
-    private static let grow: Grow? = {
-        guard let library = dlopen("libssh2.so.1", RTLD_LAZY | RTLD_NOLOAD) else { return nil }
-        defer { dlclose(library) }
-        return dlsym(library, "libssh2_channel_termhost_receive_window").map { unsafeBitCast($0, to: Grow.self) }
-    }()
+    private static let grow = LibSSH2.optionalFunction("libssh2_channel_termhost_receive_window", as: Grow.self)
 
     /// A read found nothing waiting (it would block).
     public mutating func empty() { waited = true }

@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Glibc
 
 /// How many bytes each SFTP write request of an upload carries. libssh2 sends 30,000; OpenSSH's
@@ -55,13 +56,6 @@ enum WriteRequests {
     /// `int libssh2_sftp_termhost_write_size(LIBSSH2_SFTP *, size_t)` (Termhost's patch).
     private typealias Function = @convention(c) (OpaquePointer?, Int) -> Int32
 
-    /// The function in the libssh2 this plugin loaded, found once by its soname among the
-    /// libraries already loaded (a plugin's libraries are not in the global scope that
-    /// RTLD_DEFAULT searches); nil for a libssh2 without the patch.
-    private static let function: Function? = {
-        guard let library = dlopen("libssh2.so.1", RTLD_LAZY | RTLD_NOLOAD) else { return nil }
-        // Loaded already and kept by this plugin's own dependency: closing our reference leaves it mapped.
-        defer { dlclose(library) }
-        return dlsym(library, "libssh2_sftp_termhost_write_size").map { unsafeBitCast($0, to: Function.self) }
-    }()
+    /// Found once (LibSSH2.optionalFunction); nil for a libssh2 without the patch.
+    private static let function = LibSSH2.optionalFunction("libssh2_sftp_termhost_write_size", as: Function.self)
 }

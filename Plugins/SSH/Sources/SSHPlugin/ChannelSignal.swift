@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Foundation
 
 /// RFC 4254 6.9's "signal" request, so a command whose channel is closed early (a deadline, a
@@ -20,9 +21,5 @@ enum ChannelSignal {
         return name.withCString { function(channel, $0, name.utf8.count) }
     }
 
-    private static func lookUp() -> Function? {
-        guard let library = dlopen("libssh2.so.1", RTLD_LAZY | RTLD_NOLOAD) else { return nil }
-        defer { dlclose(library) }
-        return dlsym(library, "libssh2_channel_signal_ex").map { unsafeBitCast($0, to: Function.self) }
-    }
+    private static func lookUp() -> Function? { LibSSH2.optionalFunction("libssh2_channel_signal_ex", as: Function.self) }
 }

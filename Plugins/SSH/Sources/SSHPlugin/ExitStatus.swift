@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Foundation
 import TermhostSDK
 
@@ -37,9 +38,5 @@ struct ExitStatus {
     /// report came; looked up at run time, so with a libssh2 without it the status reads as
     /// libssh2 gives it.
     private typealias Reported = @convention(c) (OpaquePointer?) -> Int32
-    private static let reported: Reported? = {
-        guard let library = dlopen("libssh2.so.1", RTLD_LAZY | RTLD_NOLOAD) else { return nil }
-        defer { dlclose(library) }
-        return dlsym(library, "libssh2_channel_termhost_exit_reported").map { unsafeBitCast($0, to: Reported.self) }
-    }()
+    private static let reported = LibSSH2.optionalFunction("libssh2_channel_termhost_exit_reported", as: Reported.self)
 }

@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Glibc
 
 /// A CA's signature over a host certificate, checked by libssh2's own host key code through
@@ -9,11 +10,7 @@ enum HostKeySignature {
     private typealias Verify = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int,
                                                UnsafePointer<UInt8>?, Int) -> Int32
 
-    private static let verify: Verify? = {
-        guard let library = dlopen("libssh2.so.1", RTLD_LAZY | RTLD_NOLOAD) else { return nil }
-        defer { dlclose(library) }
-        return dlsym(library, "libssh2_termhost_signature_verify").map { unsafeBitCast($0, to: Verify.self) }
-    }()
+    private static let verify = LibSSH2.optionalFunction("libssh2_termhost_signature_verify", as: Verify.self)
 
     /// Whether the loaded libssh2 can check certificates.
     static var available: Bool { verify != nil }

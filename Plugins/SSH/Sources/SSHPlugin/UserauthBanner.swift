@@ -1,4 +1,5 @@
 import CLibSSH2
+import LibSSH2
 import Glibc
 import TermhostSDK
 
@@ -36,14 +37,5 @@ enum UserauthBanner {
         }.joined(separator: "\n")
     }
 
-    /// The function in the libssh2 this plugin loaded: found by its soname among the libraries
-    /// already loaded (RTLD_NOLOAD), since a plugin's libraries are not in the global scope that
-    /// `RTLD_DEFAULT` searches. The process loads one libssh2 (the SSH and SFTP plugins share
-    /// sessions), whichever version that is.
-    private static func lookUp() -> Function? {
-        guard let library = dlopen("libssh2.so.1", RTLD_LAZY | RTLD_NOLOAD) else { return nil }
-        // Loaded already and kept by this plugin's own dependency: closing our reference leaves it mapped.
-        defer { dlclose(library) }
-        return dlsym(library, "libssh2_userauth_banner").map { unsafeBitCast($0, to: Function.self) }
-    }
+    private static func lookUp() -> Function? { LibSSH2.optionalFunction("libssh2_userauth_banner", as: Function.self) }
 }
