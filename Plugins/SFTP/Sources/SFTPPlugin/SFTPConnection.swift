@@ -10,6 +10,7 @@ final class SFTPConnection: @unchecked Sendable {
     private let connection: SSHTransport.Connection
     private var sftp: OpaquePointer?
     private let extensions = OpenSSHExtensions()
+    private let channels = ExtraChannels()
     private var closed = false
 
     /// Connects through the SSH plugin (trust and authentication happen there, prompting on
@@ -45,6 +46,7 @@ final class SFTPConnection: @unchecked Sendable {
         // Channels are freed on the session's executor, before the session itself goes.
         try? connection.withSession { _, _ in
             self.extensions.release()
+            self.channels.release()
             if let sftp = self.sftp { libssh2_sftp_shutdown(sftp) }
             self.sftp = nil
         }
@@ -64,7 +66,8 @@ final class SFTPConnection: @unchecked Sendable {
                         }
                         self.sftp = s
                     }
-                    let fs = RemoteFS(session: session, sftp: self.sftp!, socket: socket, host: self.destination, plugin: self.host)
+                    let fs = RemoteFS(session: session, sftp: self.sftp!, socket: socket, host: self.destination, plugin: self.host,
+                                           channels: self.channels)
                     result = try body(fs, self.extensions)
                 } catch {
                     failure = error

@@ -158,7 +158,7 @@ final class TransferBatch: @unchecked Sendable {
                     try Download(fs: fs, job: job, control: control, observer: observer, checkpoints: checkpoints, helpers: helpers).run()
                 case .upload:
                     try Upload(fs: fs, extensions: extensions, job: job, control: control, observer: observer, checkpoints: checkpoints,
-                               helpers: helpers).run()
+                               helpers: helpers, channels: queue.channels).run()
                 }
             }
             return .done(bytes: bytes)

@@ -17,22 +17,28 @@ final class TransferQueue: @unchecked Sendable {
     /// uploads slower (Docs/SFTP.md, Speed).
     static let segmentBounds = 1...4
     static let defaultSegments = min(max(ProcessInfo.processInfo.activeProcessorCount - 1, 1), 4)
+    /// SFTP channels of one connection that one large upload spreads over (UploadLanes). At
+    /// most 8: OpenSSH's sshd allows 10 channels per connection (MaxSessions), and SFTP's
+    /// first channel and its extensions channel (OpenSSHExtensions) are two of them.
+    static let channelBounds = 1...8
+    static let defaultChannels = 8
 
     private let condition = NSCondition()
-    private var limits = (active: defaultActive, perHost: defaultPerHost, segments: defaultSegments)
+    private var limits = (active: defaultActive, perHost: defaultPerHost, segments: defaultSegments, channels: defaultChannels)
     private var active = 0
     private var perHost: [String: Int] = [:]
 
     var maxActive: Int { condition.withLock { limits.active } }
     var maxPerHost: Int { condition.withLock { limits.perHost } }
     var segments: Int { condition.withLock { limits.segments } }
+    var channels: Int { condition.withLock { limits.channels } }
 
     /// Sets the limits, clamped to 1-100 and 1-min(50, maxActive); maxPerHost nil is the
-    /// default, lowered silently when maxActive is smaller; segments nil is the default, and
-    /// are clamped to 1-4. Returns a note for each value given that had to be clamped, naming
+    /// default, lowered silently when maxActive is smaller; segments and channels nil are
+    /// their defaults, and are clamped to 1-4 and 1-8. Returns a note for each value given that had to be clamped, naming
     /// the setting and its range (BoundedNumber's words).
     @discardableResult
-    func setLimits(maxActive: Int?, maxPerHost: Int?, segments: Int? = nil) -> [String] {
+    func setLimits(maxActive: Int?, maxPerHost: Int?, segments: Int? = nil, channels: Int? = nil) -> [String] {
         var notes: [String] = []
         /// v within bounds, or the nearest bound with a note.
         func bounded(_ v: Int, _ name: String, _ bounds: ClosedRange<Int>, why: String = "") -> Int {
@@ -44,6 +50,7 @@ final class TransferQueue: @unchecked Sendable {
         }
         condition.withLock {
             limits.segments = segments.map { bounded($0, "segments", TransferQueue.segmentBounds) } ?? TransferQueue.defaultSegments
+            limits.channels = channels.map { bounded($0, "channels", TransferQueue.channelBounds) } ?? TransferQueue.defaultChannels
             if let v = maxActive { limits.active = bounded(v, "maxActive", TransferQueue.activeBounds) }
             let ceiling = min(TransferQueue.perHostCeiling, limits.active)
             if let v = maxPerHost {
@@ -73,7 +80,8 @@ final class TransferQueue: @unchecked Sendable {
         let active = number("maxActive", TransferQueue.activeBounds, TransferQueue.defaultActive) ?? TransferQueue.defaultActive
         let perHost = number("maxPerHost", 1...TransferQueue.perHostCeiling, min(TransferQueue.defaultPerHost, active))
         let segments = number("segments", TransferQueue.segmentBounds, TransferQueue.defaultSegments)
-        notes += setLimits(maxActive: active, maxPerHost: perHost, segments: segments)
+        let channels = number("channels", TransferQueue.channelBounds, TransferQueue.defaultChannels)
+        notes += setLimits(maxActive: active, maxPerHost: perHost, segments: segments, channels: channels)
         notes.forEach { host.log(.warning, "sftp: setting \($0)") }
         return notes
     }

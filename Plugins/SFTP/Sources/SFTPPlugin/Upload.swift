@@ -13,6 +13,8 @@ struct Upload {
     let checkpoints: Checkpoints
     /// More connections for segments of a large file (see Segments.swift); may be empty.
     var helpers: [SFTPConnection] = []
+    /// SFTP channels each connection spreads its segments over (the `channels` setting).
+    var channels = 1
 
     func run() throws(SFTPError) -> UInt64 {
         let fd = open(job.localPath, O_RDONLY | O_CLOEXEC)
@@ -45,20 +47,23 @@ struct Upload {
         defer { if handleOpen { libssh2_sftp_close_handle(handle) } }
         observer.fileStarted(job.display, size: size, offset: offset)
 
-        let segments = Segments(from: offset, to: size, parts: 1 + helpers.count, control: control)
+        // Segments on every connection, and on several channels of each (UploadLanes). With
+        // more than one lane, more segments than lanes: the channels come up one after another,
+        // and a lane that started late takes fewer (UploadLanes).
+        let connections = 1 + helpers.count, lanes = connections * max(1, channels)
+        let segments = Segments(from: offset, to: size, parts: lanes == 1 ? 1 : 8 * lanes, minimum: Segments.channelMinimum, control: control)
         let helpers = self.helpers, primary = fs, primaryExtensions = extensions, upload = self
-        let (moved, failure) = segments.run { (index, range, isLast) throws(SFTPError) -> UInt64 in
-            // Segment 0 on this connection and its handle; the others open the partial on a
-            // helper each and write their part at its place.
-            guard index > 0 else {
-                return try upload.send(range, isLast: isLast, fd: fd, fs: primary, extensions: primaryExtensions,
-                                       handle: handle, segments: segments)
+        let (moved, failure) = segments.run(groups: connections) { (group, parts) throws(SFTPError) -> UInt64 in
+            // This connection's parts start on the handle created above; a helper opens the
+            // partial for its own.
+            guard group > 0 else {
+                return try upload.send(parts, fd: fd, fs: primary, extensions: primaryExtensions, handle: handle, segments: segments)
             }
-            return try helpers[index - 1].run { (fs, extensions) throws(SFTPError) -> UInt64 in
+            return try helpers[group - 1].run { (fs, extensions) throws(SFTPError) -> UInt64 in
                 let own = try fs.open(partial, flags: LIBSSH2_FXF_WRITE, what: "cannot open")
                 defer { libssh2_sftp_close_handle(own) }
-                libssh2_sftp_seek64(own, range.lowerBound)
-                return try upload.send(range, isLast: isLast, fd: fd, fs: fs, extensions: extensions, handle: own, segments: segments)
+                libssh2_sftp_seek64(own, segments.ranges[parts[0]].lowerBound)
+                return try upload.send(parts, fd: fd, fs: fs, extensions: extensions, handle: own, segments: segments)
             }
         }
         if let failure {
@@ -89,61 +94,16 @@ struct Upload {
         return size
     }
 
-    /// Sends one segment of the local file (the last one to its end of file, so a file that
-    /// grew shows up as more bytes) through a sliding window: each write call is given every
-    /// unacknowledged byte plus fresh ones up to the window, so the pipeline never drains
-    /// between chunks. libssh2 returns once the first request is acknowledged; the
-    /// unacknowledged rest is passed again unchanged (its contract), from an UploadRing, or
-    /// where the kernel refuses one, from a plain buffer that moves it to its front when past
-    /// the middle. Requests are as large as the server allows (WriteRequests). Returns the bytes
-    /// acknowledged.
-    func send(_ range: Range<UInt64>, isLast: Bool, fd: Int32, fs: RemoteFS, extensions: OpenSSHExtensions,
-              handle: OpaquePointer, segments: Segments) throws(SFTPError) -> UInt64 {
-        let request = WriteRequests.prepare(fs, extensions, bytes: range.upperBound - range.lowerBound, path: job.remotePath)
-        let window = TransferBuffer.writeWindow(request: request)
-        let ring = UploadRing(minimumSize: window)
-        let capacity = ring == nil ? 2 * window : Int.max
-        let plain = ring == nil ? UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16) : nil
-        defer { plain?.deallocate() }
-        func at(_ i: Int) -> UnsafeMutableRawPointer { ring?.at(UInt64(i)) ?? plain! + i }
-        var head = 0, tail = 0          // unacknowledged bytes are [head..<tail] of the stream (ring) or buffer
-        var readOffset = range.lowerBound, acknowledged: UInt64 = 0
-        let limit = isLast ? UInt64.max : range.upperBound
-        var eof = false
-        var stall = WriteStall()
-        while true {
-            try segments.check(job.display)
-            let room = min(window - (tail - head), capacity - tail, Int(clamping: limit - readOffset))
-            if !eof && room == 0 && readOffset >= limit { eof = true }
-            if !eof, room > 0 {
-                let n = pread(fd, at(tail), room, off_t(readOffset))
-                if n < 0, errno == EINTR { continue }
-                guard n >= 0 else { throw SFTPError.local(job.localPath, "cannot read") }
-                if n == 0 { eof = true }
-                tail += n
-                readOffset += UInt64(n)
-            }
-            if head == tail {
-                if eof { return acknowledged }
-                continue
-            }
-            let n = libssh2_sftp_write(handle, at(head).assumingMemoryBound(to: CChar.self), tail - head)
-            if n == 0 {
-                // The server's channel window is full (WriteStall): the same bytes go again.
-                try stall.wait(fs, job.partialPath, what: "cannot write")
-                continue
-            }
-            guard n > 0 else { throw fs.error(job.partialPath, "cannot write") }
-            stall.progressed()
-            head += n
-            acknowledged += UInt64(n)
-            segments.moved(n, from: range.lowerBound, observer: observer, display: job.display)
-            if let plain, head >= capacity / 2 {
-                plain.copyMemory(from: plain + head, byteCount: tail - head)
-                tail -= head
-                head = 0
-            }
-        }
+    /// Sends one connection's segments of the local file (UploadStream), over as many of its
+    /// channels as `channels` allows (UploadLanes), starting on `handle`, which is at the first
+    /// one's start. Requests are as large as the server allows (WriteRequests). Returns the
+    /// bytes acknowledged.
+    func send(_ parts: [Int], fd: Int32, fs: RemoteFS, extensions: OpenSSHExtensions, handle: OpaquePointer,
+              segments: Segments) throws(SFTPError) -> UInt64 {
+        let bytes = parts.reduce(UInt64(0)) { $0 + (segments.ranges[$1].upperBound - segments.ranges[$1].lowerBound) }
+        let request = WriteRequests.prepare(fs, extensions, bytes: bytes, path: job.remotePath)
+        return try UploadLanes(fs: fs, handle: handle, parts: parts, channels: channels, segments: segments, fd: fd, job: job,
+                               request: request, observer: observer).run()
     }
 
     /// Connection loss and pause keep the remote partial with a checkpoint of the acknowledged

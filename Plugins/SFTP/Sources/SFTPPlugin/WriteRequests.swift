@@ -53,6 +53,14 @@ enum WriteRequests {
         return size
     }
 
+    /// Sets a further channel of the connection (UploadLanes) to the size its first channel
+    /// writes (`prepare` chose it); a libssh2 that refuses keeps its own, which only means
+    /// smaller requests.
+    static func use(_ size: Int, on channel: RemoteFS) {
+        guard size != standard, let function else { return }
+        if function(channel.sftp, size) != 0 { channel.debug("a further channel writes \(standard)-byte requests (libssh2 refused \(size))") }
+    }
+
     /// `int libssh2_sftp_termhost_write_size(LIBSSH2_SFTP *, size_t)` (Termhost's patch).
     private typealias Function = @convention(c) (OpaquePointer?, Int) -> Int32
 

@@ -1,0 +1,212 @@
+import CLibSSH2
+import LibSSH2
+import Foundation
+
+/// The segments of one upload that one connection moves, spread over several SFTP channels of
+/// its session and driven by one thread without blocking. Why: the server's window of one
+/// channel (2 MiB from OpenSSH's sshd) caps a channel at one window per round trip, about
+/// 40 MB/s at 50 ms; k channels send k windows per round trip over the same connection (one
+/// key exchange, one log-in, no second prompt). libssh2 allows one caller per session, so the
+/// channels cannot each have a thread: without blocking, one thread turns from a channel to
+/// the next whenever libssh2 can go no further on it, and waits for the socket only when none
+/// can.
+///
+/// Lane 0 writes through the handle the upload created on the connection's first channel;
+/// the others open a channel each (kept in ExtraChannels for later files; libssh2 opens one at
+/// a time per session, so they come up one after another while lane 0 already writes), open
+/// the partial file on it and take segments in order as they come free, so a lane that started
+/// late takes fewer.
+///
+/// libssh2's rule for a call that returned EAGAIN with a packet half sent (the socket full):
+/// that packet must go out before any other on the session, and only a call on the same
+/// channel sends it; any other call returns EAGAIN for ever (transport.c, send_existing). So
+/// after such a call its lane alone runs until the packet is out, and a stop sends it out
+/// before the session is used again. Runs on the session's executor, like RemoteFS.
+final class UploadLanes {
+    private enum State {
+        /// Waits for its turn to open a channel.
+        case wantsChannel
+        /// libssh2_sftp_init in progress (one lane at a time: `starter`).
+        case startingChannel
+        /// Opening the partial file on its channel, for this segment.
+        case opening(RemoteFS, segment: Int)
+        case writing(UploadStream, ownsHandle: Bool)
+        /// Closing its handle, then giving its channel back.
+        case closing(UploadStream)
+        case done
+    }
+
+    private let fs: RemoteFS
+    private let segments: Segments
+    private let fd: Int32
+    private let job: FileJob
+    private let request: Int
+    private let observer: TransferObserver
+    private var states: [State]
+    /// Segments no lane has taken yet, in order.
+    private var waiting: ArraySlice<Int>
+    private var starter: Int?
+    /// The lane whose call left a packet half sent: it alone runs until the packet is out.
+    private var owner: Int?
+    /// Bytes the server acknowledged, over every lane.
+    private var acknowledged: UInt64 = 0
+    private let began = ContinuousClock.now
+
+    /// `parts` are this connection's segments; `handle` is open on fs's channel at the first
+    /// one's start. Up to `channels` lanes, no more than there are segments.
+    init(fs: RemoteFS, handle: OpaquePointer, parts: [Int], channels: Int, segments: Segments, fd: Int32, job: FileJob,
+         request: Int, observer: TransferObserver) {
+        self.fs = fs
+        self.segments = segments
+        self.fd = fd
+        self.job = job
+        self.request = request
+        self.observer = observer
+        waiting = parts[...]
+        let first = waiting.removeFirst()
+        states = [.writing(UploadStream(fs: fs, handle: handle, fd: fd, range: segments.ranges[first], isLast: segments.isLast(first),
+                                        request: request, localPath: job.localPath, partialPath: job.partialPath), ownsHandle: false)]
+        for _ in 1..<max(1, min(channels, parts.count)) {
+            guard let extra = fs.channels else { break }
+            if let kept = extra.take(), let segment = waiting.popFirst() {
+                states.append(.opening(fs.on(kept), segment: segment))
+            } else if !extra.refused {
+                states.append(.wantsChannel)
+            }
+        }
+    }
+
+    /// Moves every segment; returns the bytes the server acknowledged. On a failure the lanes'
+    /// handles are closed (unless the connection is lost) and the error is passed on.
+    func run() throws(SFTPError) -> UInt64 {
+        libssh2_session_set_blocking(fs.session, 0)
+        defer { libssh2_session_set_blocking(fs.session, 1) }
+        var stall = WriteStall()
+        do throws(SFTPError) {
+            while states.contains(where: { if case .done = $0 { false } else { true } }) {
+                try segments.check(job.display)
+                var progressed = false
+                for i in owner.map({ [$0] }) ?? Array(states.indices) {
+                    if try step(i) { progressed = true }
+                    owner = libssh2_session_block_directions(fs.session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 ? i : nil
+                    if owner != nil { break }
+                }
+                if progressed { stall.progressed() } else { try stall.wait(fs, job.partialPath, what: "cannot write") }
+            }
+        } catch {
+            if error.kind != .connectionLost { settle() }
+            throw error
+        }
+        return acknowledged
+    }
+
+    /// One call for lane i; true when it moved bytes or changed state.
+    private func step(_ i: Int) throws(SFTPError) -> Bool {
+        switch states[i] {
+        case .wantsChannel:
+            guard starter == nil else { return false }
+            guard fs.channels?.refused == false, !waiting.isEmpty else {
+                states[i] = .done
+                return true
+            }
+            starter = i
+            states[i] = .startingChannel
+            return true
+        case .startingChannel:
+            guard let sftp = libssh2_sftp_init(fs.session) else {
+                if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_EAGAIN { return false }
+                // Most often OpenSSH's MaxSessions: the upload goes on with the channels it has.
+                fs.debug("\(job.remotePath.shown): no further SFTP channel (\(LibSSH2.lastError(fs.session))); going on with \(states.count - 1)")
+                fs.channels?.refuse()
+                starter = nil
+                states[i] = .done
+                return true
+            }
+            starter = nil
+            fs.channels?.opened(sftp)
+            let channel = fs.on(sftp)
+            WriteRequests.use(request, on: channel)
+            if let segment = waiting.popFirst() {
+                states[i] = .opening(channel, segment: segment)
+            } else {
+                fs.channels?.giveBack(sftp)
+                states[i] = .done
+            }
+            return true
+        case .opening(let channel, let segment):
+            let path = job.partialPath
+            guard let handle = libssh2_sftp_open_ex(channel.sftp, path, UInt32(path.utf8.count), UInt(LIBSSH2_FXF_WRITE), 0, LIBSSH2_SFTP_OPENFILE) else {
+                if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_EAGAIN { return false }
+                throw channel.error(path, "cannot open")
+            }
+            let range = segments.ranges[segment]
+            libssh2_sftp_seek64(handle, range.lowerBound)
+            fs.debug("lane \(i) writes at \(ContinuousClock.now - began)")
+            states[i] = .writing(UploadStream(fs: channel, handle: handle, fd: fd, range: range, isLast: segments.isLast(segment),
+                                              request: request, localPath: job.localPath, partialPath: path), ownsHandle: true)
+            return true
+        case .writing(let stream, let ownsHandle):
+            switch try stream.step() {
+            case .moved(let n):
+                acknowledged += UInt64(n)
+                segments.moved(n, from: stream.start, observer: observer, display: job.display)
+                return true
+            case .blocked:
+                return false
+            case .finished:
+                fs.debug("lane \(i) segment done at \(ContinuousClock.now - began)")
+                if let segment = waiting.popFirst() {
+                    stream.restart(at: segments.ranges[segment], isLast: segments.isLast(segment))
+                } else {
+                    states[i] = ownsHandle ? .closing(stream) : .done
+                }
+                return true
+            }
+        case .closing(let stream):
+            let rc = libssh2_sftp_close_handle(stream.handle)
+            if rc == LIBSSH2_ERROR_EAGAIN { return false }
+            guard rc == 0 else { throw stream.fs.error(job.partialPath, "cannot close") }
+            fs.channels?.giveBack(stream.fs.sftp)
+            states[i] = .done
+            return true
+        case .done:
+            return false
+        }
+    }
+
+    /// After a stop or a failure (the connection still up): in blocking mode, finishes the call
+    /// a lane left half done (a packet half sent, a channel or a handle half opened), then
+    /// closes the handles the lanes opened. Their channels are not given back: a write left
+    /// mid-request keeps state in libssh2's SFTP session, so they are shut with the connection.
+    private func settle() {
+        libssh2_session_set_blocking(fs.session, 1)
+        for i in [owner, starter].compactMap({ $0 }) + Array(states.indices) {
+            switch states[i] {
+            case .startingChannel:
+                if let sftp = libssh2_sftp_init(fs.session) { fs.channels?.opened(sftp) }
+                states[i] = .done
+            case .opening(let channel, _):
+                let path = job.partialPath
+                if let handle = libssh2_sftp_open_ex(channel.sftp, path, UInt32(path.utf8.count), UInt(LIBSSH2_FXF_WRITE), 0, LIBSSH2_SFTP_OPENFILE) {
+                    libssh2_sftp_close_handle(handle)
+                }
+                states[i] = .done
+            case .writing(let stream, let ownsHandle):
+                // The same call again sends what was half sent (its result counts as usual).
+                if i == owner, let n = try? stream.step(), case .moved(let moved) = n {
+                    acknowledged += UInt64(moved)
+                    segments.moved(moved, from: stream.start, observer: observer, display: job.display)
+                }
+                if ownsHandle { libssh2_sftp_close_handle(stream.handle) }
+                states[i] = .done
+            case .closing(let stream):
+                libssh2_sftp_close_handle(stream.handle)
+                states[i] = .done
+            case .wantsChannel, .done:
+                states[i] = .done
+            }
+        }
+        owner = nil
+        starter = nil
+    }
+}
