@@ -54,6 +54,22 @@ struct DropbearEndToEndTests {
         #expect(Files.sha256(target) == Files.sha256(source))
     }
 
+    /// A file of several segments goes over several SFTP channels of the one connection (each
+    /// with Dropbear's small window), and arrives whole.
+    @Test func aLargeUploadOverSeveralChannelsArrivesByteExact() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.harness(dir)
+        defer { h.server.stop() }
+        let source = dir.sub("local") + "/large.bin", target = dir.sub("remote") + "/large.bin"
+        Files.random(source, bytes: 48 * Self.megabyte + 5)
+        let put = try h.termhost(["--log-level", "debug", "sftp", "put", source, Self.remote(target), "-P", String(h.server.port)], timeout: 120)
+        #expect(put.status == 0, "\(put.output.suffix(3000))\n\(h.server.log)")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(!Files.exists(Files.partial(of: target)))
+        #expect(UploadChannelsEndToEndTests.furtherChannels(put.stderr) >= 1, "\(put.stderr.suffix(3000))")
+    }
+
     @Test func aMegabyteGetArrivesByteExact() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -1,6 +1,5 @@
 import CLibSSH2
 import LibSSH2
-import Foundation
 
 /// The segments of one upload that one connection moves, spread over several SFTP channels of
 /// its session and driven by one thread without blocking. Why: the server's window of one
@@ -50,6 +49,7 @@ final class UploadLanes {
     private var owner: Int?
     /// Bytes the server acknowledged, over every lane.
     private var acknowledged: UInt64 = 0
+    /// For the debug line that says when each further channel began to write.
     private let began = ContinuousClock.now
 
     /// `parts` are this connection's segments; `handle` is open on fs's channel at the first
@@ -141,7 +141,8 @@ final class UploadLanes {
             }
             let range = segments.ranges[segment]
             libssh2_sftp_seek64(handle, range.lowerBound)
-            fs.debug("lane \(i) writes at \(ContinuousClock.now - began)")
+            let after = (ContinuousClock.now - began).components
+            fs.debug("\(job.remotePath.shown): channel \(i + 1) of the upload writes from \(after.seconds * 1000 + after.attoseconds / 1_000_000_000_000_000) ms")
             states[i] = .writing(UploadStream(fs: channel, handle: handle, fd: fd, range: range, isLast: segments.isLast(segment),
                                               request: request, localPath: job.localPath, partialPath: path), ownsHandle: true)
             return true
@@ -154,7 +155,6 @@ final class UploadLanes {
             case .blocked:
                 return false
             case .finished:
-                fs.debug("lane \(i) segment done at \(ContinuousClock.now - began)")
                 if let segment = waiting.popFirst() {
                     stream.restart(at: segments.ranges[segment], isLast: segments.isLast(segment))
                 } else {

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// One large upload spreads over several SFTP channels of its one connection (UploadLanes),
+/// here over a 50 ms path (Benchmarks/delay-proxy.c) where one channel's window is what holds
+/// an upload back: every byte arrives, a pause keeps what the first segments vouch for and
+/// resumes byte-exact, a server that allows few channels still takes the whole file. No
+/// timing is asserted: how fast it went is Benchmarks/wan.sh's business.
+@Suite(.timeLimit(.minutes(3))) struct UploadChannelsEndToEndTests {
+    static let size = 64 << 20
+
+    /// A harness with an SFTP plugin whose server is reached through a delay proxy.
+    struct LongPath {
+        let h: SSHHarness
+        let proxy: DelayProxy
+
+        init(_ dir: TemporaryDirectory, serverConfig: String = "", delayMilliseconds: Int = 50) throws {
+            h = try SSHHarness(dir: dir, serverConfig: serverConfig)
+            try Fixtures.sftpPlugin(in: h.plugins)
+            proxy = try DelayProxy(in: dir, target: h.server.port, delayMilliseconds: delayMilliseconds)
+            _ = dir.write("home/.ssh/known_hosts", "[127.0.0.1]:\(proxy.port) \(h.server.hostPublicKey)\n")
+        }
+
+        func stop() {
+            proxy.stop()
+            h.server.stop()
+        }
+
+        func put(_ args: [String]) throws -> Shell.Result {
+            try h.termhost(["--log-level", "debug", "sftp", "put"] + args + ["-P", String(proxy.port)], timeout: 120)
+        }
+
+        func putInBackground(_ args: [String]) throws -> Background {
+            try Background(Paths.termhost, ["--log-level", "debug", "sftp", "put"] + args + ["-P", String(proxy.port)], environment: h.environment)
+        }
+    }
+
+    /// The channels besides the first that wrote, as the debug log says.
+    static func furtherChannels(_ stderr: String) -> Int {
+        stderr.components(separatedBy: " of the upload writes from ").count - 1
+    }
+
+    @Test func aLargeUploadGoesOverSeveralChannelsOfOneConnectionAndArrivesWhole() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = try LongPath(dir)
+        defer { path.stop() }
+        let source = dir.sub("local") + "/large.bin", target = dir.sub("remote") + "/large.bin"
+        Files.random(source, bytes: Self.size + 17)
+        let put = try path.put([source, path.h.remote(target)])
+        #expect(put.status == 0, "\(put.output.suffix(3000))")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(!Files.exists(Files.partial(of: target)))
+        #expect(Self.furtherChannels(put.stderr) >= 1, "\(put.stderr.suffix(3000))")
+        #expect(path.h.server.log.components(separatedBy: "Accepted publickey").count - 1 == 1, "one connection")
+    }
+
+    /// An interrupt in the middle: the checkpoint vouches for the contiguous prefix only (later
+    /// segments' bytes past a gap are sent again), and --resume finishes byte-exact, again over
+    /// several channels.
+    @Test func anInterruptedUploadOverSeveralChannelsResumesByteExact() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = try LongPath(dir)
+        defer { path.stop() }
+        let source = dir.sub("local") + "/large.bin", target = dir.sub("remote") + "/large.bin"
+        let partial = Files.partial(of: target)
+        Files.random(source, bytes: Self.size)
+        // 64 Mbit/s in all: some seconds for the file, time enough to cut it short.
+        let run = try path.putInBackground(["-l", "64000", source, path.h.remote(target)])
+        #expect(Wait.until(timeout: 60) { Files.writtenPrefix(partial) >= 2 << 20 }, "never wrote the first 2 MiB of \(partial)")
+        run.process.interrupt()
+        let cut = run.finish()
+        #expect(cut.status == 130, "\(cut.stderr.suffix(3000))")
+        let paused = try path.h.termhost(["--json", "sftp", "paused"])
+        let offset = try #require((JSONSerialization.jsonObject(with: Data(paused.stdout.utf8)) as? [[String: Any]])?.first?["offset"] as? Int,
+                                  "\(paused.output)")
+        #expect(offset > 0 && offset < Self.size, "\(offset)")
+
+        let resumed = try path.put(["--resume", "--json", source, path.h.remote(target)])
+        #expect(resumed.status == 0, "\(resumed.output.suffix(3000))")
+        #expect(resumed.stdout.contains("\"offset\":\(offset)"), "\(resumed.stdout.suffix(2000))")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(!Files.exists(partial))
+    }
+
+    /// sshd killed mid-upload: nothing is sent on the dead session; the checkpoint holds what
+    /// the server acknowledged and the resume against the restarted server is byte-exact.
+    @Test func anUploadOverSeveralChannelsCutByTheServerResumesByteExact() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = try LongPath(dir)
+        defer { path.stop() }
+        let source = dir.sub("local") + "/large.bin", target = dir.sub("remote") + "/large.bin"
+        let partial = Files.partial(of: target)
+        Files.random(source, bytes: Self.size)
+        let run = try path.putInBackground(["-l", "64000", source, path.h.remote(target)])
+        #expect(Wait.until(timeout: 60) { Files.writtenPrefix(partial) >= 2 << 20 }, "never wrote the first 2 MiB of \(partial)")
+        path.h.server.crash()
+        let cut = run.finish()
+        #expect(cut.status == 1, "\(cut.stderr.suffix(3000))")
+        #expect(!Files.exists(target) && Files.exists(partial))
+
+        try path.h.server.restart()
+        let resumed = try path.put(["--resume", source, path.h.remote(target)])
+        #expect(resumed.status == 0, "\(resumed.output.suffix(3000))")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(!Files.exists(partial))
+    }
+
+    /// `MaxSessions 3`: SFTP's channel, the extensions channel and one more; the fourth is
+    /// refused, and the upload goes on with the channels it has.
+    @Test func aServerThatAllowsFewChannelsStillTakesTheWholeUpload() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = try LongPath(dir, serverConfig: "MaxSessions 3", delayMilliseconds: 10)
+        defer { path.stop() }
+        let source = dir.sub("local") + "/large.bin", target = dir.sub("remote") + "/large.bin"
+        Files.random(source, bytes: Self.size)
+        let put = try path.put([source, path.h.remote(target)])
+        #expect(put.status == 0, "\(put.output.suffix(3000))")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(put.stderr.contains(": \(target): no further SFTP channel ("), "\(put.stderr.suffix(3000))")
+        #expect(Self.furtherChannels(put.stderr) <= 1, "\(put.stderr.suffix(3000))")
+    }
+
+    /// `channels` 1: the upload stays on the channel it started on.
+    @Test func channelsOneKeepsTheUploadOnOneChannel() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = try LongPath(dir, delayMilliseconds: 10)
+        defer { path.stop() }
+        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sftp": { "channels": 1 } } }"#)
+        let source = dir.sub("local") + "/large.bin", target = dir.sub("remote") + "/large.bin"
+        Files.random(source, bytes: 40 << 20)
+        let put = try path.put([source, path.h.remote(target)])
+        #expect(put.status == 0, "\(put.output.suffix(3000))")
+        #expect(Files.sha256(target) == Files.sha256(source))
+        #expect(Self.furtherChannels(put.stderr) == 0, "\(put.stderr.suffix(3000))")
+    }
+}
