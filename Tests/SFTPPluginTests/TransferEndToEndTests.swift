@@ -255,13 +255,14 @@ import TestSupport
     @Test func aLimitOutsideItsBoundsIsClampedAndSaidSo() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let h = try SSHHarness.withSFTP(dir, policy: #"{ "settings": { "org.termhost.sftp": { "maxActive": 4, "maxPerHost": 80, "segments": 9 } } }"#)
+        let h = try SSHHarness.withSFTP(dir, policy: #"{ "settings": { "org.termhost.sftp": { "maxActive": 4, "maxPerHost": 80, "segments": 9, "channels": 0 } } }"#)
         defer { h.server.stop() }
         Files.random(dir.sub("remote") + "/f", bytes: 10)
         let get = try h.sftp("get", [h.remote(dir.path + "/remote/f"), dir.sub("back")])
         #expect(get.status == 0)
         #expect(get.stderr.contains("termhost sftp: setting maxPerHost must be a whole number from 1 to 4, not '80'; using 4 (at most min(50, maxActive))\n"), "\(get.stderr)")
         #expect(get.stderr.contains("termhost sftp: setting segments must be a whole number from 1 to 4, not '9'; using 4\n"), "\(get.stderr)")
+        #expect(get.stderr.contains("termhost sftp: setting channels must be a whole number from 1 to 8, not '0'; using 1\n"), "\(get.stderr)")
     }
 
     /// `segments` 1: a file large enough for segments moves on the one connection it started on.

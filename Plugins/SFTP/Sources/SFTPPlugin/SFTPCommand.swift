@@ -25,7 +25,8 @@ struct SFTPCommand {
     renamed when complete. Connection loss or an interrupt pauses: the partial file is kept.
     Settings (feature org.termhost.sftp): maxActive (1-100, default 15) files at once,
     maxPerHost (1-min(50, maxActive), default 5) per host, segments (1-4, default one per
-    core but one) connections for one large file.
+    core but one) connections for one large file, channels (1-8, default 8) SFTP channels
+    of a connection for one large upload.
     """
 
     let invocation: CommandInvocation
