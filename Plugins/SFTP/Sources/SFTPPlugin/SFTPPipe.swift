@@ -1,0 +1,136 @@
+import CLibSSH2
+
+/// An SFTP v3 session termhost speaks itself, on a channel of its own. libssh2's SFTP API
+/// waits for each reply before the next request of the same kind, so it cannot keep the
+/// requests of many files in flight (PipelinedUploads) and has no call for OpenSSH's extended
+/// requests (OpenSSHExtensions). Requests are framed into an outgoing buffer and written as the
+/// channel takes them; replies are cut from what the channel gives (SFTPFrames) and matched to
+/// requests by id. Opened in blocking mode; `call` needs blocking mode, `pump` the other.
+/// Runs on the session's executor, like RemoteFS.
+final class SFTPPipe {
+    private let channel: OpaquePointer
+    /// SSH_FXP_VERSION's extension pairs.
+    private(set) var extensions: [String: String] = [:]
+    private var outgoing: [UInt8] = []
+    private var sent = 0
+    private var frames = SFTPFrames()
+    private var nextID: UInt32 = 1
+
+    /// Opens the channel, starts the sftp subsystem and says hello (three round trips).
+    init(_ fs: RemoteFS) throws(SFTPError) {
+        guard let c = libssh2_channel_open_ex(fs.session, "session", 7, 256 * 1024, 32768, nil, 0) else {
+            throw fs.error("", "cannot open an SFTP channel on")
+        }
+        guard libssh2_channel_process_startup(c, "subsystem", 9, "sftp", 4) == 0 else {
+            libssh2_channel_free(c)
+            throw fs.error("", "cannot start SFTP on")
+        }
+        channel = c
+        do throws(SFTPError) {
+            var hello: [UInt8] = [1]           // SSH_FXP_INIT, version 3 (no id)
+            hello.appendUInt32(3)
+            frame(hello)
+            let version = try wait(fs) { $0.first == 2 }
+            extensions = SFTPWire.extensions(ofVersion: version)
+        } catch {
+            libssh2_channel_free(c)
+            throw error
+        }
+    }
+
+    /// Frees the channel; on the executor, before the session is closed.
+    func free() { libssh2_channel_free(channel) }
+
+    /// Whether requests are written but not all sent yet.
+    var sending: Bool { sent < outgoing.count }
+
+    /// Queues a request: type, a fresh id, then `fields`. Returns the id.
+    @discardableResult
+    func request(_ type: UInt8, _ fields: (inout [UInt8]) -> Void) -> UInt32 {
+        let id = nextID
+        nextID &+= 1          // ids wrap, as the protocol's do
+        frame(SFTPPacket.request(type, id, fields))
+        return id
+    }
+
+    /// One request and its reply, in blocking mode: the reply's body.
+    func call(_ fs: RemoteFS, _ type: UInt8, about path: String, _ fields: (inout [UInt8]) -> Void) throws(SFTPError) -> [UInt8] {
+        let id = request(type, fields)
+        return try wait(fs, about: path) { $0.count >= 5 && $0.uint32(at: 1) == id }
+    }
+
+    /// Without blocking: writes what the channel takes, then reads what it has. Returns the
+    /// replies complete so far and whether any byte moved either way.
+    func pump(_ fs: RemoteFS) throws(SFTPError) -> (replies: [[UInt8]], moved: Bool) {
+        var moved = false
+        while sending {
+            let n = outgoing[sent...].withUnsafeBytes { libssh2_channel_write_ex(channel, 0, $0.baseAddress, $0.count) }
+            if n == 0 || n == Int(LIBSSH2_ERROR_EAGAIN) { break }
+            guard n > 0 else { throw fs.error("", "cannot send SFTP requests to") }
+            sent += n
+            moved = true
+        }
+        compact()
+        var replies: [[UInt8]] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { libssh2_channel_read_ex(channel, 0, $0.baseAddress, $0.count) }
+            if n == Int(LIBSSH2_ERROR_EAGAIN) { break }
+            guard n > 0 else {
+                if n == 0, libssh2_channel_eof(channel) == 0 { break }
+                throw n == 0 ? SFTPError(.connectionLost, "sftp: \(fs.host): the SFTP channel closed") : fs.error("", "cannot read SFTP replies from")
+            }
+            moved = true
+            chunk.withUnsafeBytes { frames.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        }
+        while let body = try next(fs) { replies.append(body) }
+        return (replies, moved)
+    }
+
+    private func frame(_ body: [UInt8]) {
+        outgoing.appendUInt32(UInt32(body.count))
+        outgoing += body
+    }
+
+    /// Drops sent bytes once they are half the buffer.
+    private func compact() {
+        if sent == outgoing.count {
+            outgoing.removeAll(keepingCapacity: true)
+            sent = 0
+        } else if sent > outgoing.count / 2 {
+            outgoing.removeFirst(sent)
+            sent = 0
+        }
+    }
+
+    private func next(_ fs: RemoteFS) throws(SFTPError) -> [UInt8]? {
+        do { return try frames.next() } catch {
+            throw SFTPError(.failed, "sftp: \(fs.host): malformed SFTP packet (length \(error.length))")
+        }
+    }
+
+    /// Blocking mode: sends what is queued, then reads until a reply `matches` (others are
+    /// dropped: in blocking use there is one request in flight).
+    private func wait(_ fs: RemoteFS, about path: String = "", _ matches: ([UInt8]) -> Bool) throws(SFTPError) -> [UInt8] {
+        var stall = WriteStall()
+        while sending {
+            let n = outgoing[sent...].withUnsafeBytes { libssh2_channel_write_ex(channel, 0, $0.baseAddress, $0.count) }
+            if n == 0 {
+                // The server's channel window is full (WriteStall).
+                try stall.wait(fs, path, what: "cannot send a request about")
+                continue
+            }
+            guard n > 0 else { throw fs.error(path) }
+            stall.progressed()
+            sent += n
+        }
+        compact()
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            while let body = try next(fs) { if matches(body) { return body } }
+            let n = chunk.withUnsafeMutableBytes { libssh2_channel_read_ex(channel, 0, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw n == 0 ? SFTPError(.connectionLost, "sftp: \(fs.host): the SFTP channel closed") : fs.error(path) }
+            chunk.withUnsafeBytes { frames.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        }
+    }
+}
