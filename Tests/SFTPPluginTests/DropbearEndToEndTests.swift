@@ -70,6 +70,23 @@ struct DropbearEndToEndTests {
         #expect(UploadChannelsEndToEndTests.furtherChannels(put.stderr) >= 1, "\(put.stderr.suffix(3000))")
     }
 
+    /// Small files pipelined on one channel (PipelinedUploads, PipelinedDownloads) through
+    /// Dropbear's window, both ways.
+    @Test func manySmallFilesArriveWithTheirModesAndTimes() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let h = try Self.harness(dir)
+        defer { h.server.stop() }
+        let source = PipelinedFilesEndToEndTests.smallFiles(dir, count: 120), remote = dir.sub("remote")
+        let put = try Self.sftp(h, "put", ["-r", source, Self.remote(remote)])
+        #expect(put.status == 0, "\(put.output.suffix(3000))\n\(h.server.log)")
+        #expect(PipelinedFilesEndToEndTests.listing(remote + "/many") == PipelinedFilesEndToEndTests.listing(source))
+        let back = dir.sub("back")
+        let get = try Self.sftp(h, "get", ["-r", Self.remote(remote + "/many"), back])
+        #expect(get.status == 0, "\(get.output.suffix(3000))\n\(h.server.log)")
+        #expect(PipelinedFilesEndToEndTests.listing(back + "/many") == PipelinedFilesEndToEndTests.listing(source))
+    }
+
     @Test func aMegabyteGetArrivesByteExact() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

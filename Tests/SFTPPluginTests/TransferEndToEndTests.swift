@@ -211,6 +211,8 @@ import TestSupport
 
     /// One batch: as many files at once as maxPerHost allows, no more (the process-wide bound,
     /// maxActive, is FilesServiceTests' maxActiveBoundsTransfersFromSeveralHostsTogether).
+    /// Files past 1 MiB, which each hold a slot; small ones share one in a pipeline
+    /// (PipelinedFilesEndToEndTests).
     @Test func theQueueNeverRunsMoreFilesPerHostThanItsLimit() throws {
         for limit in [1, 3] {
             let dir = TemporaryDirectory()
@@ -218,9 +220,9 @@ import TestSupport
             let h = try SSHHarness.withSFTP(dir, policy: #"{ "settings": { "org.termhost.sftp": { "maxPerHost": \#(limit) } } }"#)
             defer { h.server.stop() }
             let remote = dir.sub("remote/many")
-            for i in 0..<8 { Files.random(remote + "/f\(i)", bytes: 400_000) }
-            // 8 Mbit/s for the whole batch: each file takes long enough for overlaps to show.
-            let get = try h.sftp("get", ["-r", "--json", "-l", "8000", h.remote(remote), dir.sub("back")])
+            for i in 0..<8 { Files.random(remote + "/f\(i)", bytes: 1_100_000) }
+            // 24 Mbit/s for the whole batch: each file takes long enough for overlaps to show.
+            let get = try h.sftp("get", ["-r", "--json", "-l", "24000", h.remote(remote), dir.sub("back")])
             #expect(get.status == 0, "\(get.output)")
             var running = 0, peak = 0
             for line in get.stdout.split(separator: "\n") {

@@ -19,6 +19,8 @@ struct FileJob: Sendable {
     var resume = false
     /// The name shown in progress and errors.
     var display: String
+    /// The size when the transfer was planned (the source's, as listed or stat'ed).
+    var size: UInt64 = 0
 
     /// NAME_MAX of Linux file systems (and of OpenSSH's sftp-server's): a partial name longer than
     /// the final name's 255 bytes could not be created, so a legal name could not be transferred.

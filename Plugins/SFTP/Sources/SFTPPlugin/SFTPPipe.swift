@@ -19,6 +19,10 @@ final class SFTPPipe {
     /// Opens the channel, starts the sftp subsystem and says hello (three round trips).
     init(_ fs: RemoteFS) throws(SFTPError) {
         guard let c = libssh2_channel_open_ex(fs.session, "session", 7, 256 * 1024, 32768, nil, 0) else {
+            // A refusal (OpenSSH's MaxSessions) leaves the connection up; anything else did not.
+            if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_CHANNEL_FAILURE {
+                throw SFTPError(.refused, "sftp: \(fs.host): the server refused another SFTP channel (\(fs.lastErrorReason))")
+            }
             throw fs.error("", "cannot open an SFTP channel on")
         }
         guard libssh2_channel_process_startup(c, "subsystem", 9, "sftp", 4) == 0 else {

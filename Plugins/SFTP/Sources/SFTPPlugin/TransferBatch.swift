@@ -99,9 +99,10 @@ final class TransferBatch: @unchecked Sendable {
         }
     }
 
-    private func take() -> FileJob? {
+    /// The next file, if there is one and `wanted` takes it.
+    private func take(if wanted: (FileJob) -> Bool = { _ in true }) -> FileJob? {
         lock.withLock {
-            guard !lost, control.requested == .none, next < plan.jobs.count else { return nil }
+            guard !lost, control.requested == .none, next < plan.jobs.count, wanted(plan.jobs[next]) else { return nil }
             defer { next += 1 }
             return plan.jobs[next]
         }
@@ -118,12 +119,64 @@ final class TransferBatch: @unchecked Sendable {
             connection = extra
         }
         defer { if index != 0 { connection.close() } }
+        var pipelining = true
         while let job = take() {
             guard queue.acquire(host: job.host, control: control) else { return }
-            let outcome = move(job, on: connection)
+            if pipelining, pipelined(job) {
+                pipelining = pipeline(from: job, on: connection)
+            } else {
+                record(job, move(job, on: connection))
+            }
             queue.release(host: job.host)
-            record(job, outcome)
         }
+    }
+
+    /// Whether a job goes in a pipeline of small files (PipelinedUploads, PipelinedDownloads).
+    private func pipelined(_ job: FileJob) -> Bool {
+        job.direction == .upload ? PipelinedUploads.fits(job, checkpoints) : PipelinedDownloads.fits(job)
+    }
+
+    /// Small files from `first` on, as many as follow it in the plan, many at once on the
+    /// connection's own SFTP channel, holding the worker's one queue slot; the files the
+    /// pipeline hands back go the usual way after it. False when the channel cannot be opened
+    /// (a server that allows one channel per connection): `first` then moves the usual way,
+    /// and so do the files after it.
+    private func pipeline(from first: FileJob, on connection: SFTPConnection) -> Bool {
+        var firstTaken = false
+        var retries: [FileJob] = []
+        let checkpoints = checkpoints, control = control, observer = observer
+        func next() -> FileJob? {
+            if !firstTaken {
+                firstTaken = true
+                return first
+            }
+            return take { self.pipelined($0) }
+        }
+        do {
+            let ended = try connection.run { (fs, extensions) throws(SFTPError) -> SFTPError? in
+                let pipe = try extensions.start(fs)
+                switch first.direction {
+                case .upload:
+                    return PipelinedUploads(fs: fs, pipe: pipe, control: control, observer: observer, checkpoints: checkpoints)
+                        .run(next: next, record: { record($0, $1) })
+                case .download:
+                    return PipelinedDownloads(fs: fs, pipe: pipe, control: control, observer: observer, checkpoints: checkpoints)
+                        .run(next: next, record: { record($0, $1) }, retry: { retries.append($0) })
+                }
+            }
+            if ended?.kind == .connectionLost { lock.withLock { lost = true } }
+        } catch {
+            if error.kind == .connectionLost {
+                lock.withLock { lost = true }
+                if !firstTaken { record(first, .paused(offset: 0, reason: error.message)) }
+                return true
+            }
+            transport.pluginHost.log(.debug, "sftp: \(first.host): small files go one at a time: \(error.message)")
+            if !firstTaken { record(first, move(first, on: connection)) }
+            return false
+        }
+        for job in retries { record(job, lock.withLock({ lost }) ? .paused(offset: 0, reason: "sftp: \(job.host): connection lost") : move(job, on: connection)) }
+        return true
     }
 
     /// Extra connections for the segments of a batch's only file, when it is large: each holds a

@@ -102,6 +102,7 @@ struct Planner {
     private func addDownload(_ remote: String, _ local: String, _ source: RemoteEntry, display: String, _ plan: inout TransferPlan) {
         var job = FileJob(direction: .download, host: host, remotePath: remote, localPath: local, display: display.shown)
         job.resume = resume
+        job.size = source.size ?? 0
         job.localRoot = plan.localRoot
         if let st = LocalFile.stat(local, follow: false) {
             if resume, UInt64(st.st_size) == source.size, UInt64(st.st_mtim.tv_sec) == source.mtime {
@@ -169,6 +170,7 @@ struct Planner {
     private func addUpload(_ local: String, _ remote: String, _ st: stat, display: String, _ plan: inout TransferPlan) {
         var job = FileJob(direction: .upload, host: host, remotePath: remote, localPath: local, display: display.shown)
         job.resume = resume
+        job.size = UInt64(max(st.st_size, 0))
         if plan.remoteNames[remote.parentPath]?.contains(remote.lastComponent) == true {
             if resume, let done = try? fs.stat(remote), done.size == UInt64(st.st_size), done.mtime == UInt64(st.st_mtim.tv_sec) {
                 plan.skipped.append((display.shown, "\(host):\(remote.shown) is already complete"))

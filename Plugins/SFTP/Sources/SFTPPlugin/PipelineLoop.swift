@@ -1,0 +1,41 @@
+import CLibSSH2
+
+/// The loop both file pipelines run (PipelinedUploads, PipelinedDownloads), without blocking:
+/// files start while there is room, requests go out and replies come in on the pipe, and the
+/// socket is waited on only when nothing moved. Ends when no file is left in flight and `next`
+/// gives no more (or a pause or cancel was asked: files in flight still finish, a few round
+/// trips). Runs on the session's executor, like RemoteFS.
+enum PipelineLoop {
+    /// Files in flight at once, and the bytes of theirs held in memory at most (past it, no
+    /// further file starts until one ends).
+    static let depth = 64
+    static let memory = 8 << 20
+
+    /// `load`: files in flight and their bytes held in memory; `waitingOn`: a path in flight,
+    /// for the message when the server stops answering.
+    static func run(fs: RemoteFS, pipe: SFTPPipe, control: TransferControl, load: () -> (files: Int, bytes: Int),
+                    next: () -> FileJob?, start: (FileJob) -> Void, answer: ([UInt8]) throws(SFTPError) -> Void,
+                    waitingOn: () -> String) throws(SFTPError) {
+        libssh2_session_set_blocking(fs.session, 0)
+        defer { libssh2_session_set_blocking(fs.session, 1) }
+        var stall = WriteStall()
+        var taking = true
+        while true {
+            while taking, load().files < depth, load().bytes < memory {
+                guard control.requested == .none, let job = next() else {
+                    taking = false
+                    break
+                }
+                start(job)
+            }
+            if load().files == 0 { return }
+            let (replies, moved) = try pipe.pump(fs)
+            for body in replies { try answer(body) }
+            if moved {
+                stall.progressed()
+            } else {
+                try stall.wait(fs, waitingOn(), what: "cannot transfer")
+            }
+        }
+    }
+}
