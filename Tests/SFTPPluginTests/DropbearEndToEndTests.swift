@@ -78,12 +78,14 @@ struct DropbearEndToEndTests {
         let h = try Self.harness(dir)
         defer { h.server.stop() }
         let source = PipelinedFilesEndToEndTests.smallFiles(dir, count: 120), remote = dir.sub("remote")
-        let put = try Self.sftp(h, "put", ["-r", source, Self.remote(remote)])
+        let put = try h.termhost(["--log-level", "debug", "sftp", "put", "-r", source, Self.remote(remote), "-P", String(h.server.port)])
         #expect(put.status == 0, "\(put.output.suffix(3000))\n\(h.server.log)")
+        #expect(PipelinedFilesEndToEndTests.pipelined(put.stderr) > 1, "\(put.stderr.suffix(3000))")
         #expect(PipelinedFilesEndToEndTests.listing(remote + "/many") == PipelinedFilesEndToEndTests.listing(source))
         let back = dir.sub("back")
-        let get = try Self.sftp(h, "get", ["-r", Self.remote(remote + "/many"), back])
+        let get = try h.termhost(["--log-level", "debug", "sftp", "get", "-r", Self.remote(remote + "/many"), back, "-P", String(h.server.port)])
         #expect(get.status == 0, "\(get.output.suffix(3000))\n\(h.server.log)")
+        #expect(PipelinedFilesEndToEndTests.pipelined(get.stderr) > 1, "\(get.stderr.suffix(3000))")
         #expect(PipelinedFilesEndToEndTests.listing(back + "/many") == PipelinedFilesEndToEndTests.listing(source))
     }
 

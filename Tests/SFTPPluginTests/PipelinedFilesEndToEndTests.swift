@@ -32,6 +32,14 @@ import TestSupport
         return peak
     }
 
+    /// The most files a pipeline had in flight at once, from its debug line (0: none ran).
+    static func pipelined(_ stderr: String) -> Int {
+        stderr.split(separator: "\n").compactMap { line -> Int? in
+            guard let r = line.range(of: " small files in a pipeline on one channel, up to ") else { return nil }
+            return Int(line[r.upperBound...].prefix { $0.isNumber })
+        }.max() ?? 0
+    }
+
     /// Relative path -> (SHA-256, mode, mtime) of every file under root.
     static func listing(_ root: String) -> [String: String] {
         var out: [String: String] = [:]
@@ -50,7 +58,7 @@ import TestSupport
         defer { dir.remove() }
         let path = try UploadChannelsEndToEndTests.LongPath(dir)
         defer { path.stop() }
-        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sftp": { "maxPerHost": 1 } } }"#)
+        path.policy(#""maxPerHost": 1"#)
         let source = Self.smallFiles(dir, count: 300), remote = dir.sub("remote"), back = dir.sub("back")
         let put = try path.put(["-r", "--json", source, path.h.remote(remote)])
         #expect(put.status == 0, "\(put.output.suffix(3000))")
@@ -84,6 +92,7 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: remote + "/f7/inside", withIntermediateDirectories: true)
         let put = try path.put(["-r", "--overwrite", source, path.h.remote(dir.sub("remote"))])
         #expect(put.status == 1, "\(put.output.suffix(3000))")
+        #expect(Self.pipelined(put.stderr) > 1, "\(put.stderr.suffix(3000))")
         let host = "\(NSUserName())@127.0.0.1:\(path.proxy.port)"
         #expect(put.stderr.contains("sftp: cannot create \(host):\(Files.partial(of: remote + "/f4")): Failure\n"), "\(put.stderr.suffix(3000))")
         #expect(put.stderr.contains("sftp: cannot rename \(host):\(Files.partial(of: remote + "/f7")) to \(remote)/f7: Failure (kept the upload as \(host):\(Files.partial(of: remote + "/f7")))\n"),
@@ -109,7 +118,7 @@ import TestSupport
         let path = try UploadChannelsEndToEndTests.LongPath(dir, delayMilliseconds: 5)
         defer { path.stop() }
         // One pipeline (one worker), so that the last file is opened only after most others ended.
-        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sftp": { "maxPerHost": 1 } } }"#)
+        path.policy(#""maxPerHost": 1"#)
         let remote = dir.sub("remote/many"), back = dir.sub("back")
         for i in 0..<200 { Files.random(remote + String(format: "/f%03d", i), bytes: 20_000) }
         // 4 Mbit/s: seconds before the last file is opened.
@@ -140,8 +149,11 @@ import TestSupport
         let cut = run.finish()
         #expect(cut.status == 1, "\(cut.stderr.suffix(3000))")
         try path.h.server.restart()
+        #expect(cut.stderr.contains("sftp: \(NSUserName())@127.0.0.1:\(path.proxy.port): the SFTP channel closed")
+                || cut.stderr.contains("connection to \(NSUserName())@127.0.0.1:\(path.proxy.port) lost"), "\(cut.stderr.suffix(3000))")
         let resumed = try path.put(["-r", "--resume", source, path.h.remote(remote)])
         #expect(resumed.status == 0, "\(resumed.output.suffix(3000))")
+        #expect(Self.pipelined(resumed.stderr) > 1, "\(resumed.stderr.suffix(3000))")
         #expect(Self.listing(remote + "/many") == Self.listing(source))
         #expect(try path.h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
     }

@@ -14,12 +14,22 @@ import TestSupport
     struct LongPath {
         let h: SSHHarness
         let proxy: DelayProxy
+        let dir: TemporaryDirectory
 
         init(_ dir: TemporaryDirectory, serverConfig: String = "", delayMilliseconds: Int = 50) throws {
             h = try SSHHarness(dir: dir, serverConfig: serverConfig)
             try Fixtures.sftpPlugin(in: h.plugins)
             proxy = try DelayProxy(in: dir, target: h.server.port, delayMilliseconds: delayMilliseconds)
             _ = dir.write("home/.ssh/known_hosts", "[127.0.0.1]:\(proxy.port) \(h.server.hostPublicKey)\n")
+            // One connection whatever the machine's cores (segments' default is one per core
+            // but one): what these tests count is channels.
+            self.dir = dir
+            policy("")
+        }
+
+        /// The SFTP plugin's settings: `"segments": 1` and `settings` (JSON members, or "").
+        func policy(_ settings: String) {
+            _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sftp": { "segments": 1"# + (settings.isEmpty ? "" : ", " + settings) + " } } }")
         }
 
         func stop() {
@@ -70,6 +80,9 @@ import TestSupport
         // 64 Mbit/s in all: some seconds for the file, time enough to cut it short.
         let run = try path.putInBackground(["-l", "64000", source, path.h.remote(target)])
         #expect(Wait.until(timeout: 60) { Files.writtenPrefix(partial) >= 2 << 20 }, "never wrote the first 2 MiB of \(partial)")
+        // Cut once a further channel writes (a hole between the first segment's bytes and a
+        // later one's), so the pause meets several.
+        #expect(Wait.until(timeout: 60) { Files.size(partial) > Files.writtenPrefix(partial) + (1 << 20) }, "no further channel wrote")
         run.process.interrupt()
         let cut = run.finish()
         #expect(cut.status == 130, "\(cut.stderr.suffix(3000))")
@@ -77,6 +90,7 @@ import TestSupport
         let offset = try #require((JSONSerialization.jsonObject(with: Data(paused.stdout.utf8)) as? [[String: Any]])?.first?["offset"] as? Int,
                                   "\(paused.output)")
         #expect(offset > 0 && offset < Self.size, "\(offset)")
+        #expect(Self.furtherChannels(cut.stderr) >= 1, "\(cut.stderr.suffix(3000))")
 
         let resumed = try path.put(["--resume", "--json", source, path.h.remote(target)])
         #expect(resumed.status == 0, "\(resumed.output.suffix(3000))")
@@ -131,7 +145,7 @@ import TestSupport
         defer { dir.remove() }
         let path = try LongPath(dir, delayMilliseconds: 10)
         defer { path.stop() }
-        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sftp": { "channels": 1 } } }"#)
+        path.policy(#""channels": 1"#)
         let source = dir.sub("local") + "/large.bin", target = dir.sub("remote") + "/large.bin"
         Files.random(source, bytes: 40 << 20)
         let put = try path.put([source, path.h.remote(target)])

@@ -20,6 +20,7 @@ enum PipelineLoop {
         defer { libssh2_session_set_blocking(fs.session, 1) }
         var stall = WriteStall()
         var taking = true
+        var started = 0, peak = 0
         while true {
             while taking, load().files < depth, load().bytes < memory {
                 guard control.requested == .none, let job = next() else {
@@ -27,8 +28,13 @@ enum PipelineLoop {
                     break
                 }
                 start(job)
+                started += 1
+                peak = max(peak, load().files)
             }
-            if load().files == 0 { return }
+            if load().files == 0 {
+                if started > 0 { fs.debug("\(started) small files in a pipeline on one channel, up to \(peak) at once") }
+                return
+            }
             let (replies, moved) = try pipe.pump(fs)
             for body in replies { try answer(body) }
             if moved {

@@ -22,9 +22,12 @@ final class PipelinedDownloads {
     /// sftp 32,768).
     static let request = 32_768
 
-    /// Whether a job goes through the pipeline: a download of a small file, not resumed
-    /// (Download verifies a partial file).
-    static func fits(_ job: FileJob) -> Bool { job.direction == .download && job.size <= largest && !job.resume }
+    /// Whether a job goes through the pipeline: a download of a small file without a
+    /// checkpoint (Download verifies one). A resumed file's partial is created only if none is
+    /// there; one that is goes to Download, which refuses a partial no checkpoint vouches for.
+    static func fits(_ job: FileJob, _ checkpoints: Checkpoints) -> Bool {
+        job.direction == .download && job.size <= largest && !(job.resume && checkpoints.load(job.checkpointKey) != nil)
+    }
 
     private enum Request {
         case open, fstat, read(offset: Int), close
@@ -45,6 +48,8 @@ final class PipelinedDownloads {
         let covered: Int
         var data: [UInt8]
         var handle: [UInt8] = []
+        /// The server gave a handle (which may be empty: the protocol does not forbid it).
+        var opened = false
         var waiting = 0
         var source: RemoteEntry?
         /// Reads answered in full (their offsets), and the lowest offset answered with the end.
@@ -132,6 +137,7 @@ final class PipelinedDownloads {
         switch (request, reply) {
         case (.open, .handle(_, let handle)):
             flight.handle = handle
+            flight.opened = true
             send(flight, .fstat) { $0.appendBytes(handle) }
             for offset in stride(from: 0, to: flight.covered, by: PipelinedDownloads.request) {
                 send(flight, .read(offset: offset)) {
@@ -159,7 +165,7 @@ final class PipelinedDownloads {
         default:
             flight.failure = flight.failure ?? failure(reply, request.what, remote)
         }
-        guard flight.waiting == 0, !flight.handle.isEmpty else { return }
+        guard flight.waiting == 0, flight.opened else { return }
         // Every answer is in and the handle closed.
         if let failure = flight.failure { return finish(flight, .failed(failure.message), record) }
         guard let source = flight.source else { return finish(flight, .failed("sftp: \(fs.host):\(remote.shown): the server sent no attributes"), record) }
@@ -172,7 +178,12 @@ final class PipelinedDownloads {
             held -= flight.covered
             return retry(flight.job)
         }
-        finish(flight, save(flight, source, size: size), record)
+        guard let outcome = save(flight, source, size: size) else {
+            active -= 1
+            held -= flight.covered
+            return retry(flight.job)
+        }
+        finish(flight, outcome, record)
     }
 
     /// Whether the answers make exactly `size` bytes: every read below it full (the last one
@@ -184,7 +195,8 @@ final class PipelinedDownloads {
     }
 
     /// The bytes into the partial file, mode and time set, renamed into place (Download's steps).
-    private func save(_ flight: Flight, _ source: RemoteEntry, size: Int) -> FileOutcome {
+    /// nil for a resumed file whose partial is there already: Download says what to do.
+    private func save(_ flight: Flight, _ source: RemoteEntry, size: Int) -> FileOutcome? {
         let job = flight.job
         let partialName = job.partialPath.lastComponent
         do throws(SFTPError) {
@@ -192,8 +204,9 @@ final class PipelinedDownloads {
             defer { tree.close() }
             try checkpoints.started(job, sourceSize: UInt64(size), sourceMtime: source.mtime ?? 0)
             let fd: Int32
-            do { fd = try tree.openFile(partialName, flags: O_RDWR | O_CREAT | O_TRUNC, what: "cannot create") } catch {
+            do { fd = try tree.openFile(partialName, flags: O_RDWR | O_CREAT | (job.resume ? O_EXCL : O_TRUNC), what: "cannot create") } catch {
                 checkpoints.remove(job.checkpointKey)
+                if job.resume, tree.stat(partialName) != nil { return nil }
                 throw error
             }
             do throws(SFTPError) {

@@ -25,8 +25,9 @@ final class PipelinedUploads {
     /// draft, "all servers SHOULD support packets of at least 34000 bytes").
     static let request = 32_768
 
-    /// Whether a job goes through the pipeline: an upload of a small file that is not resumed
-    /// from a checkpoint (Upload verifies those).
+    /// Whether a job goes through the pipeline: an upload of a small file without a checkpoint
+    /// (Upload verifies one). A resumed file's partial is created only if none is there; one
+    /// that is goes to Upload, which refuses a partial no checkpoint vouches for.
     static func fits(_ job: FileJob, _ checkpoints: Checkpoints) -> Bool {
         job.direction == .upload && job.size <= largest && !(job.resume && checkpoints.load(job.checkpointKey) != nil)
     }
@@ -75,10 +76,13 @@ final class PipelinedUploads {
     /// Moves the files `next` gives until it gives none (or a pause or cancel was asked: files
     /// in flight still finish, a few round trips), telling `record` how each ended. Returns the
     /// error that ended the channel (every file then in flight paused with it), or nil.
-    func run(next: () -> FileJob?, record: (FileJob, FileOutcome) -> Void) -> SFTPError? {
+    /// Files Upload must move instead (one that grew past `largest`, or that replaces a target
+    /// on a server without posix-rename, where Upload checks whether the target still exists)
+    /// go to `retry`.
+    func run(next: () -> FileJob?, record: (FileJob, FileOutcome) -> Void, retry: (FileJob) -> Void) -> SFTPError? {
         do throws(SFTPError) {
             try PipelineLoop.run(fs: fs, pipe: pipe, control: control, load: { (active, held) }, next: next,
-                                 start: { start($0, record) }, answer: { body throws(SFTPError) in try answer(body, record) },
+                                 start: { start($0, record, retry) }, answer: { body throws(SFTPError) in try answer(body, record, retry) },
                                  waitingOn: { pending.values.first?.flight.job.remotePath ?? "" })
             return nil
         } catch {
@@ -95,7 +99,7 @@ final class PipelinedUploads {
 
     /// Reads the file, records the start and sends the open; a file that cannot start is
     /// recorded as failed at once.
-    private func start(_ job: FileJob, _ record: (FileJob, FileOutcome) -> Void) {
+    private func start(_ job: FileJob, _ record: (FileJob, FileOutcome) -> Void, _ retry: (FileJob) -> Void) {
         let fd = open(job.localPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return record(job, .failed(SFTPError.local(job.localPath, "cannot open").message)) }
         defer { close(fd) }
@@ -113,13 +117,9 @@ final class PipelinedUploads {
             if n == 0 { break }
             got += n
         }
-        guard got == size else {
-            return record(job, .failed("sftp: \(job.localPath.shown) changed during the upload (\(size) bytes expected, \(got) read); nothing was committed"))
-        }
+        guard got == size, size <= PipelinedUploads.largest else { return retry(job) }
         data.removeLast(data.count - got)
-        if job.overwrite, pipe.extensions["posix-rename@openssh.com"] == nil {
-            return record(job, .failed("sftp: cannot replace \(fs.host):\(job.remotePath.shown) atomically: the server does not offer posix-rename@openssh.com; remove it first or upload under another name"))
-        }
+        if job.overwrite, pipe.extensions["posix-rename@openssh.com"] == nil { return retry(job) }
         let mtime = UInt64(max(st.st_mtim.tv_sec, 0))
         do throws(SFTPError) { try checkpoints.started(job, sourceSize: UInt64(size), sourceMtime: mtime) } catch {
             return record(job, .failed(error.message))
@@ -130,7 +130,7 @@ final class PipelinedUploads {
         held += data.count
         send(flight, .open) {
             $0.appendString(job.partialPath)
-            $0.appendUInt32(SFTPPacket.writing | SFTPPacket.creating | SFTPPacket.truncating)
+            $0.appendUInt32(SFTPPacket.writing | SFTPPacket.creating | (job.resume ? SFTPPacket.exclusive : SFTPPacket.truncating))
             $0.appendUInt32(SFTPPacket.permissions)
             $0.appendUInt32(0o600)
         }
@@ -149,7 +149,7 @@ final class PipelinedUploads {
         flight.waiting += 1
     }
 
-    private func answer(_ body: [UInt8], _ record: (FileJob, FileOutcome) -> Void) throws(SFTPError) {
+    private func answer(_ body: [UInt8], _ record: (FileJob, FileOutcome) -> Void, _ retry: (FileJob) -> Void) throws(SFTPError) {
         guard let reply = SFTPReply.parse(body) else { throw SFTPError(.failed, "sftp: \(fs.host): malformed SFTP reply") }
         guard let (flight, request) = pending.removeValue(forKey: reply.id) else {
             throw SFTPError(.failed, "sftp: \(fs.host): an SFTP reply to no request (id \(reply.id))")
@@ -161,6 +161,12 @@ final class PipelinedUploads {
             guard case .handle(_, let handle) = reply else {
                 // Nothing was created: the start record goes too (Upload's createPartial).
                 checkpoints.remove(job.checkpointKey)
+                // A resumed file whose partial is there already: Upload says what to do.
+                if job.resume {
+                    active -= 1
+                    held -= flight.data.count
+                    return retry(job)
+                }
                 return finish(flight, .failed(failure(reply, "cannot create", partial).message), record)
             }
             flight.handle = handle
@@ -190,11 +196,13 @@ final class PipelinedUploads {
             checkpoints.remove(job.checkpointKey)
             return finish(flight, .done(bytes: UInt64(flight.data.count)), record)
         case .remove:
-            checkpoints.remove(job.checkpointKey)
             let message = flight.failure?.message ?? "sftp: \(fs.host):\(partial.shown): failed"
+            // A partial that could not be removed keeps its start record: `sftp paused` lists
+            // it and `sftp cancel` removes it.
             guard case .status(_, 0) = reply else {
                 return finish(flight, .failed("\(message); the remote partial file \(fs.host):\(partial.shown) could not be removed: \(failure(reply, "cannot remove", partial).message)"), record)
             }
+            checkpoints.remove(job.checkpointKey)
             return finish(flight, .failed(message), record)
         }
         guard flight.waiting == 0, !flight.ending else { return }

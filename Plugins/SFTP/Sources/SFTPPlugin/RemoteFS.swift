@@ -43,6 +43,11 @@ struct RemoteFS {
     /// is named by its error code.
     var lastErrorReason: String { LibSSH2.lastError(session) }
 
+    /// Whether libssh2's last call stopped with a packet half sent (the socket full). Until the
+    /// same call finishes it, any other call that sends gets EAGAIN (libssh2's transport.c), and
+    /// nothing may be read: a key exchange the server starts could not send its own packet.
+    var packetHalfSent: Bool { libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 }
+
     /// Waits until the session's socket has bytes to read (or room to write, when libssh2
     /// stopped on a full socket), or `milliseconds` pass. What unblocks a write that the
     /// server's channel window holds back is a window adjust or an acknowledgement from the

@@ -7,7 +7,8 @@ enum SFTPPacket {
     static let open: UInt8 = 3, close: UInt8 = 4, read: UInt8 = 5, write: UInt8 = 6, fstat: UInt8 = 8, fsetstat: UInt8 = 10,
                remove: UInt8 = 13, rename: UInt8 = 18, extended: UInt8 = 200
     /// Open flags.
-    static let reading: UInt32 = 0x01, writing: UInt32 = 0x02, creating: UInt32 = 0x08, truncating: UInt32 = 0x10
+    static let reading: UInt32 = 0x01, writing: UInt32 = 0x02, creating: UInt32 = 0x08, truncating: UInt32 = 0x10,
+               exclusive: UInt32 = 0x20
     /// Attribute flags.
     static let size: UInt32 = 0x01, owners: UInt32 = 0x02, permissions: UInt32 = 0x04, times: UInt32 = 0x08,
                extendedAttributes: UInt32 = 0x8000_0000

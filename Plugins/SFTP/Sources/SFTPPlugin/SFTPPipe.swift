@@ -26,8 +26,11 @@ final class SFTPPipe {
             throw fs.error("", "cannot open an SFTP channel on")
         }
         guard libssh2_channel_process_startup(c, "subsystem", 9, "sftp", 4) == 0 else {
+            let refused = libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED
+            let error = refused ? SFTPError(.refused, "sftp: \(fs.host): the server refused SFTP on another channel (\(fs.lastErrorReason))")
+                                : fs.error("", "cannot start SFTP on")
             libssh2_channel_free(c)
-            throw fs.error("", "cannot start SFTP on")
+            throw error
         }
         channel = c
         do throws(SFTPError) {
@@ -76,6 +79,9 @@ final class SFTPPipe {
         }
         compact()
         var replies: [[UInt8]] = []
+        // Nothing is read while a packet is half sent (the socket full): a key exchange the
+        // server started could then never send its own packet. The socket's room comes first.
+        if fs.packetHalfSent { return (replies, moved) }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let n = chunk.withUnsafeMutableBytes { libssh2_channel_read_ex(channel, 0, $0.baseAddress, $0.count) }

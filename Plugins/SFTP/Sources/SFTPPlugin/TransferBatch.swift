@@ -133,7 +133,7 @@ final class TransferBatch: @unchecked Sendable {
 
     /// Whether a job goes in a pipeline of small files (PipelinedUploads, PipelinedDownloads).
     private func pipelined(_ job: FileJob) -> Bool {
-        job.direction == .upload ? PipelinedUploads.fits(job, checkpoints) : PipelinedDownloads.fits(job)
+        job.direction == .upload ? PipelinedUploads.fits(job, checkpoints) : PipelinedDownloads.fits(job, checkpoints)
     }
 
     /// Small files from `first` on, as many as follow it in the plan, many at once on the
@@ -152,19 +152,29 @@ final class TransferBatch: @unchecked Sendable {
             }
             return take { self.pipelined($0) }
         }
+        var failed = false
         do {
             let ended = try connection.run { (fs, extensions) throws(SFTPError) -> SFTPError? in
                 let pipe = try extensions.start(fs)
-                switch first.direction {
+                var ended: SFTPError? = switch first.direction {
                 case .upload:
-                    return PipelinedUploads(fs: fs, pipe: pipe, control: control, observer: observer, checkpoints: checkpoints)
-                        .run(next: next, record: { record($0, $1) })
+                    PipelinedUploads(fs: fs, pipe: pipe, control: control, observer: observer, checkpoints: checkpoints)
+                        .run(next: next, record: { record($0, $1) }, retry: { retries.append($0) })
                 case .download:
-                    return PipelinedDownloads(fs: fs, pipe: pipe, control: control, observer: observer, checkpoints: checkpoints)
+                    PipelinedDownloads(fs: fs, pipe: pipe, control: control, observer: observer, checkpoints: checkpoints)
                         .run(next: next, record: { record($0, $1) }, retry: { retries.append($0) })
                 }
+                guard let failure = ended else { return nil }
+                // The pipe may hold requests and replies of the run that failed: a later use
+                // starts on a new channel. A packet still half sent leaves the session unusable.
+                extensions.release()
+                if fs.packetHalfSent, failure.kind != .connectionLost {
+                    ended = SFTPError(.connectionLost, "\(failure.message); the connection to \(fs.host) is left unusable")
+                }
+                return ended
             }
             if ended?.kind == .connectionLost { lock.withLock { lost = true } }
+            failed = ended != nil
         } catch {
             if error.kind == .connectionLost {
                 lock.withLock { lost = true }
@@ -176,7 +186,8 @@ final class TransferBatch: @unchecked Sendable {
             return false
         }
         for job in retries { record(job, lock.withLock({ lost }) ? .paused(offset: 0, reason: "sftp: \(job.host): connection lost") : move(job, on: connection)) }
-        return true
+        // After a failed pipeline the files after it go one at a time on this connection.
+        return !failed
     }
 
     /// Extra connections for the segments of a batch's only file, when it is large: each holds a

@@ -51,7 +51,7 @@ struct Upload {
         // more than one lane, more segments than lanes: the channels come up one after another,
         // and a lane that started late takes fewer (UploadLanes).
         let connections = 1 + helpers.count, lanes = connections * max(1, channels)
-        let segments = Segments(from: offset, to: size, parts: lanes == 1 ? 1 : 8 * lanes, minimum: Segments.channelMinimum, control: control)
+        let segments = Segments(from: offset, to: size, parts: channels > 1 ? 8 * lanes : connections, minimum: Segments.channelMinimum, control: control)
         let helpers = self.helpers, primary = fs, primaryExtensions = extensions, upload = self
         let (moved, failure) = segments.run(groups: connections) { (group, parts) throws(SFTPError) -> UInt64 in
             // This connection's parts start on the handle created above; a helper opens the
@@ -102,6 +102,9 @@ struct Upload {
               segments: Segments) throws(SFTPError) -> UInt64 {
         let bytes = parts.reduce(UInt64(0)) { $0 + (segments.ranges[$1].upperBound - segments.ranges[$1].lowerBound) }
         let request = WriteRequests.prepare(fs, extensions, bytes: bytes, path: job.remotePath)
+        // The extensions' channel first (posix-rename, small files' pipelines): once the
+        // upload's further channels are open, the server may allow no other (MaxSessions).
+        if channels > 1, parts.count > 1 { _ = try? extensions.start(fs) }
         return try UploadLanes(fs: fs, handle: handle, parts: parts, channels: channels, segments: segments, fd: fd, job: job,
                                request: request, observer: observer).run()
     }

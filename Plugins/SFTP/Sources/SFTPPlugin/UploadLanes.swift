@@ -25,10 +25,10 @@ final class UploadLanes {
     private enum State {
         /// Waits for its turn to open a channel.
         case wantsChannel
-        /// libssh2_sftp_init in progress (one lane at a time: `starter`).
-        case startingChannel
-        /// Opening the partial file on its channel, for this segment.
-        case opening(RemoteFS, segment: Int)
+        /// libssh2_sftp_init's turn (one lane at a time: `starter`); begun once it was called.
+        case startingChannel(begun: Bool)
+        /// Opening the partial file on its channel, for this segment; begun once it was asked.
+        case opening(RemoteFS, segment: Int, begun: Bool)
         case writing(UploadStream, ownsHandle: Bool)
         /// Closing its handle, then giving its channel back.
         case closing(UploadStream)
@@ -49,6 +49,9 @@ final class UploadLanes {
     private var owner: Int?
     /// Bytes the server acknowledged, over every lane.
     private var acknowledged: UInt64 = 0
+
+    /// Whether the last call left a packet half sent (RemoteFS.packetHalfSent).
+    private var halfSent: Bool { fs.packetHalfSent }
     /// For the debug line that says when each further channel began to write.
     private let began = ContinuousClock.now
 
@@ -69,7 +72,7 @@ final class UploadLanes {
         for _ in 1..<max(1, min(channels, parts.count)) {
             guard let extra = fs.channels else { break }
             if let kept = extra.take(), let segment = waiting.popFirst() {
-                states.append(.opening(fs.on(kept), segment: segment))
+                states.append(.opening(fs.on(kept), segment: segment, begun: false))
             } else if !extra.refused {
                 states.append(.wantsChannel)
             }
@@ -87,9 +90,11 @@ final class UploadLanes {
                 try segments.check(job.display)
                 var progressed = false
                 for i in owner.map({ [$0] }) ?? Array(states.indices) {
+                    // Whether the call left a packet half sent, also when it failed: settle()
+                    // must finish that packet before anything else is sent.
+                    defer { owner = halfSent ? i : nil }
                     if try step(i) { progressed = true }
-                    owner = libssh2_session_block_directions(fs.session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 ? i : nil
-                    if owner != nil { break }
+                    if halfSent { break }
                 }
                 if progressed { stall.progressed() } else { try stall.wait(fs, job.partialPath, what: "cannot write") }
             }
@@ -110,11 +115,14 @@ final class UploadLanes {
                 return true
             }
             starter = i
-            states[i] = .startingChannel
+            states[i] = .startingChannel(begun: false)
             return true
         case .startingChannel:
             guard let sftp = libssh2_sftp_init(fs.session) else {
-                if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_EAGAIN { return false }
+                if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_EAGAIN {
+                    states[i] = .startingChannel(begun: true)
+                    return false
+                }
                 // Most often OpenSSH's MaxSessions: the upload goes on with the channels it has.
                 fs.debug("\(job.remotePath.shown): no further SFTP channel (\(LibSSH2.lastError(fs.session))); going on with \(states.count - 1)")
                 fs.channels?.refuse()
@@ -127,16 +135,19 @@ final class UploadLanes {
             let channel = fs.on(sftp)
             WriteRequests.use(request, on: channel)
             if let segment = waiting.popFirst() {
-                states[i] = .opening(channel, segment: segment)
+                states[i] = .opening(channel, segment: segment, begun: false)
             } else {
                 fs.channels?.giveBack(sftp)
                 states[i] = .done
             }
             return true
-        case .opening(let channel, let segment):
+        case .opening(let channel, let segment, _):
             let path = job.partialPath
             guard let handle = libssh2_sftp_open_ex(channel.sftp, path, UInt32(path.utf8.count), UInt(LIBSSH2_FXF_WRITE), 0, LIBSSH2_SFTP_OPENFILE) else {
-                if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_EAGAIN { return false }
+                if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_EAGAIN {
+                    states[i] = .opening(channel, segment: segment, begun: true)
+                    return false
+                }
                 throw channel.error(path, "cannot open")
             }
             let range = segments.ranges[segment]
@@ -174,39 +185,50 @@ final class UploadLanes {
         }
     }
 
-    /// After a stop or a failure (the connection still up): in blocking mode, finishes the call
-    /// a lane left half done (a packet half sent, a channel or a handle half opened), then
-    /// closes the handles the lanes opened. Their channels are not given back: a write left
-    /// mid-request keeps state in libssh2's SFTP session, so they are shut with the connection.
+    /// After a stop or a failure (the connection still up), in blocking mode: first the packet
+    /// a call left half sent goes out (the same call again, with the same bytes), or nothing
+    /// else may be sent; then each call a lane began (a channel or a handle half opened) is
+    /// finished, and the handles the lanes opened are closed. Channels whose handle closed
+    /// cleanly are given back for later files; a write left waiting for its acknowledgement
+    /// costs the next one on that channel one empty call, no more (libssh2's sftp_write).
     private func settle() {
         libssh2_session_set_blocking(fs.session, 1)
-        for i in [owner, starter].compactMap({ $0 }) + Array(states.indices) {
-            switch states[i] {
-            case .startingChannel:
-                if let sftp = libssh2_sftp_init(fs.session) { fs.channels?.opened(sftp) }
-                states[i] = .done
-            case .opening(let channel, _):
-                let path = job.partialPath
-                if let handle = libssh2_sftp_open_ex(channel.sftp, path, UInt32(path.utf8.count), UInt(LIBSSH2_FXF_WRITE), 0, LIBSSH2_SFTP_OPENFILE) {
-                    libssh2_sftp_close_handle(handle)
+        defer { owner = nil; starter = nil }
+        if let i = owner, case .writing(let stream, _) = states[i] {
+            var stall = WriteStall()
+            while halfSent {
+                let n = stream.resend()
+                if n > 0 {
+                    acknowledged += UInt64(n)
+                    segments.moved(n, from: stream.start, observer: observer, display: job.display)
+                } else if n < 0 || (try? stall.wait(fs, job.partialPath, what: "cannot write")) == nil {
+                    break
                 }
-                states[i] = .done
-            case .writing(let stream, let ownsHandle):
-                // The same call again sends what was half sent (its result counts as usual).
-                if i == owner, let n = try? stream.step(), case .moved(let moved) = n {
-                    acknowledged += UInt64(moved)
-                    segments.moved(moved, from: stream.start, observer: observer, display: job.display)
-                }
-                if ownsHandle { libssh2_sftp_close_handle(stream.handle) }
-                states[i] = .done
-            case .closing(let stream):
-                libssh2_sftp_close_handle(stream.handle)
-                states[i] = .done
-            case .wantsChannel, .done:
-                states[i] = .done
             }
         }
-        owner = nil
-        starter = nil
+        // A packet still half sent: any other call would wait for the session's timeout.
+        guard !halfSent else { return }
+        for i in states.indices {
+            switch states[i] {
+            case .startingChannel(true):
+                if let sftp = libssh2_sftp_init(fs.session) {
+                    fs.channels?.opened(sftp)
+                    fs.channels?.giveBack(sftp)
+                }
+            case .opening(let channel, _, let begun):
+                let path = job.partialPath
+                if begun, let handle = libssh2_sftp_open_ex(channel.sftp, path, UInt32(path.utf8.count), UInt(LIBSSH2_FXF_WRITE), 0, LIBSSH2_SFTP_OPENFILE) {
+                    libssh2_sftp_close_handle(handle)
+                }
+                fs.channels?.giveBack(channel.sftp)
+            case .writing(let stream, let ownsHandle):
+                if ownsHandle, libssh2_sftp_close_handle(stream.handle) == 0 { fs.channels?.giveBack(stream.fs.sftp) }
+            case .closing(let stream):
+                if libssh2_sftp_close_handle(stream.handle) == 0 { fs.channels?.giveBack(stream.fs.sftp) }
+            case .wantsChannel, .startingChannel(false), .done:
+                break
+            }
+            states[i] = .done
+        }
     }
 }

@@ -79,6 +79,19 @@ final class UploadStream {
 
     private func at(_ i: Int) -> UnsafeMutableRawPointer { ring?.at(UInt64(i)) ?? plain! + i }
 
+    /// The same write call again with the same bytes and nothing read: what finishes a packet
+    /// a call left half sent (UploadLanes.settle). Returns what libssh2 returned (bytes
+    /// acknowledged, 0, or an error code), the acknowledged bytes counted.
+    func resend() -> Int {
+        guard head < tail else { return 0 }
+        let n = libssh2_sftp_write(handle, at(head).assumingMemoryBound(to: CChar.self), tail - head)
+        if n > 0 {
+            head += n
+            acknowledged += UInt64(n)
+        }
+        return n
+    }
+
     func step() throws(SFTPError) -> Step {
         let room = min(window - (tail - head), capacity - tail, Int(clamping: limit - readOffset))
         if !eof && room == 0 && readOffset >= limit { eof = true }
