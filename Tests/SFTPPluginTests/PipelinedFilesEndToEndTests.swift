@@ -133,6 +133,32 @@ import TestSupport
         #expect(Files.tree(back + "/many") == Files.tree(remote))
     }
 
+    /// --resume never writes over a partial file no checkpoint vouches for, either way: that
+    /// file is refused with what to do, the others arrive.
+    @Test func aResumeMeetingAPartialWithoutACheckpointRefusesThatFileOnly() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = try UploadChannelsEndToEndTests.LongPath(dir, delayMilliseconds: 5)
+        defer { path.stop() }
+        let source = Self.smallFiles(dir, count: 20), remote = dir.sub("remote/many"), back = dir.sub("back/many")
+        Files.random(Files.partial(of: remote + "/f2"), bytes: 100)
+        let foreign = Files.sha256(Files.partial(of: remote + "/f2"))
+        let put = try path.put(["-r", "--resume", source, path.h.remote(dir.sub("remote"))])
+        #expect(put.status == 1, "\(put.output.suffix(3000))")
+        #expect(put.stderr.contains(":\(Files.partial(of: remote + "/f2")): no checkpoint records what this partial file holds"), "\(put.stderr.suffix(3000))")
+        #expect(Files.sha256(Files.partial(of: remote + "/f2")) == foreign)
+        #expect(Self.listing(remote).filter { !$0.key.hasPrefix(".") }.count == 19)
+
+        Files.random(Files.partial(of: back + "/f4"), bytes: 100)
+        let local = Files.sha256(Files.partial(of: back + "/f4"))
+        let get = try path.h.termhost(["--log-level", "debug", "sftp", "get", "-r", "--resume", path.h.remote(remote), dir.sub("back"),
+                                       "-P", String(path.proxy.port)], timeout: 120)
+        #expect(get.status == 1, "\(get.output.suffix(3000))")
+        #expect(get.stderr.contains("\(Files.partial(of: back + "/f4")): no checkpoint records what this partial file holds"), "\(get.stderr.suffix(3000))")
+        #expect(Files.sha256(Files.partial(of: back + "/f4")) == local)
+        #expect(Self.listing(back).filter { !$0.key.hasPrefix(".") }.count == 18, "f2 never arrived and f4 was refused")
+    }
+
     /// sshd killed while files are in flight: each pauses (its start record kept), and
     /// --resume finishes every file byte-exact.
     @Test func aCutConnectionPausesTheFilesInFlightAndResumeFinishesThem() throws {
