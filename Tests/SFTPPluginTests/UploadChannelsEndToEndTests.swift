@@ -123,6 +123,39 @@ import TestSupport
         #expect(!Files.exists(partial))
     }
 
+    /// A server error on some channels mid-upload (the remote file system fills: a 24 MiB
+    /// tmpfs for 64 MiB) ends the upload with the server's reason, settles every channel
+    /// without waiting for the session's timeout (90 s here, past the test's time limit: a
+    /// request sent into another one's half-sent bytes is never answered), and removes the
+    /// partial; the same command then uploads a file that fits.
+    @Test(.enabled(if: getuid() == 0, "needs root to mount a small tmpfs"), .timeLimit(.minutes(1)))
+    func aServerErrorOnSomeChannelsEndsTheUploadCleanly() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let remote = dir.sub("remote")
+        // Mounted before sshd starts, so its own mount namespace has it too.
+        let mount = try Shell.run("/bin/mount", ["-t", "tmpfs", "-o", "size=24m", "tmpfs", remote])
+        try #require(mount.status == 0, "\(mount.output)")
+        defer { _ = try? Shell.run("/bin/umount", ["-l", remote]) }
+        let path = try LongPath(dir, delayMilliseconds: 10)
+        defer { path.stop() }
+        _ = dir.write("policy.json", #"{ "settings": { "org.termhost.sftp": { "segments": 1 }, "org.termhost.ssh": { "connectTimeout": 90 } } }"#)
+        let source = dir.sub("local") + "/large.bin", target = remote + "/large.bin"
+        Files.random(source, bytes: Self.size)
+        let put = try path.put([source, path.h.remote(target)])
+        #expect(put.status == 1, "\(put.output.suffix(3000))")
+        #expect(put.stderr.contains("sftp: cannot write \(NSUserName())@127.0.0.1:\(path.proxy.port):\(Files.partial(of: target)): "), "\(put.stderr.suffix(3000))")
+        #expect(Self.furtherChannels(put.stderr) >= 1, "\(put.stderr.suffix(3000))")
+        #expect(!Files.exists(Files.partial(of: target)) && !Files.exists(target))
+        #expect(try path.h.termhost(["sftp", "paused"]).stdout == "no paused transfers\n")
+
+        let small = dir.sub("local") + "/small.bin"
+        Files.random(small, bytes: 4 << 20)
+        let fits = try path.put([small, path.h.remote(remote + "/small.bin")])
+        #expect(fits.status == 0, "\(fits.output.suffix(3000))")
+        #expect(Files.sha256(remote + "/small.bin") == Files.sha256(small))
+    }
+
     /// `MaxSessions 3`: SFTP's channel, the extensions channel and one more; the fourth is
     /// refused, and the upload goes on with the channels it has.
     @Test func aServerThatAllowsFewChannelsStillTakesTheWholeUpload() throws {

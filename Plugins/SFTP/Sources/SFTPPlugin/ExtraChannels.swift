@@ -22,9 +22,16 @@ final class ExtraChannels {
     /// The server would not open another: the caller goes on with the channels it has.
     func refuse() { refused = true }
 
-    /// An upload is done with a channel; nil when it was left mid-request and must not be
-    /// used again (it is shut down with the others).
+    /// An upload is done with a channel: a later one may take it.
     func giveBack(_ sftp: OpaquePointer) { idle.append(sftp) }
+
+    /// Shuts a channel down now (one left with part of a request sent: nothing more may go on
+    /// it); the server ends its sftp-server.
+    func discard(_ sftp: OpaquePointer) {
+        all.removeAll { $0 == sftp }
+        idle.removeAll { $0 == sftp }
+        libssh2_sftp_shutdown(sftp)
+    }
 
     /// Shuts every channel down; on the executor, before the session is closed.
     func release() {

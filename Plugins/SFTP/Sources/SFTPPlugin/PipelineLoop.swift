@@ -11,11 +11,32 @@ enum PipelineLoop {
     static let depth = 64
     static let memory = 8 << 20
 
-    /// `load`: files in flight and their bytes held in memory; `waitingOn`: a path in flight,
-    /// for the message when the server stops answering.
+    /// `load`: files in flight and their bytes held in memory; `inFlight`: those files. Returns
+    /// the error that ended the channel, every file then in flight recorded as paused with it
+    /// (a start record it had stays, so `sftp paused` lists it and --resume or cancel deal
+    /// with its partial), or nil.
     static func run(fs: RemoteFS, pipe: SFTPPipe, control: TransferControl, load: () -> (files: Int, bytes: Int),
                     next: () -> FileJob?, start: (FileJob) -> Void, answer: ([UInt8]) throws(SFTPError) -> Void,
-                    waitingOn: () -> String) throws(SFTPError) {
+                    inFlight: () -> [FileJob], record: (FileJob, FileOutcome) -> Void) -> SFTPError? {
+        do throws(SFTPError) {
+            try loop(fs: fs, pipe: pipe, control: control, load: load, next: next, start: start, answer: answer,
+                     waitingOn: { inFlight().first?.remotePath ?? "" })
+            return nil
+        } catch {
+            for job in inFlight() { record(job, .paused(offset: 0, reason: error.message)) }
+            return error
+        }
+    }
+
+    /// Each flight once, in no particular order (a flight waits for several replies).
+    static func unique<Flight: AnyObject>(_ flights: some Sequence<Flight>) -> [Flight] {
+        var seen = Set<ObjectIdentifier>()
+        return flights.filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
+
+    private static func loop(fs: RemoteFS, pipe: SFTPPipe, control: TransferControl, load: () -> (files: Int, bytes: Int),
+                             next: () -> FileJob?, start: (FileJob) -> Void, answer: ([UInt8]) throws(SFTPError) -> Void,
+                             waitingOn: () -> String) throws(SFTPError) {
         libssh2_session_set_blocking(fs.session, 0)
         defer { libssh2_session_set_blocking(fs.session, 1) }
         var stall = WriteStall()

@@ -88,20 +88,11 @@ final class PipelinedDownloads {
     /// `retry` those Download must move. Returns the error that ended the channel (every file
     /// then in flight paused with it), or nil.
     func run(next: () -> FileJob?, record: (FileJob, FileOutcome) -> Void, retry: (FileJob) -> Void) -> SFTPError? {
-        do throws(SFTPError) {
-            try PipelineLoop.run(fs: fs, pipe: pipe, control: control, load: { (active, held) }, next: next,
-                                 start: { start($0) }, answer: { body throws(SFTPError) in try answer(body, record, retry) },
-                                 waitingOn: { pending.values.first?.flight.job.remotePath ?? "" })
-            return nil
-        } catch {
-            // Nothing of these files exists here yet: they start over on the next run.
-            var seen = Set<ObjectIdentifier>()
-            for (flight, _) in pending.values where seen.insert(ObjectIdentifier(flight)).inserted {
-                record(flight.job, .paused(offset: 0, reason: error.message))
-            }
-            pending = [:]
-            return error
-        }
+        let ended = PipelineLoop.run(fs: fs, pipe: pipe, control: control, load: { (active, held) }, next: next,
+                                     start: { start($0) }, answer: { body throws(SFTPError) in try answer(body, record, retry) },
+                                     inFlight: { PipelineLoop.unique(pending.values.map(\.flight)).map(\.job) }, record: record)
+        if ended != nil { pending = [:] }
+        return ended
     }
 
     private func start(_ job: FileJob) {
@@ -150,7 +141,7 @@ final class PipelinedDownloads {
             send(flight, .close) { $0.appendBytes(handle) }
             control.pace(Int(clamping: flight.job.size))
         case (.open, _):
-            return finish(flight, .failed(failure(reply, "cannot open", remote).message), record)
+            return finish(flight, .failed(fs.refusal(reply, "cannot open", remote).message), record)
         case (.fstat, .attributes(_, let size, let permissions, let mtime)):
             flight.source = RemoteEntry(name: remote.lastComponent, size: size, permissions: permissions, mtime: mtime)
         case (.read(let offset), .data(_, let bytes)):
@@ -163,7 +154,7 @@ final class PipelinedDownloads {
         case (.close, .status(_, 0)):
             break
         default:
-            flight.failure = flight.failure ?? failure(reply, request.what, remote)
+            flight.failure = flight.failure ?? fs.refusal(reply, request.what, remote)
         }
         guard flight.waiting == 0, flight.opened else { return }
         // Every answer is in and the handle closed.
@@ -246,12 +237,5 @@ final class PipelinedDownloads {
         active -= 1
         held -= flight.covered
         record(flight.job, outcome)
-    }
-
-    /// The server's refusal of one request, worded as RemoteFS words libssh2's.
-    private func failure(_ reply: SFTPReply, _ what: String, _ path: String) -> SFTPError {
-        let prefix = "sftp: \(what) \(fs.host):\(path.shown)"
-        if case .status(_, let code) = reply { return SFTPError(.remote, "\(prefix): \(SFTPError.reason(UInt(code)))", status: UInt(code)) }
-        return SFTPError(.failed, "\(prefix): unexpected reply")
     }
 }

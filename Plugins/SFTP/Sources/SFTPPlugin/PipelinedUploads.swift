@@ -80,21 +80,11 @@ final class PipelinedUploads {
     /// on a server without posix-rename, where Upload checks whether the target still exists)
     /// go to `retry`.
     func run(next: () -> FileJob?, record: (FileJob, FileOutcome) -> Void, retry: (FileJob) -> Void) -> SFTPError? {
-        do throws(SFTPError) {
-            try PipelineLoop.run(fs: fs, pipe: pipe, control: control, load: { (active, held) }, next: next,
-                                 start: { start($0, record, retry) }, answer: { body throws(SFTPError) in try answer(body, record, retry) },
-                                 waitingOn: { pending.values.first?.flight.job.remotePath ?? "" })
-            return nil
-        } catch {
-            // The channel is no longer usable: each file in flight keeps its start record, so
-            // `sftp paused` lists it and --resume or cancel deal with its partial.
-            var seen = Set<ObjectIdentifier>()
-            for (flight, _) in pending.values where seen.insert(ObjectIdentifier(flight)).inserted {
-                record(flight.job, .paused(offset: 0, reason: error.message))
-            }
-            pending = [:]
-            return error
-        }
+        let ended = PipelineLoop.run(fs: fs, pipe: pipe, control: control, load: { (active, held) }, next: next,
+                                     start: { start($0, record, retry) }, answer: { body throws(SFTPError) in try answer(body, record, retry) },
+                                     inFlight: { PipelineLoop.unique(pending.values.map(\.flight)).map(\.job) }, record: record)
+        if ended != nil { pending = [:] }
+        return ended
     }
 
     /// Reads the file, records the start and sends the open; a file that cannot start is
@@ -167,21 +157,21 @@ final class PipelinedUploads {
                     held -= flight.data.count
                     return retry(job)
                 }
-                return finish(flight, .failed(failure(reply, "cannot create", partial).message), record)
+                return finish(flight, .failed(fs.refusal(reply, "cannot create", partial).message), record)
             }
             flight.handle = handle
             writeWhole(flight)
         case .write(let n):
-            if case .status(_, 0) = reply { observer.progressed(job.display, bytes: n) } else { flight.failure = flight.failure ?? failure(reply, "cannot write", partial) }
+            if case .status(_, 0) = reply { observer.progressed(job.display, bytes: n) } else { flight.failure = flight.failure ?? fs.refusal(reply, "cannot write", partial) }
         case .setAttributes:
-            if case .status(_, 0) = reply {} else { flight.failure = flight.failure ?? failure(reply, "cannot set attributes of", partial) }
+            if case .status(_, 0) = reply {} else { flight.failure = flight.failure ?? fs.refusal(reply, "cannot set attributes of", partial) }
         case .close:
-            if case .status(_, 0) = reply {} else { flight.failure = flight.failure ?? failure(reply, "cannot close", partial) }
+            if case .status(_, 0) = reply {} else { flight.failure = flight.failure ?? fs.refusal(reply, "cannot close", partial) }
         case .rename:
             guard case .status(_, 0) = reply else {
                 // Every byte is on the server: the partial stays with a checkpoint of the whole
                 // file, so `sftp paused` lists it and --resume verifies and commits it.
-                let renamed = failure(reply, "cannot rename", partial)
+                let renamed = fs.refusal(reply, "cannot rename", partial)
                 let kept = "\(renamed.message.replacingOccurrences(of: "\(fs.host):\(partial.shown): ", with: "\(fs.host):\(partial.shown) to \(job.remotePath.shown): ")) (kept the upload as \(fs.host):\(partial.shown))"
                 do throws(SFTPError) {
                     try checkpoints.save(job.checkpointKey, Checkpoint(
@@ -200,7 +190,7 @@ final class PipelinedUploads {
             // A partial that could not be removed keeps its start record: `sftp paused` lists
             // it and `sftp cancel` removes it.
             guard case .status(_, 0) = reply else {
-                return finish(flight, .failed("\(message); the remote partial file \(fs.host):\(partial.shown) could not be removed: \(failure(reply, "cannot remove", partial).message)"), record)
+                return finish(flight, .failed("\(message); the remote partial file \(fs.host):\(partial.shown) could not be removed: \(fs.refusal(reply, "cannot remove", partial).message)"), record)
             }
             checkpoints.remove(job.checkpointKey)
             return finish(flight, .failed(message), record)
@@ -256,14 +246,5 @@ final class PipelinedUploads {
         active -= 1
         held -= flight.data.count
         record(flight.job, outcome)
-    }
-
-    /// The server's refusal of one request, worded as RemoteFS words libssh2's.
-    private func failure(_ reply: SFTPReply, _ what: String, _ path: String) -> SFTPError {
-        let prefix = "sftp: \(what) \(fs.host):\(path.shown)"
-        switch reply {
-        case .status(_, let code): return SFTPError(.remote, "\(prefix): \(SFTPError.reason(UInt(code)))", status: UInt(code))
-        default: return SFTPError(.failed, "\(prefix): unexpected reply")
-        }
     }
 }

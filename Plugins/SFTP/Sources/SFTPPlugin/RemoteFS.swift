@@ -38,6 +38,14 @@ struct RemoteFS {
         return SFTPError(.connectionLost, "\(prefix): connection to \(host) lost: \(lastErrorReason)")
     }
 
+    /// The server's refusal of one request sent on a pipe (SFTPPipe), worded as `error` words
+    /// libssh2's: "sftp: WHAT HOST:PATH: REASON".
+    func refusal(_ reply: SFTPReply, _ what: String, _ path: String) -> SFTPError {
+        let prefix = "sftp: \(what) \(host):\(path.shown)"
+        if case .status(_, let code) = reply { return SFTPError(.remote, "\(prefix): \(SFTPError.reason(UInt(code)))", status: UInt(code)) }
+        return SFTPError(.failed, "\(prefix): unexpected reply")
+    }
+
     /// libssh2's text for its last error, never empty and escaped (LibSSH2.lastError): a call
     /// that failed without saying why (libssh2 1.10 leaves no message behind a 0 it returned)
     /// is named by its error code.

@@ -185,17 +185,22 @@ final class UploadLanes {
         }
     }
 
-    /// After a stop or a failure (the connection still up), in blocking mode: first the packet
+    /// After a stop or a failure (the connection still up), in blocking mode. First the packet
     /// a call left half sent goes out (the same call again, with the same bytes), or nothing
-    /// else may be sent; then each call a lane began (a channel or a handle half opened) is
-    /// finished, and the handles the lanes opened are closed. Channels whose handle closed
-    /// cleanly are given back for later files; a write left waiting for its acknowledgement
-    /// costs the next one on that channel one empty call, no more (libssh2's sftp_write).
+    /// else may be sent. Then the first channel's requests are finished: libssh2 may have sent
+    /// part of an SFTP request when the window filled, and any other request on that channel
+    /// (the close, the removal of the partial) would land inside it, where the server reads it
+    /// as data and answers nothing. The same bytes are passed again until every one is
+    /// acknowledged (at most a window, a round trip or two) or the server refuses them. The
+    /// further channels are not finished but shut: closing a channel is the SSH connection's
+    /// message, outside the SFTP stream, and the server ends its sftp-server with it. A call
+    /// a lane began on a channel of its own (its SFTP start, its open) is finished first, as
+    /// libssh2 keeps that state in the session.
     private func settle() {
         libssh2_session_set_blocking(fs.session, 1)
         defer { owner = nil; starter = nil }
+        var stall = WriteStall()
         if let i = owner, case .writing(let stream, _) = states[i] {
-            var stall = WriteStall()
             while halfSent {
                 let n = stream.resend()
                 if n > 0 {
@@ -208,7 +213,20 @@ final class UploadLanes {
         }
         // A packet still half sent: any other call would wait for the session's timeout.
         guard !halfSent else { return }
-        for i in states.indices {
+        if case .writing(let first, _) = states[0] {
+            stall = WriteStall()
+            while first.unacknowledged > 0 {
+                let n = first.resend()
+                if n > 0 {
+                    stall.progressed()
+                    acknowledged += UInt64(n)
+                    segments.moved(n, from: first.start, observer: observer, display: job.display)
+                } else if n < 0 || (try? stall.wait(fs, job.partialPath, what: "cannot write")) == nil {
+                    break
+                }
+            }
+        }
+        for i in states.indices.dropFirst() {
             switch states[i] {
             case .startingChannel(true):
                 if let sftp = libssh2_sftp_init(fs.session) {
@@ -221,10 +239,8 @@ final class UploadLanes {
                     libssh2_sftp_close_handle(handle)
                 }
                 fs.channels?.giveBack(channel.sftp)
-            case .writing(let stream, let ownsHandle):
-                if ownsHandle, libssh2_sftp_close_handle(stream.handle) == 0 { fs.channels?.giveBack(stream.fs.sftp) }
-            case .closing(let stream):
-                if libssh2_sftp_close_handle(stream.handle) == 0 { fs.channels?.giveBack(stream.fs.sftp) }
+            case .writing(let stream, _), .closing(let stream):
+                fs.channels?.discard(stream.fs.sftp)
             case .wantsChannel, .startingChannel(false), .done:
                 break
             }

@@ -79,6 +79,9 @@ final class UploadStream {
 
     private func at(_ i: Int) -> UnsafeMutableRawPointer { ring?.at(UInt64(i)) ?? plain! + i }
 
+    /// Bytes passed to libssh2 and not acknowledged yet.
+    var unacknowledged: Int { tail - head }
+
     /// The same write call again with the same bytes and nothing read: what finishes a packet
     /// a call left half sent (UploadLanes.settle). Returns what libssh2 returned (bytes
     /// acknowledged, 0, or an error code), the acknowledged bytes counted.
