@@ -88,7 +88,7 @@ final class PipelinedUploads {
     }
 
     /// Reads the file, records the start and sends the open; a file that cannot start is
-    /// recorded as failed at once.
+    /// recorded as failed at once, one Upload must move goes to `retry`.
     private func start(_ job: FileJob, _ record: (FileJob, FileOutcome) -> Void, _ retry: (FileJob) -> Void) {
         let fd = open(job.localPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return record(job, .failed(SFTPError.local(job.localPath, "cannot open").message)) }

@@ -61,10 +61,10 @@ struct RemoteFS {
     /// server's channel window holds back is a window adjust or an acknowledgement from the
     /// server, both inbound.
     func waitForSocket(milliseconds: Int32) {
-        var p = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        // Writable too when libssh2 last stopped on a full socket (a packet half sent), not
-        // only on the channel window, which opens with a message from the server.
-        if libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { p.events |= Int16(POLLOUT) }
+        // Room to write when libssh2 last stopped on a full socket (a packet half sent): then
+        // nothing is read until it is out, so bytes waiting to be read must not wake the wait
+        // (it would spin). Otherwise what opens the channel window is a message from the server.
+        var p = pollfd(fd: socket, events: Int16(packetHalfSent ? POLLOUT : POLLIN), revents: 0)
         _ = poll(&p, 1, milliseconds)
     }
 

@@ -23,12 +23,12 @@ final class SFTPPipe {
             if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_CHANNEL_FAILURE {
                 throw SFTPError(.refused, "sftp: \(fs.host): the server refused another SFTP channel (\(fs.lastErrorReason))")
             }
-            throw fs.error("", "cannot open an SFTP channel on")
+            throw SFTPError(.connectionLost, "sftp: cannot open an SFTP channel on \(fs.host): connection lost: \(fs.lastErrorReason)")
         }
         guard libssh2_channel_process_startup(c, "subsystem", 9, "sftp", 4) == 0 else {
             let refused = libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED
             let error = refused ? SFTPError(.refused, "sftp: \(fs.host): the server refused SFTP on another channel (\(fs.lastErrorReason))")
-                                : fs.error("", "cannot start SFTP on")
+                                : SFTPError(.connectionLost, "sftp: cannot start SFTP on \(fs.host): connection lost: \(fs.lastErrorReason)")
             libssh2_channel_free(c)
             throw error
         }
@@ -73,7 +73,7 @@ final class SFTPPipe {
         while sending {
             let n = outgoing[sent...].withUnsafeBytes { libssh2_channel_write_ex(channel, 0, $0.baseAddress, $0.count) }
             if n == 0 || n == Int(LIBSSH2_ERROR_EAGAIN) { break }
-            guard n > 0 else { throw fs.error("", "cannot send SFTP requests to") }
+            guard n > 0 else { throw SFTPError(.connectionLost, "sftp: cannot send SFTP requests to \(fs.host): connection lost: \(fs.lastErrorReason)") }
             sent += n
             moved = true
         }
@@ -88,7 +88,7 @@ final class SFTPPipe {
             if n == Int(LIBSSH2_ERROR_EAGAIN) { break }
             guard n > 0 else {
                 if n == 0, libssh2_channel_eof(channel) == 0 { break }
-                throw n == 0 ? SFTPError(.connectionLost, "sftp: \(fs.host): the SFTP channel closed") : fs.error("", "cannot read SFTP replies from")
+                throw n == 0 ? SFTPError(.connectionLost, "sftp: \(fs.host): the SFTP channel closed") : SFTPError(.connectionLost, "sftp: cannot read SFTP replies from \(fs.host): connection lost: \(fs.lastErrorReason)")
             }
             moved = true
             chunk.withUnsafeBytes { frames.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }

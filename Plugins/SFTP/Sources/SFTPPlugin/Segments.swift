@@ -14,7 +14,7 @@ final class Segments: @unchecked Sendable {
     /// Below this, another connection costs more than it brings.
     static let minimum: UInt64 = 32 << 20
     /// An upload's segments are at least this long: each costs its channel a drained pipeline
-    /// (one round trip) at its end, a tenth of what one channel sends meanwhile at 40 MB/s.
+    /// (one round trip) at its end, a tenth of what one channel sends meanwhile at 36 MB/s.
     static let channelMinimum: UInt64 = 16 << 20
 
     let ranges: [Range<UInt64>]

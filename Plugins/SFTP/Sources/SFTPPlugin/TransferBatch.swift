@@ -139,8 +139,8 @@ final class TransferBatch: @unchecked Sendable {
     /// Small files from `first` on, as many as follow it in the plan, many at once on the
     /// connection's own SFTP channel, holding the worker's one queue slot; the files the
     /// pipeline hands back go the usual way after it. False when the channel cannot be opened
-    /// (a server that allows one channel per connection): `first` then moves the usual way,
-    /// and so do the files after it.
+    /// (a server that allows one channel per connection) or the pipeline failed: the files
+    /// after it (and `first`, if it never started) move the usual way on this connection.
     private func pipeline(from first: FileJob, on connection: SFTPConnection) -> Bool {
         var firstTaken = false
         var retries: [FileJob] = []
@@ -165,11 +165,15 @@ final class TransferBatch: @unchecked Sendable {
                         .run(next: next, record: { record($0, $1) }, retry: { retries.append($0) })
                 }
                 guard let failure = ended else { return nil }
-                // The pipe may hold requests and replies of the run that failed: a later use
-                // starts on a new channel. A packet still half sent leaves the session unusable.
-                extensions.release()
-                if fs.packetHalfSent, failure.kind != .connectionLost {
-                    ended = SFTPError(.connectionLost, "\(failure.message); the connection to \(fs.host) is left unusable")
+                // A packet still half sent leaves the session unusable (nothing else can be
+                // sent on it). Otherwise the pipe, which may hold requests and replies of the run
+                // that failed, is dropped: a later use starts on a new channel.
+                if fs.packetHalfSent {
+                    if failure.kind != .connectionLost {
+                        ended = SFTPError(.connectionLost, "\(failure.message); the connection to \(fs.host) is left unusable (a packet half sent)")
+                    }
+                } else {
+                    extensions.release()
                 }
                 return ended
             }

@@ -48,8 +48,8 @@ struct Upload {
         observer.fileStarted(job.display, size: size, offset: offset)
 
         // Segments on every connection, and on several channels of each (UploadLanes). With
-        // more than one lane, more segments than lanes: the channels come up one after another,
-        // and a lane that started late takes fewer (UploadLanes).
+        // several channels, more segments than lanes: the channels come up one after another,
+        // and a lane that started late takes fewer. With one, a segment per connection.
         let connections = 1 + helpers.count, lanes = connections * max(1, channels)
         let segments = Segments(from: offset, to: size, parts: channels > 1 ? 8 * lanes : connections, minimum: Segments.channelMinimum, control: control)
         let helpers = self.helpers, primary = fs, primaryExtensions = extensions, upload = self
@@ -61,13 +61,14 @@ struct Upload {
             }
             return try helpers[group - 1].run { (fs, extensions) throws(SFTPError) -> UInt64 in
                 let own = try fs.open(partial, flags: LIBSSH2_FXF_WRITE, what: "cannot open")
-                defer { libssh2_sftp_close_handle(own) }
+                // Not on a session left with a packet half sent: the close would wait for its timeout.
+                defer { if !fs.packetHalfSent { libssh2_sftp_close_handle(own) } }
                 libssh2_sftp_seek64(own, segments.ranges[parts[0]].lowerBound)
                 return try upload.send(parts, fd: fd, fs: fs, extensions: extensions, handle: own, segments: segments)
             }
         }
         if let failure {
-            libssh2_sftp_close_handle(handle)
+            if failure.kind != .connectionLost { libssh2_sftp_close_handle(handle) }
             handleOpen = false
             try stopped(failure, fd: fd, offset: segments.prefixEnd, size: size, mtime: mtime)
         }

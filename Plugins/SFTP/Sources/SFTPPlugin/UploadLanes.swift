@@ -4,7 +4,7 @@ import LibSSH2
 /// The segments of one upload that one connection moves, spread over several SFTP channels of
 /// its session and driven by one thread without blocking. Why: the server's window of one
 /// channel (2 MiB from OpenSSH's sshd) caps a channel at one window per round trip, about
-/// 40 MB/s at 50 ms; k channels send k windows per round trip over the same connection (one
+/// 36 MB/s at 50 ms; k channels send k windows per round trip over the same connection (one
 /// key exchange, one log-in, no second prompt). libssh2 allows one caller per session, so the
 /// channels cannot each have a thread: without blocking, one thread turns from a channel to
 /// the next whenever libssh2 can go no further on it, and waits for the socket only when none
@@ -49,6 +49,9 @@ final class UploadLanes {
     private var owner: Int?
     /// Bytes the server acknowledged, over every lane.
     private var acknowledged: UInt64 = 0
+    /// The lane whose call failed: after libssh2's sftp_write fails, it has dropped its
+    /// requests, so the same bytes passed again would go to other offsets.
+    private var failedLane: Int?
 
     /// Whether the last call left a packet half sent (RemoteFS.packetHalfSent).
     private var halfSent: Bool { fs.packetHalfSent }
@@ -79,8 +82,10 @@ final class UploadLanes {
         }
     }
 
-    /// Moves every segment; returns the bytes the server acknowledged. On a failure the lanes'
-    /// handles are closed (unless the connection is lost) and the error is passed on.
+    /// Moves every segment; returns the bytes the server acknowledged. On a stop or a failure
+    /// the lanes are settled (unless the connection is lost) and the error is passed on; one
+    /// that leaves the session unusable (a packet still half sent) is passed on as a lost
+    /// connection, so that nothing else waits on it.
     func run() throws(SFTPError) -> UInt64 {
         libssh2_session_set_blocking(fs.session, 0)
         defer { libssh2_session_set_blocking(fs.session, 1) }
@@ -93,13 +98,20 @@ final class UploadLanes {
                     // Whether the call left a packet half sent, also when it failed: settle()
                     // must finish that packet before anything else is sent.
                     defer { owner = halfSent ? i : nil }
-                    if try step(i) { progressed = true }
+                    do throws(SFTPError) {
+                        if try step(i) { progressed = true }
+                    } catch {
+                        failedLane = i
+                        throw error
+                    }
                     if halfSent { break }
                 }
                 if progressed { stall.progressed() } else { try stall.wait(fs, job.partialPath, what: "cannot write") }
             }
         } catch {
-            if error.kind != .connectionLost { settle() }
+            if error.kind != .connectionLost, !settle() {
+                throw SFTPError(.connectionLost, "\(error.message); the connection to \(fs.host) is left unusable (a packet half sent)")
+            }
             throw error
         }
         return acknowledged
@@ -148,6 +160,9 @@ final class UploadLanes {
                     states[i] = .opening(channel, segment: segment, begun: true)
                     return false
                 }
+                // The channel itself is fine: a later upload may use it.
+                fs.channels?.giveBack(channel.sftp)
+                states[i] = .done
                 throw channel.error(path, "cannot open")
             }
             let range = segments.ranges[segment]
@@ -185,66 +200,77 @@ final class UploadLanes {
         }
     }
 
-    /// After a stop or a failure (the connection still up), in blocking mode. First the packet
-    /// a call left half sent goes out (the same call again, with the same bytes), or nothing
-    /// else may be sent. Then the first channel's requests are finished: libssh2 may have sent
-    /// part of an SFTP request when the window filled, and any other request on that channel
-    /// (the close, the removal of the partial) would land inside it, where the server reads it
-    /// as data and answers nothing. The same bytes are passed again until every one is
-    /// acknowledged (at most a window, a round trip or two) or the server refuses them. The
-    /// further channels are not finished but shut: closing a channel is the SSH connection's
-    /// message, outside the SFTP stream, and the server ends its sftp-server with it. A call
-    /// a lane began on a channel of its own (its SFTP start, its open) is finished first, as
-    /// libssh2 keeps that state in the session.
-    private func settle() {
+    /// After a stop or a failure (the connection still up), in blocking mode. Returns whether
+    /// the session is usable afterwards.
+    ///
+    /// First the call that left a packet half sent is made again (the same call, the same
+    /// bytes), or nothing else may be sent. Then the first channel's requests are finished:
+    /// libssh2 may have sent part of an SFTP request when the window filled, and any other
+    /// request on that channel (the close, the removal of the partial) would land inside it,
+    /// where the server reads it as data and answers nothing. The same bytes are passed again
+    /// until every one is acknowledged (at most a window, a round trip or two) or the server
+    /// refuses them; not after that lane's own write failed, when libssh2 has dropped its
+    /// requests. A further channel with nothing in flight is closed and kept for later files;
+    /// one with bytes in flight is shut (closing a channel is the SSH connection's message,
+    /// outside the SFTP stream, and the server ends its sftp-server with it). A call a lane
+    /// began (its SFTP start, its open) is finished first: libssh2 keeps that state in the
+    /// session. Bytes acknowledged here count toward the checkpoint (Segments), never paced.
+    private func settle() -> Bool {
         libssh2_session_set_blocking(fs.session, 1)
         defer { owner = nil; starter = nil }
-        var stall = WriteStall()
-        if let i = owner, case .writing(let stream, _) = states[i] {
-            while halfSent {
-                let n = stream.resend()
-                if n > 0 {
-                    acknowledged += UInt64(n)
-                    segments.moved(n, from: stream.start, observer: observer, display: job.display)
-                } else if n < 0 || (try? stall.wait(fs, job.partialPath, what: "cannot write")) == nil {
-                    break
-                }
+        if let i = owner {
+            switch states[i] {
+            case .writing(let stream, _):
+                drain(stream) { halfSent }
+            default:
+                // In blocking mode the same call finishes what it began.
+                finish(i)
             }
         }
         // A packet still half sent: any other call would wait for the session's timeout.
-        guard !halfSent else { return }
-        if case .writing(let first, _) = states[0] {
-            stall = WriteStall()
-            while first.unacknowledged > 0 {
-                let n = first.resend()
-                if n > 0 {
-                    stall.progressed()
-                    acknowledged += UInt64(n)
-                    segments.moved(n, from: first.start, observer: observer, display: job.display)
-                } else if n < 0 || (try? stall.wait(fs, job.partialPath, what: "cannot write")) == nil {
-                    break
-                }
+        guard !halfSent else { return false }
+        if failedLane != 0, case .writing(let first, _) = states[0] { drain(first) { first.unacknowledged > 0 } }
+        for i in states.indices.dropFirst() { finish(i) }
+        return !halfSent
+    }
+
+    /// Passes a lane's unacknowledged bytes again while `more` says so, until the server
+    /// refuses them or stops answering (the session's timeout).
+    private func drain(_ stream: UploadStream, while more: () -> Bool) {
+        var stall = WriteStall()
+        while more() {
+            let n = stream.resend()
+            if n > 0 {
+                stall.progressed()
+                acknowledged += UInt64(n)
+                segments.counted(n, from: stream.start, observer: observer, display: job.display)
+            } else if n < 0 || (try? stall.wait(fs, job.partialPath, what: "cannot write")) == nil {
+                return
             }
         }
-        for i in states.indices.dropFirst() {
-            switch states[i] {
-            case .startingChannel(true):
-                if let sftp = libssh2_sftp_init(fs.session) {
-                    fs.channels?.opened(sftp)
-                    fs.channels?.giveBack(sftp)
-                }
-            case .opening(let channel, _, let begun):
-                let path = job.partialPath
-                if begun, let handle = libssh2_sftp_open_ex(channel.sftp, path, UInt32(path.utf8.count), UInt(LIBSSH2_FXF_WRITE), 0, LIBSSH2_SFTP_OPENFILE) {
-                    libssh2_sftp_close_handle(handle)
-                }
-                fs.channels?.giveBack(channel.sftp)
-            case .writing(let stream, _), .closing(let stream):
-                fs.channels?.discard(stream.fs.sftp)
-            case .wantsChannel, .startingChannel(false), .done:
-                break
+    }
+
+    /// Ends lane i's work after a stop, in blocking mode (settle).
+    private func finish(_ i: Int) {
+        switch states[i] {
+        case .startingChannel(true):
+            if let sftp = libssh2_sftp_init(fs.session) {
+                fs.channels?.opened(sftp)
+                fs.channels?.giveBack(sftp)
             }
-            states[i] = .done
+        case .opening(let channel, _, let begun):
+            let path = job.partialPath
+            if begun, let handle = libssh2_sftp_open_ex(channel.sftp, path, UInt32(path.utf8.count), UInt(LIBSSH2_FXF_WRITE), 0, LIBSSH2_SFTP_OPENFILE) {
+                libssh2_sftp_close_handle(handle)
+            }
+            fs.channels?.giveBack(channel.sftp)
+        case .writing(let stream, true) where stream.unacknowledged == 0 && failedLane != i, .closing(let stream):
+            if libssh2_sftp_close_handle(stream.handle) == 0 { fs.channels?.giveBack(stream.fs.sftp) } else { fs.channels?.discard(stream.fs.sftp) }
+        case .writing(let stream, true):
+            fs.channels?.discard(stream.fs.sftp)
+        case .writing(_, false), .wantsChannel, .startingChannel(false), .done:
+            break
         }
+        states[i] = .done
     }
 }

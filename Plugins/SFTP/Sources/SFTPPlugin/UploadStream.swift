@@ -10,7 +10,7 @@ import Glibc
 /// are as large as the server allows (WriteRequests).
 ///
 /// `step` does one read and one write call and says whether bytes moved, so one thread can
-/// drive several streams on several channels of one session (ChannelLanes) as well as one in
+/// drive several streams on several channels of one session (UploadLanes) as well as one in
 /// blocking mode (Upload.send). Runs on the session's executor, like RemoteFS.
 final class UploadStream {
     enum Step: Equatable {
@@ -45,7 +45,7 @@ final class UploadStream {
     /// The last segment (`isLast`) reads to the end of the file, so a file that grew shows up
     /// as more bytes; the others stop at their range's end. `request` is the size of the
     /// channel's write requests.
-    /// The handle is at the range's start.
+    /// `handle` is at the range's start.
     init(fs: RemoteFS, handle: OpaquePointer, fd: Int32, range: Range<UInt64>, isLast: Bool,
          request: Int, localPath: String, partialPath: String) {
         self.fs = fs
