@@ -114,7 +114,9 @@ struct DropbearEndToEndTests {
         // 16 Mbit/s: about three seconds for the file, time enough to cut it short.
         let run = try Background(Paths.termhost, ["sftp", "put", "-l", "16000", source, Self.remote(target), "-P", String(h.server.port)],
                                  environment: h.environment)
-        #expect(Files.waitForSize(partial, atLeast: 1_000_000), "put never wrote 1 MB to \(partial)")
+        // Half the file on the server before the cut: the acknowledgements of the last request or
+        // two may be lost with the connection (the client had not read them), not all of them.
+        #expect(Files.waitForSize(partial, atLeast: 3_000_000), "put never wrote 3 MB to \(partial)")
         h.server.crash()
         let cut = run.finish()
         #expect(cut.status == 1, "\(cut.stdout)\n\(cut.stderr)")
