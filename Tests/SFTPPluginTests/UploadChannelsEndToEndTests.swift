@@ -2,12 +2,18 @@ import Foundation
 import Testing
 import TestSupport
 
+/// Whether the SFTP plugin's libssh2 carries Termhost's write patch (what several channels need).
+enum SFTPLibSSH2 {
+    static let patched = (try? LoadedLibSSH2.exports("libssh2_sftp_termhost_write_size", of: Paths.products + "/libSFTPPlugin.so")) == true
+}
+
 /// One large upload spreads over several SFTP channels of its one connection (UploadLanes),
 /// here over a 50 ms path (Benchmarks/delay-proxy.c) where one channel's window is what holds
 /// an upload back: every byte arrives, a pause keeps what the first segments vouch for and
 /// resumes byte-exact, a server that allows few channels still takes the whole file. No
 /// timing is asserted: how fast it went is Benchmarks/wan.sh's business.
-@Suite(.timeLimit(.minutes(3))) struct UploadChannelsEndToEndTests {
+@Suite(.timeLimit(.minutes(3)), .enabled(if: SFTPLibSSH2.patched, "several channels need Termhost's libssh2 (libssh2_sftp_termhost_write_size)"))
+struct UploadChannelsEndToEndTests {
     static let size = 64 << 20
 
     /// A harness with an SFTP plugin whose server is reached through a delay proxy.

@@ -16,6 +16,9 @@ struct Upload {
     /// SFTP channels each connection spreads its segments over (the `channels` setting).
     var channels = 1
 
+    /// `channels`, with Termhost's libssh2 only (WriteRequests.patched); 1 otherwise.
+    var channelsPerConnection: Int { WriteRequests.patched ? channels : 1 }
+
     func run() throws(SFTPError) -> UInt64 {
         let fd = open(job.localPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SFTPError.local(job.localPath, "cannot open") }
@@ -50,6 +53,7 @@ struct Upload {
         // Segments on every connection, and on several channels of each (UploadLanes). With
         // several channels, more segments than lanes: the channels come up one after another,
         // and a lane that started late takes fewer. With one, a segment per connection.
+        let channels = channelsPerConnection
         let connections = 1 + helpers.count, lanes = connections * max(1, channels)
         let segments = Segments(from: offset, to: size, parts: channels > 1 ? 8 * lanes : connections, minimum: Segments.channelMinimum, control: control)
         let helpers = self.helpers, primary = fs, primaryExtensions = extensions, upload = self
@@ -105,8 +109,8 @@ struct Upload {
         let request = WriteRequests.prepare(fs, extensions, bytes: bytes, path: job.remotePath)
         // The extensions' channel first (posix-rename, small files' pipelines): once the
         // upload's further channels are open, the server may allow no other (MaxSessions).
-        if channels > 1, parts.count > 1 { _ = try? extensions.start(fs) }
-        return try UploadLanes(fs: fs, handle: handle, parts: parts, channels: channels, segments: segments, fd: fd, job: job,
+        if channelsPerConnection > 1, parts.count > 1 { _ = try? extensions.start(fs) }
+        return try UploadLanes(fs: fs, handle: handle, parts: parts, channels: channelsPerConnection, segments: segments, fd: fd, job: job,
                                request: request, observer: observer).run()
     }
 

@@ -61,6 +61,11 @@ enum WriteRequests {
         if function(channel.sftp, size) != 0 { channel.debug("a further channel writes \(standard)-byte requests (libssh2 refused \(size))") }
     }
 
+    /// Whether this libssh2 carries Termhost's SFTP write patch, which also makes a write that
+    /// filled the socket mid-request return at once without reading (what UploadLanes' several
+    /// channels rely on: nothing may be read while a packet is half sent).
+    static var patched: Bool { function != nil }
+
     /// `int libssh2_sftp_termhost_write_size(LIBSSH2_SFTP *, size_t)` (Termhost's patch).
     private typealias Function = @convention(c) (OpaquePointer?, Int) -> Int32
 
