@@ -14,8 +14,11 @@ extension SSHHarness {
 }
 
 enum Local {
+    /// The file's text, "" when it cannot be read: a /proc file of a process that ended
+    /// meanwhile fails with ESRCH (readDataToEndOfFile would trap on it).
     static func read(_ path: String) -> String {
-        (FileHandle(forReadingAtPath: path)?.readDataToEndOfFile()).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() else { return "" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     static var memTotalBytes: Double { Double(MemInfo.parse(read("/proc/meminfo"))!.total!) }
