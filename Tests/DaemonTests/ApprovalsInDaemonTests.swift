@@ -102,4 +102,53 @@ import TestSupport
         #expect(audit.stdout.contains("refused by policy: touch \(second)") && audit.stdout.contains("refused: nobody answered within 3 s (assistant.approvalTimeout)"),
                 "\(audit.output)")
     }
+
+    /// A waiting Ask shows in the sessions to its host: `sessions --json` counts it (state
+    /// "waiting"), `sessions events` and an attached client get an "approval" event with its id
+    /// and tool, never the command, and its answer ends it with "approval-decided". A session
+    /// to another host hears nothing of it.
+    @Test func aWaitingAskAppearsInTheEventsOfSessionsToItsHost() throws {
+        let setup = try DaemonSetup("termhost-approval-events", plugins: ["libAssistantPlugin.so": "org.termhost.assistant"])
+        defer { setup.stop() }
+        let (dir, ssh, daemon) = (setup.dir, setup.ssh, setup.daemon)
+        let marker = dir.path + "/event-marker"
+        let model = ScriptedHTTPServer(script: [Self.exec("touch \(marker)"), Self.text("done")])
+        defer { model.stop() }
+        #expect(try ssh.termhost(["hosts", "add", "web1", "127.0.0.1", "--port", "\(ssh.server.port)", "--user", NSUserName()]).status == 0)
+        #expect(try ssh.termhost(["assistant", "provider", "add", "scripted", "--kind", "openai-compatible", "--model", "m",
+                                  "--url", model.baseURL]).status == 0)
+        func open(_ host: String) throws -> String {
+            let c = try RawClient(daemon.address)
+            c.hello()
+            _ = c.receive()
+            let reply = c.request(#"{"op":"open","request":{"host":"\#(host)"}}"#)
+            return try #require((reply["session"] as? [String: Any])?["id"] as? String, "\(reply) \(daemon.log)")
+        }
+        let onWeb1 = try open("web1"), elsewhere = try open(ssh.target)
+        let client = try RawClient(daemon.address)
+        client.hello()
+        _ = client.receive()
+        let attached = try PersistentSessionEndToEndTests.Attached(client, onWeb1)
+
+        #expect(try ssh.termhost(["ask", "--background", "--acting", "--host", "web1", "make the marker"]).status == 0)
+        #expect(Wait.until(timeout: 60) { attached.events.contains { $0.contains("\"kind\":\"approval\"") } }, "\(daemon.log)")
+        let live = try #require(attached.events.first { $0.contains("\"kind\":\"approval\"") })
+        #expect(live.contains("\"id\":1") && live.contains("\"tool\":\"ssh_exec\"") && !live.contains("touch"), "\(live)")
+        let listed = try ssh.termhost(["sessions", "--json"]).stdout
+        let sessions = (try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]]) ?? []
+        let web1 = sessions.first { $0["id"] as? String == onWeb1 }, other = sessions.first { $0["id"] as? String == elsewhere }
+        #expect(web1?["pendingApprovals"] as? Int == 1 && web1?["state"] as? String == "waiting", "\(listed)")
+        #expect(other?["pendingApprovals"] as? Int == 0 && other?["state"] as? String != "waiting", "\(listed)")
+
+        #expect(try ssh.termhost(["approvals", "allow", "1"]).status == 0)
+        #expect(Wait.until(timeout: 60) { Files.exists(marker) }, "\(dir.hostLog)")
+        #expect(Wait.until(timeout: 30) { attached.events.contains { $0.contains("\"kind\":\"approval-decided\",\"id\":1,\"decision\":\"allowed\"") } },
+                "\(attached.events)")
+        let events = try ssh.termhost(["sessions", "events", onWeb1, "--json"]).stdout
+        #expect(events.contains("\"kind\":\"approval\"") && events.contains("\"decision\":\"allowed\"") && !events.contains("touch"), "\(events)")
+        let quiet = try ssh.termhost(["sessions", "events", elsewhere, "--json"]).stdout
+        #expect(!quiet.contains("approval"), "\(quiet)")
+        let after = try ssh.termhost(["sessions", "--json"]).stdout
+        #expect(after.contains("\"pendingApprovals\":0") && !after.contains("\"pendingApprovals\":1"), "\(after)")
+    }
 }

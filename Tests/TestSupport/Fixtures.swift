@@ -6,7 +6,7 @@ import Synchronization
 public enum Fixtures {
     /// The ABI the SDK's headers declare (version.h), which test plugins built from them declare
     /// in their manifests: one place to change when the minor grows.
-    public static let abi = "1.7"
+    public static let abi = "1.8"
     /// The minor of `abi`: a plugin declaring minor + 1 is one this host must refuse.
     public static let abiMinor = Int(abi.split(separator: ".")[1])!
 

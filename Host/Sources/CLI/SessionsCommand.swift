@@ -81,7 +81,10 @@ enum SessionsCommand {
         for s in sessions {
             let last = (s["lastOutputAt"] as? NSNumber).map { ago(now - $0.doubleValue) } ?? "-"
             let since = (s["startedAt"] as? NSNumber).map { local($0.doubleValue) } ?? "-"
-            rows.append([text(s["id"]), text(s["name"]), "\(text(s["user"]))@\(text(s["host"]))", text(s["state"]),
+            // The assistant's Asks on the session's host wait: how many, and where to answer them.
+            let asks = (s["pendingApprovals"] as? NSNumber)?.intValue ?? 0
+            let state = text(s["state"]) + (asks > 0 ? " (\(asks) approval\(asks == 1 ? "" : "s"): termhost approvals)" : "")
+            rows.append([text(s["id"]), text(s["name"]), "\(text(s["user"]))@\(text(s["host"]))", state,
                          "\((s["clients"] as? NSNumber)?.intValue ?? 0)", last, since])
         }
         Output.table(rows, indent: "")

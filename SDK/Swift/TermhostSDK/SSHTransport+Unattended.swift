@@ -9,13 +9,18 @@ extension SSHTransport {
     /// not a saved host, TERMHOST_ERR_DENIED for trust or credentials (its message says what the
     /// user should run), TERMHOST_ERR_IO for the network; TERMHOST_ERR_UNSUPPORTED against an
     /// SSH plugin older than 1.3. [any-thread]
-    public func openSaved(_ name: String) throws(PluginError) -> Connection {
+    /// `shared`: as `open(_:scene:shared:)`.
+    public func openSaved(_ name: String, shared: Bool = false) throws(PluginError) -> Connection {
         guard let openSaved = TermhostStruct.member(vtable, \.open_saved) else {
             throw PluginError("ssh: the SSH plugin predates ABI 1.3: it cannot connect to a saved host without prompting",
                               code: Int32(TERMHOST_ERR_UNSUPPORTED))
         }
         var handle: OpaquePointer?
-        try check { openSaved(host, name, &handle, $0) }
+        if shared, let openWith = TermhostStruct.member(vtable, \.open_with) {
+            try check { openWith(host, 0, name, UInt32(TERMHOST_SSH_OPEN_SAVED | TERMHOST_SSH_OPEN_SHARED), &handle, $0) }
+        } else {
+            try check { openSaved(host, name, &handle, $0) }
+        }
         return Connection(vtable: vtable, handle: handle)
     }
 }

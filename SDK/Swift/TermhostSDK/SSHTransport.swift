@@ -26,9 +26,17 @@ public struct SSHTransport: @unchecked Sendable {
     /// `open`: connects and authenticates, prompting on the scene's terminal when needed
     /// (fails closed without one). The error's code is TERMHOST_ERR_DENIED for refused trust or
     /// credentials, TERMHOST_ERR_IO for network and server failures. [any-thread]
-    public func open(_ destination: String, scene: UInt64) throws(PluginError) -> Connection {
+    /// `shared` (open_with's TERMHOST_SSH_OPEN_SHARED, ABI 1.8): in the daemon, join a live
+    /// connection other shared callers hold to the same destination instead of making one;
+    /// only for work made of channels and short `withSession` bodies. Against an SSH plugin
+    /// older than 1.8 it is an ordinary open.
+    public func open(_ destination: String, scene: UInt64, shared: Bool = false) throws(PluginError) -> Connection {
         var handle: OpaquePointer?
-        try check { vtable.pointee.open(host, scene, destination, &handle, $0) }
+        if shared, let openWith = TermhostStruct.member(vtable, \.open_with) {
+            try check { openWith(host, scene, destination, UInt32(TERMHOST_SSH_OPEN_SHARED), &handle, $0) }
+        } else {
+            try check { vtable.pointee.open(host, scene, destination, &handle, $0) }
+        }
         return Connection(vtable: vtable, handle: handle)
     }
 

@@ -33,9 +33,12 @@
  *        (services/environment.h); the daemon: service termhost.daemon/1 (services/daemon.h);
  *        termhost_feature_descriptor_t.concurrent_commands (feature.h).
  *   1.7  termhost_host_environment_t.list_names: the names of a scene's variables
- *        (services/environment.h). */
+ *        (services/environment.h).
+ *   1.8  termhost_ssh_transport_t.open_with and TERMHOST_SSH_OPEN_SAVED, _SHARED: opens that
+ *        share one connection per host in the daemon (ssh/transport.h); the sessions
+ *        service's "pendingApprovals", state "waiting" and "approval" events (ssh/sessions.h). */
 #define TERMHOST_ABI_MAJOR 1
-#define TERMHOST_ABI_MINOR 7
+#define TERMHOST_ABI_MINOR 8
 #define TERMHOST_ABI_PATCH 0
 
 typedef struct termhost_version {

@@ -685,11 +685,12 @@ static termhost_status fake_resize_shell(termhost_ssh_connection_t *handle, int3
 }
 
 /* The whole table: consumers may check struct_size (TERMHOST_HAS_FIELD) for any field. The 1.3
- * open_saved is NULL: the fake knows no saved hosts, and a NULL member means "not offered". */
+ * open_saved is NULL: the fake knows no saved hosts, and a NULL member means "not offered".
+ * So is the 1.8 open_with: a caller that asks to share gets an ordinary open(). */
 static const termhost_ssh_transport_t transport = {
    sizeof(termhost_ssh_transport_t), fake_open, fake_close, fake_exec, fake_with_session,
    fake_open_direct_tcpip, fake_open_shell, fake_resize_shell, fake_forward_listen, fake_cancel_forward,
-   fake_watch, fake_open_exec, fake_splice, fake_end_spliced, NULL, fake_exec_bounded, NULL
+   fake_watch, fake_open_exec, fake_splice, fake_end_spliced, NULL, fake_exec_bounded, NULL, NULL
 };
 
 static const void *get_service(const termhost_feature_t *f, const char *service_id) {

@@ -13,7 +13,7 @@ extension ForwardingManager {
         let token = Unmanaged.passRetained(LossToken(manager: self, link: link, generation: generation))
         link.call { [self] in
             do {
-                let c = try transport.open(link.host, scene: scene)
+                let c = try transport.open(link.host, scene: scene, shared: true)
                 // Shutdown began meanwhile: close inside this call, which shutdown waits for.
                 if isClosingDown {
                     c.close()

@@ -144,7 +144,7 @@ final class Sampler: @unchecked Sendable {
             setState(.connecting)
             let outcome: Outcome
             do throws(PluginError) {
-                let connection = try unattended ? transport.openSaved(host) : transport.open(host, scene: scene)
+                let connection = try unattended ? transport.openSaved(host, shared: true) : transport.open(host, scene: scene, shared: true)
                 outcome = sample(on: connection, resetAttempts: { attempt = 0 })
                 connection.close()
             } catch {

@@ -191,7 +191,8 @@ struct SFTPCommand {
             return 2
         }
         do {
-            let connection = try SFTPConnection(transport: transport, destination: remote.host, scene: invocation.scene)
+            // A listing is a few requests: it may ride on a connection the daemon holds.
+            let connection = try SFTPConnection(transport: transport, destination: remote.host, scene: invocation.scene, shared: true)
             defer { connection.close() }
             let entries = try connection.run { fs, _ throws(SFTPError) -> [RemoteEntry] in
                 let entry = try fs.stat(remote.path)

@@ -14,12 +14,14 @@ final class SFTPConnection: @unchecked Sendable {
     private var closed = false
 
     /// Connects through the SSH plugin (trust and authentication happen there, prompting on
-    /// scene when it has a terminal) and starts SFTP.
-    init(transport: SSHTransport, destination: String, scene: UInt64) throws(SFTPError) {
+    /// scene when it has a terminal) and starts SFTP. `shared`: in the daemon, a live
+    /// connection to the host may carry it (transport.h, TERMHOST_SSH_OPEN_SHARED); only for
+    /// work of a few requests, since every request holds the connection's other channels.
+    init(transport: SSHTransport, destination: String, scene: UInt64, shared: Bool = false) throws(SFTPError) {
         self.destination = destination
         host = transport.pluginHost
         do {
-            connection = try transport.open(destination, scene: scene)
+            connection = try transport.open(destination, scene: scene, shared: shared)
         } catch {
             let kind: SFTPError.Kind = switch Int(error.code) {
             case TERMHOST_ERR_DENIED: .denied
@@ -32,10 +34,10 @@ final class SFTPConnection: @unchecked Sendable {
 
     /// For a tool: the saved host `name` only, and never a prompt (the transport's open_saved);
     /// the error keeps the transport's code and its advice on what to run.
-    init(transport: SSHTransport, savedHost name: String) throws(PluginError) {
+    init(transport: SSHTransport, savedHost name: String, shared: Bool = false) throws(PluginError) {
         destination = name
         host = transport.pluginHost
-        connection = try transport.openSaved(name)
+        connection = try transport.openSaved(name, shared: shared)
     }
 
     deinit { close() }

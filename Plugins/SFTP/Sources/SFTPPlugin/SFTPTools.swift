@@ -117,7 +117,8 @@ extension SFTPFeature: ToolProviding {
         }
         let hostName = try arguments.string("host")
         return try toolCalls.run(call.callID) { (cancel) throws(PluginError) -> String in
-            let connection = try SFTPConnection(transport: transport, savedHost: hostName)
+            // A listing is a few requests: it may ride on a connection the daemon holds.
+            let connection = try SFTPConnection(transport: transport, savedHost: hostName, shared: call.tool == SFTPTools.list.name)
             defer { connection.close() }
             switch call.tool {
             case SFTPTools.list.name: return try SFTPTools.list(arguments, on: connection)

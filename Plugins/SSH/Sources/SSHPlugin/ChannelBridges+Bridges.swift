@@ -16,6 +16,8 @@ extension ChannelBridges {
         let fd: Int32            // our end, non-blocking
         let callerFD: Int32      // the caller's end, for resize lookups
         let isShell: Bool
+        /// The transport handle that opened it (TransportConnection.owner).
+        let owner: UInt64
         static let capacity = 256 * 1024
         let toChannel = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
         let toLocal = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
@@ -31,11 +33,12 @@ extension ChannelBridges {
         /// What the server may send ahead, grown while the path needs it (server -> caller).
         var window = ReceiveWindow(roundTrip: nil)
 
-        init(channel: OpaquePointer, fd: Int32, callerFD: Int32, isShell: Bool) {
+        init(channel: OpaquePointer, fd: Int32, callerFD: Int32, isShell: Bool, owner: UInt64) {
             self.channel = channel
             self.fd = fd
             self.callerFD = callerFD
             self.isShell = isShell
+            self.owner = owner
         }
 
         deinit {
@@ -49,13 +52,15 @@ extension ChannelBridges {
         let port: Int32
         let onAccept: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, Int32) -> Void
         let user: UnsafeMutableRawPointer?
+        /// The handle that listens; the channels it accepts are that handle's too.
+        let owner: UInt64
     }
 
     /// SO_SNDBUF and SO_RCVBUF asked for on both ends of a bridge's socket pair.
     static let socketBuffer: Int32 = 1024 * 1024
 
-    /// Wraps a started channel; returns the caller's end. [executor]
-    func bridge(_ channel: OpaquePointer, isShell: Bool) throws(SSHError) -> Int32 {
+    /// Wraps a started channel for the handle `owner`; returns the caller's end. [executor]
+    func bridge(_ channel: OpaquePointer, isShell: Bool, owner: UInt64) throws(SSHError) -> Int32 {
         ExecutorCheck.onExecutor(executor)
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
@@ -72,7 +77,7 @@ extension ChannelBridges {
             _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
             _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        let b = Bridge(channel: channel, fd: pair[0], callerFD: pair[1], isShell: isShell)
+        let b = Bridge(channel: channel, fd: pair[0], callerFD: pair[1], isShell: isShell, owner: owner)
         b.window = connection.receiveWindow(grows: !isShell)
         bridges.append(b)
         schedule()
@@ -86,37 +91,46 @@ extension ChannelBridges {
         schedule()
     }
 
-    /// Stops servicing the listener on `port`; the caller cancels it. [executor]
-    func removeListener(port: Int32) -> OpaquePointer? {
+    /// Stops servicing `owner`'s listener on `port`; the caller cancels it. [executor]
+    func removeListener(port: Int32, owner: UInt64) -> OpaquePointer? {
         ExecutorCheck.onExecutor(executor)
-        guard let i = listeners.firstIndex(where: { $0.port == port }) else { return nil }
+        guard let i = listeners.firstIndex(where: { $0.port == port && $0.owner == owner }) else { return nil }
         return listeners.remove(at: i).listener
     }
 
-    /// The shell channel whose caller's end is `callerFD`, for window changes. [executor]
-    func shell(callerFD: Int32) -> OpaquePointer? {
+    /// `owner`'s shell channel whose caller's end is `callerFD`, for window changes. [executor]
+    func shell(callerFD: Int32, owner: UInt64) -> OpaquePointer? {
         ExecutorCheck.onExecutor(executor)
-        return bridges.first { $0.isShell && $0.callerFD == callerFD }?.channel
+        return bridges.first { $0.isShell && $0.callerFD == callerFD && $0.owner == owner }?.channel
     }
 
-    /// Ends every bridge and listener (the connection is closing). [executor]
-    func closeAll() {
+    /// Ends every bridge, listener, open and watch (the connection is closing), or, with
+    /// `owner`, only that handle's: the connection goes on for its other handles. [executor]
+    func closeAll(owner: UInt64? = nil) {
         ExecutorCheck.onExecutor(executor)
-        watchers = []
-        let closed = "ssh: the connection to \(connection.shownAddress) was closed"
-        for o in opens { o.fail(SSHError(closed)) }
-        opens = []
+        let mine = { (o: UInt64) in owner == nil || o == owner }
+        watchers.removeAll { mine($0.owner) }
+        let closed = owner == nil ? "ssh: the connection to \(connection.shownAddress) was closed"
+                                  : "ssh: the handle on the connection to \(connection.shownAddress) was closed"
+        for o in opens where mine(o.owner) { o.fail(SSHError(closed)) }
+        opens.removeAll { mine($0.owner) }
         // A lost session cannot answer: its channels go with libssh2_session_free.
         if lost == nil {
             libssh2_session_set_blocking(connection.session, 1)
             libssh2_session_set_timeout(connection.session, 2000)
-            for l in listeners { libssh2_channel_forward_cancel(l.listener) }
-            for b in bridges { libssh2_channel_free(b.channel) }
-            if let sentinel { libssh2_channel_free(sentinel) }
+            for l in listeners where mine(l.owner) { libssh2_channel_forward_cancel(l.listener) }
+            for b in bridges where mine(b.owner) { libssh2_channel_free(b.channel) }
+            if owner == nil, let sentinel { libssh2_channel_free(sentinel) }
+            // The other handles' calls go on with the connection's own timeout.
+            if owner != nil { libssh2_session_set_timeout(connection.session, connection.timeoutSeconds * 1000) }
         }
-        for b in bridges where !b.freed { ended(b, Int32(TERMHOST_ERR_IO), closed) }
-        listeners = []
-        bridges = []
+        for b in bridges where mine(b.owner) && !b.freed {
+            ended(b, Int32(TERMHOST_ERR_IO), closed)
+            connection.release(b.window)
+        }
+        listeners.removeAll { mine($0.owner) }
+        bridges.removeAll { mine($0.owner) }
+        guard owner == nil else { return }
         sentinel = nil
         lost = lost ?? "closed"
     }

@@ -15,6 +15,8 @@ extension ChannelBridges {
     final class PendingOpen: @unchecked Sendable {
         let host: UnsafeMutablePointer<CChar>   // stable across EAGAIN retries (same arguments)
         let port: Int32
+        /// The handle that asked (TransportConnection.owner); the bridge is its.
+        let owner: UInt64
         var result: Result<Int32, SSHError>?
         let done = DispatchSemaphore(value: 0)
         /// Set for splice_direct_tcpip: nobody waits, the channel is joined to the caller's socket.
@@ -23,9 +25,10 @@ extension ChannelBridges {
         var started = false, cancelled = false
         /// When the open's request went out (ReceiveWindow.now): its answer times a round trip.
         var startedAt: UInt64 = 0
-        init(host: String, port: Int32, splice: Splice? = nil) {
+        init(host: String, port: Int32, owner: UInt64, splice: Splice? = nil) {
             self.host = strdup(host)
             self.port = port
+            self.owner = owner
             self.splice = splice
         }
         deinit { Glibc.free(host) }
@@ -65,15 +68,16 @@ extension ChannelBridges {
     func newStream() -> UInt64 { streams.add(1, ordering: .relaxed).newValue }
 
     /// end_spliced: the stream's channel and socket close (a bridge through the pass loop's
-    /// free, an open once libssh2 lets it go); its owner hears TERMHOST_OK. [executor]
-    func endSplice(_ stream: UInt64) {
+    /// free, an open once libssh2 lets it go); its owner hears TERMHOST_OK. Only the handle
+    /// `owner`'s own streams. [executor]
+    func endSplice(_ stream: UInt64, owner: UInt64) {
         ExecutorCheck.onExecutor(executor)
         // 0 is no stream's id (bridges of our own socket pairs carry it).
         guard stream != 0 else { return }
-        if let b = bridges.first(where: { $0.stream == stream && !$0.freed }) {
+        if let b = bridges.first(where: { $0.stream == stream && $0.owner == owner && !$0.freed }) {
             b.closing = true
             b.endRequested = true
-        } else if let o = opens.first(where: { $0.splice?.stream == stream }) {
+        } else if let o = opens.first(where: { $0.splice?.stream == stream && $0.owner == owner }) {
             o.cancelled = true
         }
         schedule()
@@ -89,10 +93,10 @@ extension ChannelBridges {
     }
 
     /// Joins an open channel to a spliced socket. [executor]
-    private func join(_ channel: OpaquePointer, _ s: Splice, cancelled: Bool) {
+    private func join(_ channel: OpaquePointer, _ s: Splice, cancelled: Bool, owner: UInt64) {
         ExecutorCheck.onExecutor(executor)
         _ = fcntl(s.fd, F_SETFL, fcntl(s.fd, F_GETFL) | O_NONBLOCK)
-        let b = Bridge(channel: channel, fd: s.fd, callerFD: -1, isShell: false)
+        let b = Bridge(channel: channel, fd: s.fd, callerFD: -1, isShell: false, owner: owner)
         b.window = connection.receiveWindow(grows: true)
         b.stream = s.stream
         b.onDone = s.onDone
@@ -122,9 +126,9 @@ extension ChannelBridges {
             opens.removeFirst()
             connection.noteRoundTrip(since: open.startedAt)
             if let s = open.splice {
-                join(channel, s, cancelled: open.cancelled)
+                join(channel, s, cancelled: open.cancelled, owner: open.owner)
             } else {
-                do { open.finish(.success(try bridge(channel, isShell: false))) } catch { open.finish(.failure(error)) }
+                do { open.finish(.success(try bridge(channel, isShell: false, owner: open.owner))) } catch { open.finish(.failure(error)) }
             }
             return true
         }

@@ -69,7 +69,7 @@ extension ChannelBridges {
         }
         for l in listeners where pending == nil {
             while let channel = libssh2_channel_forward_accept(l.listener) {
-                if let callerFD = try? bridge(channel, isShell: false) {
+                if let callerFD = try? bridge(channel, isShell: false, owner: l.owner) {
                     // libssh2 1.10 does not report the originator of a forwarded connection.
                     l.onAccept(l.user, callerFD, "", 0)
                 }

@@ -13,6 +13,8 @@ extension ChannelBridges {
     struct Watcher {
         let onLost: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
         let user: UnsafeMutableRawPointer?
+        /// The handle that watches: its close ends the watch.
+        let owner: UInt64
     }
 
     /// Adds a watcher, opening the sentinel channel on first use. [executor, blocking mode]

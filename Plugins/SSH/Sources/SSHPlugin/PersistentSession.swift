@@ -78,6 +78,8 @@ final class PersistentSession: Sendable {
         var socket: Int32 = -1
         var ended: (at: Double, reason: String)? = nil
         var killed = false
+        /// The assistant's Asks on this session's host that wait for an answer (ApprovalWatch).
+        var pendingApprovals: Set<Int> = []
     }
     private let state: Mutex<State>
     /// Signalled by kill(): ends a wait between reconnect attempts at once.
@@ -275,6 +277,21 @@ final class PersistentSession: Sendable {
         for sink in s.sinks.values { sink.send(event: json) }
     }
 
+    /// An Ask on this session's host waits, or was decided: an event, and the count `list`
+    /// shows (state "waiting" while any waits). An ended session takes no more.
+    func note(_ notice: ApprovalNotice) {
+        state.withLock { s in
+            guard s.ended == nil else { return }
+            switch notice.kind {
+            case .pending:
+                guard s.pendingApprovals.insert(notice.id).inserted else { return }
+            case .decided:
+                guard s.pendingApprovals.remove(notice.id) != nil else { return }
+            }
+            PersistentSession.add(&s, Date().timeIntervalSince1970, notice.eventBody)
+        }
+    }
+
     /// Records an event given as an object without its closing brace (see `add`).
     private func record(_ openBody: String) {
         state.withLock { PersistentSession.add(&$0, Date().timeIntervalSince1970, openBody) }
@@ -388,6 +405,7 @@ final class PersistentSession: Sendable {
             let stateName: String
             if s.ended != nil { stateName = "ended" }
             else if s.socket < 0 { stateName = "reconnecting" }
+            else if !s.pendingApprovals.isEmpty { stateName = "waiting" }
             else if let last = s.lastOutputAt, now - last < PersistentSession.workingSeconds { stateName = "working" }
             else { stateName = "idle" }
             var fields = [
@@ -395,7 +413,7 @@ final class PersistentSession: Sendable {
                 "\"user\":\(JSONText.quoted(user))", "\"state\":\"\(stateName)\"", "\"clients\":\(s.sinks.count)",
                 "\"columns\":\(s.columns)", "\"rows\":\(s.rows)", "\"startedAt\":\(PersistentSession.timestamp(started))",
                 "\"lastOutputAt\":\(s.lastOutputAt.map(PersistentSession.timestamp) ?? "null")", "\"ringBytes\":\(s.ring.count)",
-                "\"remoteTmux\":\(remoteTmux)",
+                "\"remoteTmux\":\(remoteTmux)", "\"pendingApprovals\":\(s.pendingApprovals.count)",
             ]
             if let ended = s.ended {
                 fields.append("\"endedAt\":\(PersistentSession.timestamp(ended.at))")

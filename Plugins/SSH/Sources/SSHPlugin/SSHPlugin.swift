@@ -62,11 +62,14 @@ final class SSHFeature: Feature {
     let toolCalls = ToolCalls()
     /// Ends sessions of hosts another device changed, and tells the other plugins (HostSyncWatch.swift).
     let syncWatch: HostSyncWatch
+    /// The assistant's waiting Asks, into the events of sessions to their hosts (ApprovalWatch.swift).
+    let approvalWatch: ApprovalWatch
     init(host: PluginHost, scene: SceneInfo) throws {
         self.host = host
         transport = TransportProvider(host: host)
         sessions = SessionsProvider(host: host)
         syncWatch = HostSyncWatch(host: host)
+        approvalWatch = ApprovalWatch(host: host, sessions: sessions)
     }
 
     func service(_ id: String) -> UnsafeRawPointer? {
@@ -98,6 +101,7 @@ final class SSHFeature: Feature {
     func shutdown() {
         RawMode.leaveAll()
         syncWatch.cancel()
+        approvalWatch.cancel()
         sessions.killAll(bound: 0.1)
         OpenSessions.endAll(status: 255)
         TransportService.closeAll(of: transport, bound: 0.4)
@@ -141,6 +145,7 @@ final class SSHFeature: Feature {
     func connect(_ c: CommandInvocation, vault: Vault, target: String, jump: [String], forwardAgent: Bool? = nil,
                  environment: RemoteEnvironment = RemoteEnvironment(),
                  banner: (@Sendable (String) -> Void)?, warnings: (@Sendable (String) -> Void)? = nil, share: Bool = false,
+                 joined: ((TransportConnection, [RemoteEnvironment.Variable], _ cancelled: () -> Bool) throws(SSHError) -> Int32)? = nil,
                  _ body: (SSHConnection, [RemoteEnvironment.Variable]) throws(SSHError) -> Int32) -> Int32 {
         var retired = false
         let cancelled = Mutex(false)
@@ -155,11 +160,19 @@ final class SSHFeature: Feature {
             let prompts = ConnectionPrompts(host: host, scene: c.scene, showBanner: banner, warn: warnings)
             let keepSeconds = share && destination.forwardAgent != true ? try ConnectionPool.keepSeconds(host) : nil
             let key = ConnectionPool.key(destination, hops: hops, agent: prompts.agentSocket)
-            let kept = keepSeconds != nil ? ConnectionPool.shared.take(key, reserve: true, log: host) : nil
-            let connection = try kept ?? JumpRoute.connect(to: destination, through: hops, interaction: prompts)
+            // A live connection another user shares (TransportLink) takes the command as one
+            // more channel; else one kept idle is taken, or a new one made.
+            let shared = keepSeconds != nil && joined != nil ? TransportService.join(key, provider: transport) : nil
+            // In the handle table, so the feature's shutdown closes it if the command is cut short.
+            let sharedHandle = shared.map { TransportService.handles.insert($0) }
+            defer { if let sharedHandle { transport.table.pointee.close(sharedHandle) } }
+            let kept = shared == nil && keepSeconds != nil ? ConnectionPool.shared.take(key, reserve: true, log: host) : nil
+            let connection = try shared?.connection ?? kept ?? JumpRoute.connect(to: destination, through: hops, interaction: prompts)
             var reusable = false
             defer {
-                if let keepSeconds, reusable { ConnectionPool.shared.keep(connection, key, seconds: keepSeconds) } else { connection.teardown() }
+                if shared == nil {
+                    if let keepSeconds, reusable { ConnectionPool.shared.keep(connection, key, seconds: keepSeconds) } else { connection.teardown() }
+                }
             }
             // History starts only once authenticated, and ends however the session ends: normally
             // here, or from shutdown() when a signal cuts the command short.
@@ -173,14 +186,20 @@ final class SSHFeature: Feature {
             defer { retired = OpenSessions.end(token, status: status) }
             // Ctrl-C (in the daemon: the client's signal, or the client going away) ends the
             // session: its socket is shut down, so the pump's next pass fails and the command
-            // returns instead of running on unseen.
+            // returns instead of running on unseen. On a shared connection only the command's
+            // channel closes: the flag is seen between steps.
             let socket = connection.socket
             let cancel = try? host.cancellation?.onCancel(scene: c.scene) { _ in
                 cancelled.withLock { $0 = true }
-                _ = Glibc.shutdown(socket, Int32(SHUT_RDWR))
+                if shared == nil { _ = Glibc.shutdown(socket, Int32(SHUT_RDWR)) }
             }
             defer { cancel?.remove() }
-            status = try body(connection, RemoteEnvironment(host: destination, commandLine: environment).variables(for: prompts))
+            let variables = RemoteEnvironment(host: destination, commandLine: environment).variables(for: prompts)
+            if let shared, let joined {
+                status = try joined(shared, variables) { cancelled.withLock { $0 } }
+                return status
+            }
+            status = try body(connection, variables)
             // Kept only as it was found: not cut short, not told goodbye by the server.
             reusable = !cancelled.withLock { $0 } && connection.sessionContext.disconnect == nil
             return status
@@ -203,9 +222,14 @@ final class SSHFeature: Feature {
         guard let target = parsed.host, !args.isEmpty else { c.printError(RemoteCommandArguments.execUsage); return 2 }
         // -t: the command on a remote terminal (sudo -i, tmux attach), as ssh -t HOST COMMAND.
         if case .force = parsed.terminal { return terminal(c, vault: vault, parsed, target: target, command: args.joined(separator: " ")) }
+        let command = args.joined(separator: " ")
         return connect(c, vault: vault, target: target, jump: parsed.jump, forwardAgent: parsed.forwardAgent, environment: parsed.environment,
-                       banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c), share: true) { (connection, environment) throws(SSHError) -> Int32 in
-            try ExecChannel(connection: connection).run(args.joined(separator: " "), environment: environment, stdin: c.stdinFD, stdout: c.stdoutFD,
+                       banner: parsed.bannerOutput(c), warnings: parsed.warningOutput(c), share: true,
+                       joined: { (shared, environment, cancelled) throws(SSHError) -> Int32 in
+                           try TransportService.runExec(shared, command: command, environment: environment, stdin: c.stdinFD,
+                                                        stdout: c.stdoutFD, stderr: c.stderrFD, cancelled: cancelled)
+                       }) { (connection, environment) throws(SSHError) -> Int32 in
+            try ExecChannel(connection: connection).run(command, environment: environment, stdin: c.stdinFD, stdout: c.stdoutFD,
                                                         stderr: c.stderrFD, agentWarning: parsed.warningOutput(c))
         }
     }

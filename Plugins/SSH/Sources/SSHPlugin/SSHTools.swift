@@ -67,9 +67,10 @@ enum SSHTools {
         // Written to stdin and never echoed in the result; the caller blanks it from the output.
         let input = arguments.values["stdin_secret"] == nil ? [] : Array((try arguments.string("stdin_secret") + "\n").utf8)
         return try calls.run(callID) { (cancel) throws(PluginError) -> String in
-            let (connection, kept) = try UnattendedConnect.connect(name, host: provider.host)
+            // Shared: in the daemon a live connection to the host (a forwarding rule's, a
+            // sampler's) takes this command as one more channel.
+            let c = try UnattendedConnect.handle(name, provider: provider, shared: true)
             // In the handle table, so the feature's shutdown closes it if the call is cut short.
-            let c = TransportConnection(connection, provider: provider, kept: kept)
             let handle = TransportService.handles.insert(c)
             defer { provider.table.pointee.close(handle) }
             var out = BoundedOutput(limit: limit), errOut = BoundedOutput(limit: limit)

@@ -49,6 +49,13 @@ final class SessionsProvider: Sendable {
 
     // MARK: the service's operations
 
+    /// An Ask of the assistant waits, or was decided: recorded in every live session to its
+    /// host (ApprovalWatch).
+    func note(_ notice: ApprovalNotice) {
+        let sessions = state.withLock { $0.sessions }
+        for session in sessions where session.host == notice.host { session.note(notice) }
+    }
+
     /// Opens a session for `request` (checked by SessionRequest) and returns its JSON.
     func open(_ request: SessionRequest) throws(PluginError) -> String {
         restoreOnce()

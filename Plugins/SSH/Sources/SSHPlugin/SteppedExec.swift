@@ -19,10 +19,13 @@ final class SteppedExec {
     let executor: DispatchQueue
     let command: String
     private var channel: OpaquePointer?
-    /// stdin, copied once: a write repeated after EAGAIN must pass the same pointer.
+    /// stdin, copied once: a write repeated after EAGAIN must pass the same pointer. A
+    /// streamed input (`feed`) refills it only once all of it went out.
     private let input: UnsafeMutableRawPointer
-    private let inputSize: Int
+    private var inputSize: Int
     private var inputOffset = 0
+    /// No more input will come (always, for input given whole to init).
+    private var inputClosed = true
     private var eofSent = false
     private var remoteEOF = false
     private var remoteClosed = false
@@ -40,13 +43,34 @@ final class SteppedExec {
     static let quantum = 256 * 1024
     private let buffer = UnsafeMutableRawPointer.allocate(byteCount: SteppedExec.quantum, alignment: 1)
 
-    init(connection: SSHConnection, executor: DispatchQueue, command: String, input: [UInt8]) {
+    /// `input`: all of stdin, sent then closed; or nil for a stream the caller `feed`s and
+    /// ends with `closeInput`.
+    init(connection: SSHConnection, executor: DispatchQueue, command: String, input: [UInt8]?) {
         self.connection = connection
         self.executor = executor
         self.command = command
-        inputSize = input.count
-        self.input = .allocate(byteCount: max(input.count, 1), alignment: 1)
-        input.withUnsafeBytes { if !$0.isEmpty { self.input.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+        inputSize = input?.count ?? 0
+        inputClosed = input != nil
+        self.input = .allocate(byteCount: max(input?.count ?? SteppedExec.quantum, 1), alignment: 1)
+        input?.withUnsafeBytes { if !$0.isEmpty { self.input.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+    }
+
+    /// Whether a streamed input has room for the next chunk: the last one went out. [executor]
+    var wantsInput: Bool { !inputClosed && inputOffset == inputSize }
+
+    /// The next chunk of a streamed input, at most `quantum` bytes, when `wantsInput`. [executor]
+    func feed(_ bytes: UnsafeRawBufferPointer) {
+        ExecutorCheck.onExecutor(executor)
+        precondition(wantsInput && bytes.count <= SteppedExec.quantum)
+        if let base = bytes.baseAddress, !bytes.isEmpty { input.copyMemory(from: base, byteCount: bytes.count) }
+        inputOffset = 0
+        inputSize = bytes.count
+    }
+
+    /// A streamed input ended: end-of-file follows its last bytes. [executor]
+    func closeInput() {
+        ExecutorCheck.onExecutor(executor)
+        inputClosed = true
     }
 
     deinit {
@@ -61,11 +85,15 @@ final class SteppedExec {
         var progressed = false
     }
 
-    /// Opens the channel and starts the command (blocking mode: a short request-reply).
-    /// [executor]
-    func start() throws(SSHError) {
+    /// Opens the channel, sends `environment` (SendEnv, SetEnv) and starts the command
+    /// (blocking mode: short requests and replies). [executor]
+    func start(environment: [RemoteEnvironment.Variable] = []) throws(SSHError) {
         ExecutorCheck.onExecutor(executor)
         let channel = try connection.openSessionChannel()
+        do { _ = try RemoteEnvironment.send(environment, on: channel, connection: connection) } catch {
+            libssh2_channel_free(channel)
+            throw error
+        }
         guard libssh2_channel_process_startup(channel, "exec", 4, command, UInt32(command.utf8.count)) == 0 else {
             let reason = connection.lastError()
             libssh2_channel_free(channel)
@@ -128,7 +156,7 @@ final class SteppedExec {
             if LibSSH2.wouldBlock(n) { break }
             throw broken()
         }
-        if inputOffset == inputSize && !eofSent {
+        if inputClosed && inputOffset == inputSize && !eofSent {
             let rc = try finishing { Int(libssh2_channel_send_eof(channel)) }
             if !LibSSH2.wouldBlock(rc) { eofSent = true; result.progressed = true }
         }

@@ -61,7 +61,12 @@ extension TransportService {
                 do throws(SSHError) { return .success(try job.step()) } catch { return .failure(error) }
             }
             guard let step else {
-                if let s = closedStatus(c, err) { return ExecOutcome(status: s) }
+                if let s = closedStatus(c, err) {
+                    // This handle closed under the call; on a connection other handles still
+                    // use, the command must not run on unseen.
+                    stop(c, job)
+                    return ExecOutcome(status: s)
+                }
                 return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_IO, c.bridges.lost ?? "ssh: the connection was lost"))
             }
             switch step {
@@ -87,11 +92,11 @@ extension TransportService {
 
     /// Closes the job's channel early and waits (bounded) for the server to confirm, each try a
     /// turn of its own on the executor.
-    private static func stop(_ c: TransportConnection, _ job: SteppedExec) {
+    static func stop(_ c: TransportConnection, _ job: SteppedExec) {
         let until = Date().addingTimeInterval(abortBound)
         while true {
             let done: Bool = onExecutor(c) {
-                if c.closed || c.bridges.lost != nil { job.abandon() } else { job.abort() }
+                if c.bridges.lost != nil { job.abandon() } else { job.abort() }
                 return job.finished
             }
             if done { return }

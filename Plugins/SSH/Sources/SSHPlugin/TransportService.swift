@@ -1,31 +1,41 @@
 import CLibSSH2
 import CTermhost
 import Foundation
+import Synchronization
 import TermhostSDK
 
 /// The service other plugins use instead of reimplementing SSH
 /// (SDK/include/termhost/ssh/transport.h, "org.termhost.ssh.transport/1").
 ///
-/// Each connection owns a serial DispatchQueue: its executor. Every libssh2 call for the
-/// connection runs there, so one session never has two callers.
-final class TransportConnection: @unchecked Sendable {
-    let connection: SSHConnection
-    let executor = DispatchQueue(label: "org.termhost.ssh.session")
-    let bridges: ChannelBridges
+/// A handle: one caller's use of a connection (TransportLink), which it may share with other
+/// handles. Every libssh2 call runs on the link's executor, so one session never has two
+/// callers; what the handle opens (bridges, listeners, watches) carries its `owner` id, and
+/// its close ends those only, unless it is the link's last handle.
+final class TransportConnection: Sendable {
+    let link: TransportLink
     /// The SSH feature instance that opened it: its shutdown closes what callers left open.
     let provider: TransportProvider
-    /// Set on the executor when close() freed the session: a call that found the handle just
-    /// before must not touch it. [executor]
-    var closed = false
-    /// Where close() keeps the connection for the next open (the daemon's ConnectionPool), or
-    /// nil to free it.
-    let kept: (key: ConnectionPool.Key, seconds: Int)?
-    init(_ connection: SSHConnection, provider: TransportProvider, kept: (key: ConnectionPool.Key, seconds: Int)? = nil) {
-        self.connection = connection
+    /// Tags what this handle opened on the link's bridges; never 0 (0 is nobody's).
+    let owner: UInt64
+    /// Set on the executor when close() ended this handle: a call that found the handle just
+    /// before must not touch what it owned (or, for the last handle, the freed session).
+    private let ended = Atomic<Bool>(false)
+
+    private static let owners = Atomic<UInt64>(0)
+
+    init(_ link: TransportLink, provider: TransportProvider) {
+        self.link = link
         self.provider = provider
-        self.kept = kept
-        bridges = ChannelBridges(connection: connection, executor: executor)
-        ExecutorCheck.mark(executor)
+        owner = TransportConnection.owners.add(1, ordering: .relaxed).newValue
+    }
+
+    var connection: SSHConnection { link.connection }
+    var executor: DispatchQueue { link.executor }
+    var bridges: ChannelBridges { link.bridges }
+    /// Whether close() ended this handle. [executor]
+    var closed: Bool {
+        get { ended.load(ordering: .relaxed) }
+        set { ended.store(newValue, ordering: .relaxed) }
     }
 }
 
@@ -62,20 +72,53 @@ enum TransportService {
     /// (and tears libcrypto down) while a close is still inside libssh2.
     static let closing = DispatchGroup()
 
-    /// Frees a connection already out of the handle table; the caller counts it in `closing`.
+    /// Ends a handle already out of the handle table; the caller counts it in `closing`. The
+    /// link's last handle frees the connection, or keeps it for the next open to its
+    /// destination; any other ends only what it opened.
     private static func close(_ c: TransportConnection) {
+        let last = LiveLinks.shared.release(c.link)
         onExecutor(c) {
-            // A connection that did not die is kept for the next open to its destination
-            // (asked before closeAll, which marks every connection it ends as lost).
+            defer { c.closed = true }
+            guard last else { return c.bridges.closeAll(owner: c.owner) }
+            // A connection that did not die is kept (asked before closeAll, which marks every
+            // connection it ends as lost).
             let alive = c.bridges.lost == nil && c.connection.sessionContext.disconnect == nil
             c.bridges.closeAll()
-            if let kept = c.kept, alive {
+            if let kept = c.link.kept, alive {
                 ConnectionPool.shared.keep(c.connection, kept.key, seconds: kept.seconds)
             } else {
                 c.connection.teardown()
             }
-            c.closed = true
         }
+    }
+
+    /// A handle on a live shared link to `key` (checked alive on its executor), or nil.
+    static func join(_ key: ConnectionPool.Key, provider: TransportProvider) -> TransportConnection? {
+        while let link = LiveLinks.shared.join(key) {
+            let c = TransportConnection(link, provider: provider)
+            let alive = onExecutor(c) { c.bridges.lost == nil && c.connection.sessionContext.disconnect == nil }
+            if alive {
+                provider.host.log(.debug, "ssh: sharing the connection to \(c.connection.hostLabel) (\(LiveLinks.shared.users(of: link)) users)")
+                return c
+            }
+            link.gone.store(true, ordering: .relaxed)
+            close(c)
+        }
+        return nil
+    }
+
+    /// A handle on a connection to the destination `kept` names: in the daemon, with `shared`,
+    /// a handle on a live shared link to it (checked alive on its executor first); else a new
+    /// link over a connection kept idle there (ConnectionPool) or one `connect` makes.
+    static func handle<E: Error>(provider: TransportProvider, kept: (key: ConnectionPool.Key, seconds: Int)?, shared: Bool,
+                                 connect: () throws(E) -> SSHConnection) throws(E) -> TransportConnection {
+        if shared, let key = kept?.key, let joined = join(key, provider: provider) { return joined }
+        let reused = kept.flatMap { ConnectionPool.shared.take($0.key, reserve: false, log: provider.host) }
+        let connection: SSHConnection
+        if let reused { connection = reused } else { connection = try connect() }
+        let link = TransportLink(connection, kept: kept, shared: shared)
+        LiveLinks.shared.add(link)
+        return TransportConnection(link, provider: provider)
     }
 
     /// The "closed" error when close() freed the session meanwhile. [executor]
@@ -100,39 +143,7 @@ enum TransportService {
         termhost_ssh_transport_t(
             struct_size: UInt32(MemoryLayout<termhost_ssh_transport_t>.size),
             open: { caller, scene, destination, out, err in
-                guard let caller, let destination, let out else {
-                    return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT,
-                                                 "open: NULL caller, destination or out (caller is your plugin's termhost_host_t)")
-                }
-                // The caller's host says which instance serves it: no global holds ours.
-                guard let provider = TransportProvider.serving(caller) else {
-                    return termhostFail(err, TERMHOST_ERR_UNSUPPORTED,
-                                                 "open: the SSH feature is not active for the calling plugin (the host offers it no \(TERMHOST_SSH_TRANSPORT))")
-                }
-                let host = provider.host
-                guard let store = host.store else {
-                    return termhostFail(err, TERMHOST_ERR_UNSUPPORTED, "the SSH feature is not active: the host store is unavailable")
-                }
-                let target = String(cString: destination)
-                do {
-                    guard let resolved = try Vault(store: store).resolve(target) else {
-                        return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "'\(target)' is neither a saved host nor user@host[:port]")
-                    }
-                    let vault = Vault(store: store)
-                    let hops = try JumpRoute.hops(to: resolved, extra: [], vault: vault)
-                    let prompts = ConnectionPrompts(host: host, scene: scene)
-                    // In the daemon, a connection a command left to its destination is used
-                    // again (ConnectionPool); closed, this one is kept the same way.
-                    let kept = try ConnectionPool.keepSeconds(host).map { (key: ConnectionPool.key(resolved, hops: hops, agent: prompts.agentSocket), seconds: $0) }
-                    let reused = kept.flatMap { ConnectionPool.shared.take($0.key, reserve: false, log: host) }
-                    let c = try reused ?? JumpRoute.connect(to: resolved, through: hops, interaction: prompts)
-                    out.pointee = TransportService.handles.insert(TransportConnection(c, provider: provider, kept: kept))
-                    return Int32(TERMHOST_OK)
-                } catch let e as SSHError {
-                    return termhostFail(err, Int(e.kind == .refused ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO), e.message)
-                } catch {
-                    return termhostFail(err, TERMHOST_ERR_IO, "\(error)")
-                }
+                TransportService.open(caller, scene: scene, destination, flags: 0, out, err, entry: "open")
             },
             close: { raw in
                 // Counted before the handle leaves the table, so closeAll() either finds the
@@ -169,7 +180,7 @@ enum TransportService {
                 guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 // Queued on the pass loop and awaited here, off the executor: while the server
                 // connects to the target, the connection's other channels keep moving.
-                let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port)
+                let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port, owner: c.owner)
                 c.executor.async { c.bridges.enqueue(open) }
                 c.bridges.wake()
                 open.done.wait()
@@ -198,7 +209,7 @@ enum TransportService {
                             libssh2_channel_free(channel)
                             return termhostFail(err, TERMHOST_ERR_IO, "ssh: the server refused a shell on a terminal: \(reason)")
                         }
-                        fd.pointee = try c.bridges.bridge(channel, isShell: true)
+                        fd.pointee = try c.bridges.bridge(channel, isShell: true, owner: c.owner)
                         return Int32(TERMHOST_OK)
                     } catch {
                         return termhostFail(err, TERMHOST_ERR_IO, "\(error)")
@@ -208,7 +219,7 @@ enum TransportService {
             resize_shell: { raw, fd, columns, rows, err in
                 guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) { () -> termhost_status in
-                    guard let channel = c.bridges.shell(callerFD: fd) else {
+                    guard let channel = c.bridges.shell(callerFD: fd, owner: c.owner) else {
                         return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no shell of this connection has local end \(fd)")
                     }
                     guard libssh2_channel_request_pty_size_ex(channel, max(columns, 1), max(rows, 1), 0, 0) == 0 else {
@@ -230,14 +241,14 @@ enum TransportService {
                     }
                     let actual = port == 0 ? bound : port
                     boundPort?.pointee = actual
-                    c.bridges.addListener(.init(listener: listener, port: actual, onAccept: onAccept, user: user))
+                    c.bridges.addListener(.init(listener: listener, port: actual, onAccept: onAccept, user: user, owner: c.owner))
                     return Int32(TERMHOST_OK)
                 }
             },
             cancel_forward: { raw, port, err in
                 guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) { () -> termhost_status in
-                    guard let listener = c.bridges.removeListener(port: port) else {
+                    guard let listener = c.bridges.removeListener(port: port, owner: c.owner) else {
                         return termhostFail(err, TERMHOST_ERR_NOT_FOUND, "no remote forward on port \(port)")
                     }
                     libssh2_channel_forward_cancel(listener)
@@ -248,7 +259,7 @@ enum TransportService {
                 guard let onLost else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "watch: NULL on_lost") }
                 guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) { () -> termhost_status in
-                    do throws(SSHError) { try c.bridges.watch(.init(onLost: onLost, user: user)) } catch {
+                    do throws(SSHError) { try c.bridges.watch(.init(onLost: onLost, user: user, owner: c.owner)) } catch {
                         return termhostFail(err, TERMHOST_ERR_IO, error.message)
                     }
                     return Int32(TERMHOST_OK)
@@ -266,7 +277,7 @@ enum TransportService {
                             libssh2_channel_free(channel)
                             return termhostFail(err, TERMHOST_ERR_IO, error.message)
                         }
-                        fd.pointee = try c.bridges.bridge(channel, isShell: false)
+                        fd.pointee = try c.bridges.bridge(channel, isShell: false, owner: c.owner)
                         return Int32(TERMHOST_OK)
                     } catch {
                         return termhostFail(err, TERMHOST_ERR_IO, "\(error)")
@@ -288,7 +299,7 @@ enum TransportService {
                 let splice = ChannelBridges.Splice(fd: fd, initial: bytes, stream: id) { status, message in
                     message.withCString { onDone(user, status, $0) }
                 }
-                let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port, splice: splice)
+                let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port, owner: c.owner, splice: splice)
                 stream?.pointee = id
                 c.executor.async { c.bridges.enqueue(open) }
                 c.bridges.wake()
@@ -296,7 +307,7 @@ enum TransportService {
             },
             end_spliced: { raw, stream in
                 guard let c = TransportService.handles.lookup(raw) else { return }
-                c.executor.async { c.bridges.endSplice(stream) }
+                c.executor.async { c.bridges.endSplice(stream, owner: c.owner) }
                 c.bridges.wake()
             },
             context: nil,
@@ -314,20 +325,10 @@ enum TransportService {
                 return r.status
             },
             open_saved: { caller, name, out, err in
-                guard let caller, let name, let out else {
-                    return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "open_saved: NULL caller, name or out")
-                }
-                guard let provider = TransportProvider.serving(caller) else {
-                    return termhostFail(err, TERMHOST_ERR_UNSUPPORTED,
-                                        "open_saved: the SSH feature is not active for the calling plugin (the host offers it no \(TERMHOST_SSH_TRANSPORT))")
-                }
-                do throws(PluginError) {
-                    let (c, kept) = try UnattendedConnect.connect(String(cString: name), host: provider.host)
-                    out.pointee = TransportService.handles.insert(TransportConnection(c, provider: provider, kept: kept))
-                    return Int32(TERMHOST_OK)
-                } catch {
-                    return termhostFail(err, Int(error.code), error.message)
-                }
+                TransportService.open(caller, scene: 0, name, flags: UInt32(TERMHOST_SSH_OPEN_SAVED), out, err, entry: "open_saved")
+            },
+            open_with: { caller, scene, destination, flags, out, err in
+                TransportService.open(caller, scene: scene, destination, flags: flags, out, err, entry: "open_with")
             })
     }
 }

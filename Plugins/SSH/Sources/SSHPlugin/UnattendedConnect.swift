@@ -24,10 +24,11 @@ enum UnattendedConnect {
         return record
     }
 
-    /// Connects to the saved host `name`, jump route included, without prompting; in the daemon
-    /// through a kept connection when there is one, and `kept` says where to keep it after.
-    static func connect(_ name: String, host: PluginHost) throws(PluginError)
-        -> (connection: SSHConnection, kept: (key: ConnectionPool.Key, seconds: Int)?) {
+    /// A transport handle on the saved host `name`, jump route included, connected without
+    /// prompting; in the daemon through a kept connection when there is one (or, `shared`, a
+    /// live one joined: TransportLink), kept there after its last close.
+    static func handle(_ name: String, provider: TransportProvider, shared: Bool) throws(PluginError) -> TransportConnection {
+        let host = provider.host
         guard let store = host.store else {
             throw PluginError("the SSH feature is not active: the host store is unavailable", code: Int32(TERMHOST_ERR_UNSUPPORTED))
         }
@@ -40,8 +41,9 @@ enum UnattendedConnect {
             let hops = try JumpRoute.hops(to: destination, extra: [], vault: vault)
             let prompts = ConnectionPrompts(host: host, scene: 0)
             let kept = try ConnectionPool.keepSeconds(host).map { (key: ConnectionPool.key(destination, hops: hops, agent: prompts.agentSocket), seconds: $0) }
-            if let kept, let reused = ConnectionPool.shared.take(kept.key, reserve: false, log: host) { return (reused, kept) }
-            return (try JumpRoute.connect(to: destination, through: hops, interaction: prompts), kept)
+            return try TransportService.handle(provider: provider, kept: kept, shared: shared) { () throws(SSHError) in
+                try JumpRoute.connect(to: destination, through: hops, interaction: prompts)
+            }
         } catch let error as SSHError {
             throw PluginError(message(error, host: name), code: Int32(error.kind == .refused || error.cause != nil ? TERMHOST_ERR_DENIED : TERMHOST_ERR_IO))
         } catch let error as PluginError {

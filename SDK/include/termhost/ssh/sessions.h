@@ -89,7 +89,10 @@ typedef struct termhost_ssh_sessions {   /* implemented by the SSH plugin */
     * state is "working" (output in the last 5 s), "idle" (connected, quiet), "reconnecting"
     * (the connection was lost) or "ended" (kept for 5 minutes after it ended, with endedAt
     * and reason, so its exit can still be read). Times are seconds since 1970 (UTC); lastOutputAt is null
-    * before the first output. [any-thread] */
+    * before the first output. Since ABI 1.8: "pendingApprovals" counts the assistant's Asks
+    * on the session's saved host that wait in the daemon for an answer, and while any waits
+    * the state is "waiting" (unless reconnecting or ended); treat a state you do not know
+    * as "idle". [any-thread] */
    termhost_status (*list)(const struct termhost_ssh_sessions *self, termhost_value_sink sink, void *user,
                            termhost_error_t *err);
 
@@ -124,6 +127,10 @@ typedef struct termhost_ssh_sessions {   /* implemented by the SSH plugin */
     *   {"at":T,"kind":"reconnect-failed","reason":"...","retryInSeconds":2}
     *   {"at":T,"kind":"reconnected","shell":"tmux"|"new"}  {"at":T,"kind":"no-remote-tmux"}
     *   {"at":T,"kind":"exit","status":0}  {"at":T,"kind":"exit","killed":true}
+    *   since ABI 1.8, the assistant's Asks on the session's saved host (never the command):
+    *   {"at":T,"kind":"approval","id":3,"tool":"ssh_exec","run":"...","expiresAt":T}
+    *   {"at":T,"kind":"approval-decided","id":3,"decision":"allowed"|"denied"|"expired"}
+    * Kinds may be added: skip one you do not know.
     * A title is the remote's own text: at most 256 bytes, control, bidirectional and
     * zero-width characters shown as escapes. [any-thread] */
    termhost_status (*events)(const struct termhost_ssh_sessions *self, const char *session, double since,

@@ -201,7 +201,31 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
     * TERMHOST_ERR_IO for network and server failures. *out as open(). [any-thread] */
    termhost_status (*open_saved)(const termhost_host_t *caller, const char *name,
                                  termhost_ssh_connection_t **out, termhost_error_t *err);
+
+   /* ---- Added in ABI 1.8 (open_with): check TERMHOST_HAS_FIELD before use. ---- */
+
+   /* Added in ABI 1.8. open() with flags (TERMHOST_SSH_OPEN_*, or'ed; 0 is open() itself;
+    * an unknown bit is TERMHOST_ERR_INVALID_ARGUMENT). With TERMHOST_SSH_OPEN_SAVED,
+    * destination is a saved host's name and the call is open_saved() (scene is ignored).
+    *
+    * TERMHOST_SSH_OPEN_SHARED: in the daemon (termhost.daemon/1), when another caller holds a
+    * live connection it opened with this flag to the same destination (the same resolved
+    * address, port, user, identity, credentials, jump hosts and agent), *out is a new handle
+    * on that connection: no TCP connection, key exchange or authentication. Each handle owns
+    * what it opened (bridges, shells, splices, remote listeners, watches): its close() ends
+    * those, and the last handle's close ends the connection; resize_shell, cancel_forward and
+    * end_spliced reach only the handle's own. Calls of all handles share the connection's
+    * executor: a with_session() body holds every other user's channels while it runs, so
+    * open shared only when your bodies are short (one request), never for bulk transfers.
+    * Outside the daemon, or when the operator set connectionIdleTimeout 0, the flag changes
+    * nothing. [any-thread] */
+   termhost_status (*open_with)(const termhost_host_t *caller, termhost_scene_id scene, const char *destination,
+                                uint32_t flags, termhost_ssh_connection_t **out, termhost_error_t *err);
 } termhost_ssh_transport_t;
+
+/* Flags of open_with (added in ABI 1.8). */
+#define TERMHOST_SSH_OPEN_SAVED  0x1u   /* destination is a saved host's name; never prompts (open_saved) */
+#define TERMHOST_SSH_OPEN_SHARED 0x2u   /* may share a live connection with other shared opens */
 
 /* The cancellation flag of exec_bounded: a plain int32_t the caller owns, read and written
  * atomically so that another thread may set it while the call runs. */

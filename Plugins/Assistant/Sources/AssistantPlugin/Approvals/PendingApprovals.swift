@@ -85,7 +85,15 @@ struct DaemonPrompter: ApprovalPrompter {
     func ask(_ request: ApprovalRequest) -> ApprovalAnswer { decide(request).answer }
 
     func decide(_ request: ApprovalRequest) -> ApprovalVerdict {
-        PendingApprovals.shared.wait(request, runID: runID, conversation: conversation, seconds: seconds,
-                                     isStopped: { control.isStopped }, registered: notifier.notify)
+        let events = ApprovalEvents(host: notifier.host)
+        var asked: PendingApprovals.Pending?
+        let verdict = PendingApprovals.shared.wait(request, runID: runID, conversation: conversation, seconds: seconds,
+                                                   isStopped: { control.isStopped }) { pending in
+            asked = pending
+            events.pending(pending)
+            notifier.notify(pending)
+        }
+        if let asked { events.decided(asked, verdict) }
+        return verdict
     }
 }

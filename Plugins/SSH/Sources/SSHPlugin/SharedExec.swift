@@ -1,0 +1,82 @@
+import Glibc
+import TermhostSDK
+
+/// `termhost exec` in the daemon when a live shared connection to its destination exists (a
+/// forwarding rule's, a sampler's, an assistant call's: TransportLink): the command is one
+/// more channel on it, driven in steps like the transport's exec (SteppedExec), with stdin
+/// streamed from the client's descriptor and output written to the client's between steps.
+/// A cancel (Ctrl-C, the client gone) closes this channel, SIGTERM first, never the
+/// connection the others use.
+extension TransportService {
+    static func runExec(_ c: TransportConnection, command: String, environment: [RemoteEnvironment.Variable],
+                        stdin: Int32, stdout: Int32, stderr: Int32, cancelled: () -> Bool) throws(SSHError) -> Int32 {
+        ExecutorCheck.offExecutor(c.executor)
+        let job = SteppedExec(connection: c.connection, executor: c.executor, command: command, input: nil)
+        let started: SSHError? = onExecutor(c) {
+            if c.closed || c.bridges.lost != nil { return SSHError(c.bridges.lost ?? "ssh: the connection was closed") }
+            do throws(SSHError) { try job.start(environment: environment) } catch { return error }
+            return nil
+        }
+        if let started { throw started }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: SteppedExec.quantum, alignment: 1)
+        defer { buffer.deallocate() }
+        // Read from stdin, waiting for the job to take it; -1 once stdin ended.
+        var pending = 0
+        var inputEnded = stdin < 0
+        var wantsInput = false
+        while true {
+            if cancelled() {
+                stop(c, job)
+                throw SSHError("ssh: '\(VisibleText.of(command))' on \(c.connection.shownAddress) was cancelled")
+            }
+            let turn: (Result<SteppedExec.Step, SSHError>, Bool)? = onExecutor(c) {
+                if c.closed || c.bridges.lost != nil { return nil }
+                if job.wantsInput {
+                    if pending > 0 { job.feed(UnsafeRawBufferPointer(start: buffer, count: pending)); pending = 0 }
+                    else if inputEnded { job.closeInput() }
+                }
+                do throws(SSHError) { return (.success(try job.step()), job.wantsInput) } catch { return (.failure(error), false) }
+            }
+            guard let turn else {
+                if c.bridges.lost == nil { stop(c, job) }
+                throw SSHError(c.bridges.lost ?? "ssh: the connection to \(c.connection.shownAddress) was closed")
+            }
+            let step: SteppedExec.Step
+            switch turn.0 {
+            case .failure(let error):
+                onExecutor(c) { job.abandon() }
+                throw error
+            case .success(let s): step = s
+            }
+            wantsInput = turn.1
+            for chunk in step.output {
+                chunk.bytes.withUnsafeBytes { writeAll(chunk.stream == 0 ? stdout : stderr, $0) }
+            }
+            if job.finished { return job.status }
+            let readStdin = wantsInput && pending == 0 && !inputEnded
+            if step.progressed && !readStdin { continue }
+            // Wait for the server, or for stdin when the job has room for it; at most
+            // `stepWait` ms, so a cancel is seen soon even while nothing arrives.
+            var fds = [pollfd(fd: c.connection.socket, events: Int16(POLLIN), revents: 0)]
+            if readStdin { fds.append(pollfd(fd: stdin, events: Int16(POLLIN), revents: 0)) }
+            _ = poll(&fds, nfds_t(fds.count), step.progressed ? 0 : stepWait)
+            if readStdin && fds[1].revents != 0 {
+                let n = read(stdin, buffer, SteppedExec.quantum)
+                if n > 0 { pending = n } else if n == 0 || (errno != EINTR && errno != EAGAIN) { inputEnded = true }
+            } else if fds[0].revents != 0 {
+                // The socket may stay readable while the executor's pass loop has not read it.
+                sched_yield()
+            }
+        }
+    }
+
+    /// Writes all of bytes to fd (a client's descriptor, blocking); a closed reader ends the
+    /// writing quietly, as ssh's output to a closed pipe does.
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
+        }
+    }
+}
