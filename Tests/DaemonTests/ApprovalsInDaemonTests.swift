@@ -139,6 +139,10 @@ import TestSupport
         let web1 = sessions.first { $0["id"] as? String == onWeb1 }, other = sessions.first { $0["id"] as? String == elsewhere }
         #expect(web1?["pendingApprovals"] as? Int == 1 && web1?["state"] as? String == "waiting", "\(listed)")
         #expect(other?["pendingApprovals"] as? Int == 0 && other?["state"] as? String != "waiting", "\(listed)")
+        // A session opened while the Ask waits shows it from its start.
+        let later = try open("web1")
+        let seeded = try ssh.termhost(["sessions", "events", later, "--json"]).stdout
+        #expect(seeded.contains("\"kind\":\"approval\"") && seeded.contains("\"id\":1"), "\(seeded)")
 
         #expect(try ssh.termhost(["approvals", "allow", "1"]).status == 0)
         #expect(Wait.until(timeout: 60) { Files.exists(marker) }, "\(dir.hostLog)")

@@ -11,7 +11,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let json = String(decoding: UnsafeBufferPointer(start: data + 1, count: size - 1), as: UTF8.self)
     guard let notice = ApprovalNotice.parse(topic: topic, json) else { return 0 }
     precondition(notice.id > 0)
-    precondition(notice.host.utf8.count <= ApprovalNotice.maxField)
+    precondition((notice.host?.utf8.count ?? 0) <= ApprovalNotice.maxField)
     if case .decided(let d) = notice.kind { precondition(ApprovalNotice.decisions.contains(d)) }
     let closed = notice.eventBody.dropFirst() + "}"
     let object = try? JSONSerialization.jsonObject(with: Data(("{\"at\":1," + closed).utf8)) as? [String: Any]

@@ -14,7 +14,8 @@ struct ApprovalNotice: Equatable, Sendable {
     }
     let id: Int
     let tool: String
-    let host: String
+    /// The saved host the call acts on; nil for a tool without one (no session shows it).
+    let host: String?
     let run: String
     let kind: Kind
 
@@ -29,7 +30,12 @@ struct ApprovalNotice: Equatable, Sendable {
         guard topic == pendingTopic || topic == decidedTopic, json.utf8.count <= 4096,
               let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
               let id = object["id"] as? NSNumber, !isBool(id), let whole = Int(exactly: id.doubleValue), whole > 0,
-              let tool = field(object["tool"]), let host = field(object["host"]), let run = field(object["run"]) else { return nil }
+              let tool = field(object["tool"]), let run = field(object["run"]) else { return nil }
+        let host: String?
+        switch object["host"] {
+        case is NSNull, nil: host = nil
+        case let value: guard let named = field(value) else { return nil }; host = named
+        }
         let kind: Kind
         if topic == pendingTopic {
             guard let expires = object["expiresAt"] as? NSNumber, !isBool(expires), expires.doubleValue.isFinite,
@@ -40,6 +46,12 @@ struct ApprovalNotice: Equatable, Sendable {
             kind = .decided(decision)
         }
         return ApprovalNotice(id: whole, tool: VisibleText.of(tool), host: host, run: VisibleText.of(run), kind: kind)
+    }
+
+    /// When a pending Ask expires (nil for a decision).
+    var expiresAt: Double? {
+        if case .pending(let at) = kind { return at }
+        return nil
     }
 
     /// The event a session records for it: an object without its closing brace and "at"

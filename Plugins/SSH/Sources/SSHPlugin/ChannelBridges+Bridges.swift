@@ -24,6 +24,9 @@ extension ChannelBridges {
         var outStart = 0, outEnd = 0      // toChannel pending
         var inStart = 0, inEnd = 0        // toLocal pending
         var localEOF = false, eofSent = false, channelEOF = false, shutWR = false, closing = false, freed = false
+        /// `fd` is closed and the owner told (`ended`), ahead of the channel's free when its
+        /// handle closed while the connection goes on.
+        var fdClosed = false
         /// A spliced stream (splice_direct_tcpip): fd is the caller's socket, and onDone is
         /// told once when it is closed. 0 and nil for a bridge of our own socket pair.
         var stream: UInt64 = 0
@@ -104,35 +107,67 @@ extension ChannelBridges {
         return bridges.first { $0.isShell && $0.callerFD == callerFD && $0.owner == owner }?.channel
     }
 
-    /// Ends every bridge, listener, open and watch (the connection is closing), or, with
-    /// `owner`, only that handle's: the connection goes on for its other handles. [executor]
-    func closeAll(owner: UInt64? = nil) {
+    /// Ends every bridge, listener, open and watch (the connection is closing). [executor]
+    func closeAll() {
         ExecutorCheck.onExecutor(executor)
-        let mine = { (o: UInt64) in owner == nil || o == owner }
-        watchers.removeAll { mine($0.owner) }
-        let closed = owner == nil ? "ssh: the connection to \(connection.shownAddress) was closed"
-                                  : "ssh: the handle on the connection to \(connection.shownAddress) was closed"
-        for o in opens where mine(o.owner) { o.fail(SSHError(closed)) }
-        opens.removeAll { mine($0.owner) }
+        watchers = []
+        let closed = "ssh: the connection to \(connection.shownAddress) was closed"
+        for o in opens { o.fail(SSHError(closed)) }
+        opens = []
         // A lost session cannot answer: its channels go with libssh2_session_free.
         if lost == nil {
             libssh2_session_set_blocking(connection.session, 1)
             libssh2_session_set_timeout(connection.session, 2000)
-            for l in listeners where mine(l.owner) { libssh2_channel_forward_cancel(l.listener) }
-            for b in bridges where mine(b.owner) { libssh2_channel_free(b.channel) }
-            if owner == nil, let sentinel { libssh2_channel_free(sentinel) }
-            // The other handles' calls go on with the connection's own timeout.
-            if owner != nil { libssh2_session_set_timeout(connection.session, connection.timeoutSeconds * 1000) }
+            for l in listeners { libssh2_channel_forward_cancel(l.listener) }
+            for b in bridges { libssh2_channel_free(b.channel) }
+            if let sentinel { libssh2_channel_free(sentinel) }
         }
-        for b in bridges where mine(b.owner) && !b.freed {
-            ended(b, Int32(TERMHOST_ERR_IO), closed)
-            connection.release(b.window)
-        }
-        listeners.removeAll { mine($0.owner) }
-        bridges.removeAll { mine($0.owner) }
-        guard owner == nil else { return }
+        for b in bridges where !b.freed { ended(b, Int32(TERMHOST_ERR_IO), closed) }
+        listeners = []
+        bridges = []
         sentinel = nil
         lost = lost ?? "closed"
+    }
+
+    /// Ends what the handle `owner` opened while the connection goes on for its other handles:
+    /// its watches stop, its queued opens fail, its remote listeners are cancelled, and its
+    /// bridges' sockets close now (a splice's owner is told before this returns), their
+    /// channels freed by the pass loop without blocking the others. An open of its that
+    /// libssh2 has begun is finished first (bounded), since libssh2 cannot drop one midway.
+    /// [executor]
+    func endOwned(by owner: UInt64) {
+        ExecutorCheck.onExecutor(executor)
+        watchers.removeAll { $0.owner == owner }
+        let closed = "ssh: the handle on the connection to \(connection.shownAddress) was closed"
+        if let first = opens.first, first.started, first.owner == owner, lost == nil {
+            let deadline = time(nil) + HalfSentPacket.bound
+            libssh2_session_set_blocking(connection.session, 0)
+            while opens.first === first && lost == nil && time(nil) < deadline {
+                if advanceOpen() { break }
+                var p = pollfd(fd: connection.socket, events: Int16(POLLIN | POLLOUT), revents: 0)
+                _ = poll(&p, 1, 100)
+                _ = retryPending()
+            }
+            libssh2_session_set_blocking(connection.session, 1)
+            if let fatal { markLost(fatal) }
+        }
+        // Still begun (the server did not answer in time): it stays queued, owned by nobody
+        // who listens; its bridge, if it comes, is closed at once (the owner is gone).
+        for o in opens where o.owner == owner && !o.started { o.fail(SSHError(closed)) }
+        for o in opens where o.owner == owner && o.started { o.cancelled = true }
+        opens.removeAll { $0.owner == owner && !$0.started }
+        if lost == nil, listeners.contains(where: { $0.owner == owner }) {
+            libssh2_session_set_blocking(connection.session, 1)
+            libssh2_session_set_timeout(connection.session, 2000)
+            for l in listeners where l.owner == owner { libssh2_channel_forward_cancel(l.listener) }
+            libssh2_session_set_timeout(connection.session, connection.timeoutSeconds * 1000)
+        }
+        listeners.removeAll { $0.owner == owner }
+        for b in bridges where b.owner == owner && !b.freed {
+            ended(b, Int32(TERMHOST_ERR_IO), closed)
+            b.closing = true
+        }
+        schedule()
     }
 
     /// Frees a closing bridge's channel; the caller's end reads end-of-file. [executor]

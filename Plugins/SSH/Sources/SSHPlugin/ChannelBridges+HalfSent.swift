@@ -64,15 +64,21 @@ extension ChannelBridges {
     }
 
     /// Finishes a half-sent packet before other work uses the session (exec, opens, close);
-    /// bounded (HalfSentPacket.bound): after that the next call reports the failure itself. [executor]
-    func flushPending() {
+    /// bounded (HalfSentPacket.bound): after that the next call reports the failure itself.
+    /// `opens`: also finish the queued channel opens (the work may open a channel itself),
+    /// failing those the server did not answer in time. [executor]
+    func flushPending(opens drainOpens: Bool = true) {
         ExecutorCheck.onExecutor(executor)
-        guard pending != nil || !opens.isEmpty, lost == nil else { pending = nil; return }
+        guard pending != nil || (drainOpens && !opens.isEmpty), lost == nil else { pending = nil; return }
         libssh2_session_set_blocking(connection.session, 0)
         defer { libssh2_session_set_blocking(connection.session, 1) }
         let deadline = time(nil) + HalfSentPacket.bound
         if !retryPending() { _ = HalfSentPacket.finish(socket: connection.socket, by: deadline) { retryPending() } }
         pending = nil
+        guard drainOpens else {
+            if let fatal { markLost(fatal) }
+            return
+        }
         // A channel open in progress keeps session-wide state in libssh2: finish the queued
         // opens before a call that may open a channel itself (exec, shell, SFTP).
         while !opens.isEmpty && lost == nil && time(nil) < deadline {

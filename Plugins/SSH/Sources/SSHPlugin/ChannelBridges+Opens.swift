@@ -86,6 +86,8 @@ extension ChannelBridges {
     /// Closes a bridge's socket; a spliced stream's owner is told how it ended. [executor]
     func ended(_ b: Bridge, _ status: Int32, _ message: String) {
         ExecutorCheck.onExecutor(executor)
+        guard !b.fdClosed else { return }
+        b.fdClosed = true
         close(b.fd)
         guard let done = b.onDone else { return }
         b.onDone = nil
@@ -127,6 +129,13 @@ extension ChannelBridges {
             connection.noteRoundTrip(since: open.startedAt)
             if let s = open.splice {
                 join(channel, s, cancelled: open.cancelled, owner: open.owner)
+            } else if open.cancelled {
+                // Its handle closed while the server connected: nobody takes the channel.
+                if let callerFD = try? bridge(channel, isShell: false, owner: open.owner), let b = bridges.last {
+                    Glibc.close(callerFD)
+                    ended(b, Int32(TERMHOST_OK), "")
+                    b.closing = true
+                }
             } else {
                 do { open.finish(.success(try bridge(channel, isShell: false, owner: open.owner))) } catch { open.finish(.failure(error)) }
             }

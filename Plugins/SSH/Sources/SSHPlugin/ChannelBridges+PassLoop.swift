@@ -106,7 +106,7 @@ extension ChannelBridges {
         var fds = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
         if libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 { fds[0].events |= Int16(POLLOUT) }
         if pending == nil {
-            for b in bridges {
+            for b in bridges where !b.fdClosed {
                 var events: Int16 = 0
                 if b.outStart == b.outEnd && !b.localEOF { events |= Int16(POLLIN) }
                 if b.inStart < b.inEnd { events |= Int16(POLLOUT) }

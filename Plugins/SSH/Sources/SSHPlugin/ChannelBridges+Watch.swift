@@ -104,6 +104,24 @@ extension ChannelBridges {
          LIBSSH2_ERROR_TIMEOUT, LIBSSH2_ERROR_KEX_FAILURE, LIBSSH2_ERROR_DECRYPT].contains(Int32(rc))
     }
 
+    /// Whether one more handle may join this connection (TransportLink): not lost, no goodbye
+    /// from the server, a socket that neither hung up nor failed; and, when nothing watches it
+    /// (so nothing reads its transport between calls, and a server gone quiet would go
+    /// unseen), a session channel opens and closes on it, as a kept connection's proof.
+    /// [executor, blocking mode; no channel open in progress]
+    func provesAlive() -> Bool {
+        ExecutorCheck.onExecutor(executor)
+        guard lost == nil, connection.sessionContext.disconnect == nil else { return false }
+        var p = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
+        _ = poll(&p, 1, 0)
+        guard p.revents & Int16(POLLERR | POLLHUP | POLLNVAL) == 0 else { return false }
+        guard sentinel == nil else { return true }
+        libssh2_session_set_blocking(connection.session, 1)
+        guard let probe = connection.probeChannel() else { return false }
+        libssh2_channel_free(probe)
+        return true
+    }
+
     /// Marks the connection lost: ends bridges and listeners (their channels are freed with the
     /// session) and tells each watcher once. [executor]
     func markLost(_ reason: String) {

@@ -18,6 +18,9 @@ enum OpenSessions {
         let socket: Int32
         /// The command's stderr, where a retired session says why it ended.
         let stderr: Int32
+        /// How `retire` ends a session on a connection others share (SharedExec): its own
+        /// channel closes, never the socket under the others. nil: the socket is shut down.
+        var retireChannel: (@Sendable () -> Void)? = nil
     }
 
     private static let open = Mutex<(next: Int, sessions: [Int: Session], retired: Set<Int>)>((0, [:], []))
@@ -55,7 +58,7 @@ enum OpenSessions {
             let matching = state.sessions.filter { $0.value.host == host && !state.retired.contains($0.key) }
             for (token, s) in matching {
                 state.retired.insert(token)
-                _ = Glibc.shutdown(s.socket, Int32(SHUT_RDWR))
+                if let retireChannel = s.retireChannel { retireChannel() } else { _ = Glibc.shutdown(s.socket, Int32(SHUT_RDWR)) }
             }
             return matching.map { fcntl($0.value.stderr, F_DUPFD_CLOEXEC, 0) }
         }

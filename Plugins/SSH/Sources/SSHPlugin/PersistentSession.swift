@@ -78,8 +78,9 @@ final class PersistentSession: Sendable {
         var socket: Int32 = -1
         var ended: (at: Double, reason: String)? = nil
         var killed = false
-        /// The assistant's Asks on this session's host that wait for an answer (ApprovalWatch).
-        var pendingApprovals: Set<Int> = []
+        /// The assistant's Asks on this session's host that wait for an answer (ApprovalWatch),
+        /// by id, with when each expires: one whose decision never came counts no longer.
+        var pendingApprovals: [Int: Double] = [:]
     }
     private let state: Mutex<State>
     /// Signalled by kill(): ends a wait between reconnect attempts at once.
@@ -283,10 +284,10 @@ final class PersistentSession: Sendable {
         state.withLock { s in
             guard s.ended == nil else { return }
             switch notice.kind {
-            case .pending:
-                guard s.pendingApprovals.insert(notice.id).inserted else { return }
+            case .pending(let expiresAt):
+                guard s.pendingApprovals.updateValue(expiresAt, forKey: notice.id) == nil else { return }
             case .decided:
-                guard s.pendingApprovals.remove(notice.id) != nil else { return }
+                guard s.pendingApprovals.removeValue(forKey: notice.id) != nil else { return }
             }
             PersistentSession.add(&s, Date().timeIntervalSince1970, notice.eventBody)
         }
@@ -402,10 +403,11 @@ final class PersistentSession: Sendable {
     /// The session as list() shows it.
     func json(now: Double) -> String {
         state.withLock { s in
+            let waiting = s.pendingApprovals.values.filter { $0 > now }.count
             let stateName: String
             if s.ended != nil { stateName = "ended" }
             else if s.socket < 0 { stateName = "reconnecting" }
-            else if !s.pendingApprovals.isEmpty { stateName = "waiting" }
+            else if waiting > 0 { stateName = "waiting" }
             else if let last = s.lastOutputAt, now - last < PersistentSession.workingSeconds { stateName = "working" }
             else { stateName = "idle" }
             var fields = [
@@ -413,7 +415,7 @@ final class PersistentSession: Sendable {
                 "\"user\":\(JSONText.quoted(user))", "\"state\":\"\(stateName)\"", "\"clients\":\(s.sinks.count)",
                 "\"columns\":\(s.columns)", "\"rows\":\(s.rows)", "\"startedAt\":\(PersistentSession.timestamp(started))",
                 "\"lastOutputAt\":\(s.lastOutputAt.map(PersistentSession.timestamp) ?? "null")", "\"ringBytes\":\(s.ring.count)",
-                "\"remoteTmux\":\(remoteTmux)", "\"pendingApprovals\":\(s.pendingApprovals.count)",
+                "\"remoteTmux\":\(remoteTmux)", "\"pendingApprovals\":\(waiting)",
             ]
             if let ended = s.ended {
                 fields.append("\"endedAt\":\(PersistentSession.timestamp(ended.at))")

@@ -176,9 +176,10 @@ final class SSHFeature: Feature {
             }
             // History starts only once authenticated, and ends however the session ends: normally
             // here, or from shutdown() when a signal cuts the command short.
-            let session = OpenSessions.Session(host: destination.name, user: connection.user,
+            var session = OpenSessions.Session(host: destination.name, user: connection.user,
                                                started: Date().timeIntervalSince1970, vault: vault, pluginHost: host,
                                                socket: connection.socket, stderr: c.stderrFD)
+            if shared != nil { session.retireChannel = { cancelled.withLock { $0 = true } } }
             try? host.events?.publish("org.termhost.ssh.session.started",
                                       json: "{\"host\":\(JSONText.quoted(destination.name)),\"user\":\(JSONText.quoted(connection.user))}")
             let token = OpenSessions.add(session)

@@ -26,6 +26,8 @@ final class SessionsProvider: Sendable {
         var restored = false
         /// Set by killAll: sessions ending now keep their records.
         var stopping = false
+        /// The assistant's Asks waiting now, by id (ApprovalWatch), for sessions opened later.
+        var waitingAsks: [Int: ApprovalNotice] = [:]
     }
     private let state = Mutex(State())
 
@@ -50,10 +52,22 @@ final class SessionsProvider: Sendable {
     // MARK: the service's operations
 
     /// An Ask of the assistant waits, or was decided: recorded in every live session to its
-    /// host (ApprovalWatch).
+    /// host (ApprovalWatch), and kept while it waits for the sessions opened meanwhile.
     func note(_ notice: ApprovalNotice) {
-        let sessions = state.withLock { $0.sessions }
-        for session in sessions where session.host == notice.host { session.note(notice) }
+        guard let host = notice.host else { return }
+        let now = Date().timeIntervalSince1970
+        let sessions = state.withLock { s -> [PersistentSession] in
+            s.waitingAsks = s.waitingAsks.filter { ($0.value.expiresAt ?? 0) > now }
+            if notice.expiresAt != nil { s.waitingAsks[notice.id] = notice } else { s.waitingAsks[notice.id] = nil }
+            return s.sessions
+        }
+        for session in sessions where session.host == host { session.note(notice) }
+    }
+
+    /// The Asks waiting now on `host`, for a session that opens to it.
+    private func waitingAsks(on host: String) -> [ApprovalNotice] {
+        let now = Date().timeIntervalSince1970
+        return state.withLock { $0.waitingAsks.values.filter { $0.host == host && ($0.expiresAt ?? 0) > now }.sorted { $0.id < $1.id } }
     }
 
     /// Opens a session for `request` (checked by SessionRequest) and returns its JSON.
@@ -126,6 +140,8 @@ final class SessionsProvider: Sendable {
                     if let self, !self.state.withLock({ $0.stopping }) { SessionRecord.remove(record.id, from: host.store) }
                 })
             state.withLock { $0.sessions.append(session) }
+            // Asks already waiting on its host show from its start.
+            for notice in waitingAsks(on: record.host) { session.note(notice) }
             return session
         } catch {
             if let history { OpenSessions.end(history, status: 255) }

@@ -13,7 +13,8 @@ extension TransportService {
         ExecutorCheck.offExecutor(c.executor)
         let job = SteppedExec(connection: c.connection, executor: c.executor, command: command, input: nil)
         let started: SSHError? = onExecutor(c) {
-            if c.closed || c.bridges.lost != nil { return SSHError(c.bridges.lost ?? "ssh: the connection was closed") }
+            if let lost = c.bridges.lost { return SSHError(lost) }
+            if c.closed { return SSHError("ssh: the connection to \(c.connection.shownAddress) was closed") }
             do throws(SSHError) { try job.start(environment: environment) } catch { return error }
             return nil
         }
@@ -29,26 +30,30 @@ extension TransportService {
                 stop(c, job)
                 throw SSHError("ssh: '\(VisibleText.of(command))' on \(c.connection.shownAddress) was cancelled")
             }
-            let turn: (Result<SteppedExec.Step, SSHError>, Bool)? = onExecutor(c) {
-                if c.closed || c.bridges.lost != nil { return nil }
+            let turn: Turn = onExecutor(c, opensChannel: false) {
+                if let lost = c.bridges.lost { return .gone(lost) }
+                if c.closed { return .closed }
                 if job.wantsInput {
                     if pending > 0 { job.feed(UnsafeRawBufferPointer(start: buffer, count: pending)); pending = 0 }
                     else if inputEnded { job.closeInput() }
                 }
-                do throws(SSHError) { return (.success(try job.step()), job.wantsInput) } catch { return (.failure(error), false) }
-            }
-            guard let turn else {
-                if c.bridges.lost == nil { stop(c, job) }
-                throw SSHError(c.bridges.lost ?? "ssh: the connection to \(c.connection.shownAddress) was closed")
+                do throws(SSHError) { return .step(try job.step(), wantsInput: job.wantsInput) } catch { return .failed(error) }
             }
             let step: SteppedExec.Step
-            switch turn.0 {
-            case .failure(let error):
-                onExecutor(c) { job.abandon() }
+            switch turn {
+            case .gone(let reason):
+                throw SSHError(reason)
+            case .closed:
+                // The plugin is shutting down: the command must not run on unseen.
+                stop(c, job)
+                throw SSHError("ssh: the connection to \(c.connection.shownAddress) was closed")
+            case .failed(let error):
+                onExecutor(c, opensChannel: false) { job.abandon() }
                 throw error
-            case .success(let s): step = s
+            case .step(let s, let wants):
+                step = s
+                wantsInput = wants
             }
-            wantsInput = turn.1
             for chunk in step.output {
                 chunk.bytes.withUnsafeBytes { writeAll(chunk.stream == 0 ? stdout : stderr, $0) }
             }
@@ -68,6 +73,16 @@ extension TransportService {
                 sched_yield()
             }
         }
+    }
+
+    /// What one turn on the executor found.
+    private enum Turn {
+        case step(SteppedExec.Step, wantsInput: Bool)
+        case failed(SSHError)
+        /// The connection was lost, with the reason.
+        case gone(String)
+        /// This handle was closed (the feature's shutdown).
+        case closed
     }
 
     /// Writes all of bytes to fd (a client's descriptor, blocking); a closed reader ends the

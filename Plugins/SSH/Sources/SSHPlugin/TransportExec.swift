@@ -56,22 +56,23 @@ extension TransportService {
                 return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_TIMEOUT,
                                                 "ssh: \(shown) did not finish within \(deadlineMS) ms; its channel was closed"))
             }
-            let step: Result<SteppedExec.Step, SSHError>? = onExecutor(c) {
-                if c.closed || c.bridges.lost != nil { return nil }
+            // Read on the executor: the reason the connection was lost, or this handle closed.
+            var lost: String?
+            let step: Result<SteppedExec.Step, SSHError>? = onExecutor(c, opensChannel: false) {
+                lost = c.bridges.lost
+                if lost != nil || c.closed { return nil }
                 do throws(SSHError) { return .success(try job.step()) } catch { return .failure(error) }
             }
             guard let step else {
-                if let s = closedStatus(c, err) {
-                    // This handle closed under the call; on a connection other handles still
-                    // use, the command must not run on unseen.
-                    stop(c, job)
-                    return ExecOutcome(status: s)
-                }
-                return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_IO, c.bridges.lost ?? "ssh: the connection was lost"))
+                if let lost { return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_IO, lost)) }
+                // This handle closed under the call; on a connection other handles still use,
+                // the command must not run on unseen.
+                stop(c, job)
+                return ExecOutcome(status: closed(err))
             }
             switch step {
             case .failure(let error):
-                onExecutor(c) { job.abandon() }
+                onExecutor(c, opensChannel: false) { job.abandon() }
                 return ExecOutcome(status: termhostFail(err, TERMHOST_ERR_IO, error.message))
             case .success(let s):
                 for chunk in s.output { chunk.bytes.withUnsafeBytes { output(chunk.stream, $0) } }
@@ -95,13 +96,13 @@ extension TransportService {
     static func stop(_ c: TransportConnection, _ job: SteppedExec) {
         let until = Date().addingTimeInterval(abortBound)
         while true {
-            let done: Bool = onExecutor(c) {
+            let done: Bool = onExecutor(c, opensChannel: false) {
                 if c.bridges.lost != nil { job.abandon() } else { job.abort() }
                 return job.finished
             }
             if done { return }
             if Date() >= until {
-                onExecutor(c) { job.abandon() }
+                onExecutor(c, opensChannel: false) { job.abandon() }
                 return
             }
             var p = pollfd(fd: c.connection.socket, events: Int16(POLLIN), revents: 0)

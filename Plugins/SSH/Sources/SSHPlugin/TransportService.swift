@@ -50,14 +50,17 @@ enum TransportService {
 
     /// Runs body on the connection's executor, waking its pass loop first so the call does not
     /// wait out a poll() timeout, and finishing any half-sent packet before body sends its own.
-    static func onExecutor<T>(_ c: TransportConnection, _ body: () -> T) -> T {
+    /// `opensChannel`: body may open a channel, so the channel opens queued on the connection
+    /// (any handle's) are finished first; a body that only moves data on channels it has
+    /// (an exec's step, a close) leaves them in progress.
+    static func onExecutor<T>(_ c: TransportConnection, opensChannel: Bool = true, _ body: () -> T) -> T {
         ExecutorCheck.offExecutor(c.executor)
         c.bridges.approach()
         return c.executor.sync {
             BulkCipher.during {
                 c.bridges.arrived()
                 // A packet a bridge left half sent must go first (libssh2 1.10 refuses any other).
-                c.bridges.flushPending()
+                c.bridges.flushPending(opens: opensChannel)
                 return body()
             }
         }
@@ -77,9 +80,9 @@ enum TransportService {
     /// destination; any other ends only what it opened.
     private static func close(_ c: TransportConnection) {
         let last = LiveLinks.shared.release(c.link)
-        onExecutor(c) {
+        onExecutor(c, opensChannel: last) {
             defer { c.closed = true }
-            guard last else { return c.bridges.closeAll(owner: c.owner) }
+            guard last else { return c.bridges.endOwned(by: c.owner) }
             // A connection that did not die is kept (asked before closeAll, which marks every
             // connection it ends as lost).
             let alive = c.bridges.lost == nil && c.connection.sessionContext.disconnect == nil
@@ -96,13 +99,15 @@ enum TransportService {
     static func join(_ key: ConnectionPool.Key, provider: TransportProvider) -> TransportConnection? {
         while let link = LiveLinks.shared.join(key) {
             let c = TransportConnection(link, provider: provider)
-            let alive = onExecutor(c) { c.bridges.lost == nil && c.connection.sessionContext.disconnect == nil }
-            if alive {
+            if onExecutor(c, { c.bridges.provesAlive() }) {
                 provider.host.log(.debug, "ssh: sharing the connection to \(c.connection.hostLabel) (\(LiveLinks.shared.users(of: link)) users)")
                 return c
             }
+            provider.host.log(.info, "ssh: a shared connection to \(c.connection.hostLabel) is no longer usable; connecting anew")
             link.gone.store(true, ordering: .relaxed)
+            closing.enter()
             close(c)
+            closing.leave()
         }
         return nil
     }
@@ -119,6 +124,13 @@ enum TransportService {
         let link = TransportLink(connection, kept: kept, shared: shared)
         LiveLinks.shared.add(link)
         return TransportConnection(link, provider: provider)
+    }
+
+    /// Queues a channel open for the handle `c`; one whose handle closed meanwhile fails
+    /// instead (its owner's things are gone). [executor]
+    static func enqueue(_ open: ChannelBridges.PendingOpen, on c: TransportConnection) {
+        if c.closed { return open.fail(SSHError("ssh: the handle on the connection to \(c.connection.shownAddress) was closed")) }
+        c.bridges.enqueue(open)
     }
 
     /// The "closed" error when close() freed the session meanwhile. [executor]
@@ -181,7 +193,7 @@ enum TransportService {
                 // Queued on the pass loop and awaited here, off the executor: while the server
                 // connects to the target, the connection's other channels keep moving.
                 let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port, owner: c.owner)
-                c.executor.async { c.bridges.enqueue(open) }
+                c.executor.async { TransportService.enqueue(open, on: c) }
                 c.bridges.wake()
                 open.done.wait()
                 switch open.result {
@@ -233,6 +245,7 @@ enum TransportService {
                 guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 let host = bindHost.map { String(cString: $0) } ?? "localhost"
                 return TransportService.onExecutor(c) { () -> termhost_status in
+                    if let s = TransportService.closedStatus(c, err) { return s }
                     if let lost = TransportService.lostStatus(c, err) { return lost }
                     var bound: Int32 = 0
                     guard let listener = libssh2_channel_forward_listen_ex(c.connection.session, host, port, &bound, 16) else {
@@ -259,6 +272,7 @@ enum TransportService {
                 guard let onLost else { return termhostFail(err, TERMHOST_ERR_INVALID_ARGUMENT, "watch: NULL on_lost") }
                 guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) { () -> termhost_status in
+                    if let s = TransportService.closedStatus(c, err) { return s }
                     do throws(SSHError) { try c.bridges.watch(.init(onLost: onLost, user: user, owner: c.owner)) } catch {
                         return termhostFail(err, TERMHOST_ERR_IO, error.message)
                     }
@@ -270,6 +284,7 @@ enum TransportService {
                 guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 let text = String(cString: command)
                 return TransportService.onExecutor(c) { () -> termhost_status in
+                    if let s = TransportService.closedStatus(c, err) { return s }
                     if let lost = TransportService.lostStatus(c, err) { return lost }
                     do {
                         let channel = try c.connection.openSessionChannel()
@@ -301,7 +316,7 @@ enum TransportService {
                 }
                 let open = ChannelBridges.PendingOpen(host: String(cString: host), port: port, owner: c.owner, splice: splice)
                 stream?.pointee = id
-                c.executor.async { c.bridges.enqueue(open) }
+                c.executor.async { TransportService.enqueue(open, on: c) }
                 c.bridges.wake()
                 return Int32(TERMHOST_OK)
             },
