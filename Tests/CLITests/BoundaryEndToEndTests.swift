@@ -60,6 +60,7 @@ import TestSupport
         (["publish-topic", "Org Test"], "error 1: publish: topic 'Org Test' contains 'O'; a topic is lowercase letters, digits, '.', '_' and '-'"),
         (["publish-topic", ""], "error 1: publish: topic is empty"),
         (["publish-topic", "termhost.tools.cli-call"], "error 4: publish: topic 'termhost.tools.cli-call' is the host's (topics beginning with 'termhost.' are published by the host only)"),
+        (["publish-topic", "org.test.other.news"], "error 4: publish: topic 'org.test.other.news' belongs to plugin 'org.test.other' (a topic under a plugin's ID is published by that plugin only)"),
         (["publish-long-topic"], "error 1: publish: topic is 201 bytes, more than the 200 a topic may have"),
         (["subscribe-topic"], "error 1: subscribe: topic 'Org.Test' contains 'O'"),
         (["setting-null-key"], "error 1: get_setting: key is NULL"),

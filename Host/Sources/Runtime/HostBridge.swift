@@ -23,6 +23,7 @@ public enum HostBridge {
     /// A `termhost_host_t` for one plugin. It and its context are never freed: the plugin may
     /// keep the pointer until deinit(), and images are never unloaded.
     public static func makeHost(pluginID: String, services: HostServices) -> UnsafePointer<termhost_host_t> {
+        pluginIDs.withLock { _ = $0.insert(pluginID) }
         let context = Unmanaged.passRetained(PluginContext(pluginID: pluginID, services: services))
         let host = UnsafeMutablePointer<termhost_host_t>.allocate(capacity: 1)
         host.initialize(to: termhost_host_t(
@@ -311,6 +312,20 @@ public enum HostBridge {
 
     // MARK: events
 
+    /// Every plugin given a host, for the rule that a topic under a plugin's ID is that
+    /// plugin's to publish.
+    static let pluginIDs = Mutex<Set<String>>([])
+
+    /// The plugin whose ID the topic lies under (the longest such ID), if that is not
+    /// `publisher`: a plugin that could publish under another's ID could forge its events (an
+    /// approval the assistant never asked for, a host the SSH plugin never changed).
+    static func topicOwner(_ topic: String, publisher: String) -> String? {
+        let owner = pluginIDs.withLock { ids in
+            ids.filter { topic == $0 || topic.hasPrefix($0 + ".") }.max { $0.count < $1.count }
+        }
+        return owner == publisher ? nil : owner
+    }
+
     nonisolated(unsafe) static let eventsTable: UnsafeMutablePointer<termhost_host_events_t> = {
         let t = UnsafeMutablePointer<termhost_host_events_t>.allocate(capacity: 1)
         t.initialize(to: termhost_host_events_t(
@@ -328,7 +343,12 @@ public enum HostBridge {
                     return termhostFail(err, TERMHOST_ERR_DENIED, "publish: topic '\(topicText)' is the host's (topics beginning with 'termhost.' "
                                         + "are published by the host only); publish under your plugin's ID")
                 }
-                HostBridge.context(host).services.events.publish(topicText, json)
+                let ctx = HostBridge.context(host)
+                if let owner = HostBridge.topicOwner(topicText, publisher: ctx.pluginID) {
+                    return termhostFail(err, TERMHOST_ERR_DENIED, "publish: topic '\(topicText)' belongs to plugin '\(owner)' (a topic under a "
+                                        + "plugin's ID is published by that plugin only); publish under your plugin's ID")
+                }
+                ctx.services.events.publish(topicText, json)
                 return termhost_status(TERMHOST_OK)
             },
             subscribe: { host, topic, handler, user, token, err in

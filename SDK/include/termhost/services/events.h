@@ -11,6 +11,9 @@
  * Topics beginning with "termhost." are the host's: a plugin's publish of one is refused with
  * TERMHOST_ERR_DENIED (a plugin that could publish them could forge a phase change or an audit
  * record); publish under your plugin's ID. Subscribing to them is open to every plugin.
+ * Likewise a topic under another loaded plugin's ID ("org.termhost.assistant.approval.pending"
+ * from any plugin but org.termhost.assistant) is refused with TERMHOST_ERR_DENIED: a plugin's
+ * events come from that plugin. (Enforced since ABI 1.8.)
  * Delivery is synchronous, on the publisher's thread, in subscription order. */
 #ifndef TERMHOST_SERVICE_EVENTS_H
 #define TERMHOST_SERVICE_EVENTS_H
