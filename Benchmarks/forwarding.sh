@@ -31,6 +31,9 @@ oport=$(freeport)
 ssh "${ssh_opts[@]}" -N -L "$oport:127.0.0.1:$target" "$user@127.0.0.1" & pids+=($!)
 wait_port "$tport"
 wait_port "$oport"
+# termhost binds its listener at once and refuses clients until its connection is up: wait for
+# the rule to say it is active.
+for _ in $(seq 600); do grep -q ": active, listening on" "$work/termhost.out" && break; sleep 0.05; done
 echo "ciphers: termhost $(negotiated libssh2); OpenSSH $(negotiated OpenSSH)"
 
 load() { python3 Benchmarks/forward_load.py "$@"; }

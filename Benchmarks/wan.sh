@@ -115,6 +115,10 @@ for rtt in $rtts; do
   "$termhost" forward run "$user@127.0.0.1:$sport" -L "$lt:127.0.0.1:$target" > "$work/forward.$rtt.out" 2>&1 & fpid=$!; pids+=($fpid)
   ssh "${x_opts[@]}" -N -L "$lo:127.0.0.1:$target" "$user@127.0.0.1" & spid=$!; pids+=($spid)
   wait_port "$lt"; wait_port "$lo"
+  # termhost binds its listener at once and refuses clients until its connection is up (ssh
+  # binds only then): wait for the rule to say it is active, or the first stream is refused.
+  for _ in $(seq 600); do grep -q ": active, listening on" "$work/forward.$rtt.out" && break; sleep 0.05; done
+  grep -q ": active, listening on" "$work/forward.$rtt.out" || { echo "the forward did not become active:" >&2; cat "$work/forward.$rtt.out" >&2; exit 1; }
   for way in throughput download; do
     ts=(); o=()
     for _ in $(seq "$runs"); do
