@@ -118,10 +118,14 @@ class LoopbackServer: @unchecked Sendable {
     var port: Int { listener.port }
 
     init(_ serve: @escaping @Sendable (Int32) -> Void) {
-        let fd = listener.fd
+        // A descriptor of the thread's own: after stop() closes the listener's number, another
+        // test may get that number, and an accept() on it would take that test's connection.
+        let fd = dup(listener.fd)
         Thread {
+            defer { close(fd) }
             while true {
                 let c = accept(fd, nil, nil)
+                if c < 0 && errno == EINTR { continue }
                 if c < 0 { return }
                 Thread {
                     serve(c)

@@ -272,12 +272,17 @@ import TestSupport
 /// The transport service's bridged channels: direct-tcpip, a shell on a PTY, a remote forward.
 @Suite struct TransportChannelsEndToEndTests {
     /// A loopback service that answers each connection, once it reads end-of-file, with what
-    /// it read upper-cased; it serves until closed.
+    /// it read upper-cased; it serves until closed. Its thread accepts on a descriptor of its
+    /// own (a dup), closed when close() shuts the socket down: accepting on the listener's
+    /// number after close() could take another test's connection once the number is reused.
     static func upperCasingService() -> LoopbackListener {
         let service = LoopbackListener()
+        let listening = dup(service.fd)
         Thread {
+            defer { close(listening) }
             while true {
-                let conn = accept(service.fd, nil, nil)
+                let conn = accept(listening, nil, nil)
+                if conn < 0 && errno == EINTR { continue }
                 guard conn >= 0 else { return }
                 var data = [UInt8](), buf = [UInt8](repeating: 0, count: 4096)
                 while true { let n = read(conn, &buf, buf.count); if n <= 0 { break }; data += buf[0..<n] }

@@ -60,9 +60,12 @@ public final class LoopbackListener: @unchecked Sendable {
     }
 
     private var closed = false
+    /// Shuts the socket down first, so a thread blocked in accept() on it (or on a dup of it)
+    /// returns instead of waiting on, and then accepting on a reused number.
     public func close() {
         guard !closed else { return }
         closed = true
+        _ = shutdown(fd, Int32(SHUT_RDWR))
         Glibc.close(fd)
     }
     deinit { close() }
