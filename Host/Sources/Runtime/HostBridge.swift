@@ -23,7 +23,7 @@ public enum HostBridge {
     /// A `termhost_host_t` for one plugin. It and its context are never freed: the plugin may
     /// keep the pointer until deinit(), and images are never unloaded.
     public static func makeHost(pluginID: String, services: HostServices) -> UnsafePointer<termhost_host_t> {
-        pluginIDs.withLock { _ = $0.insert(pluginID) }
+        reserveTopics(of: pluginID)
         let context = Unmanaged.passRetained(PluginContext(pluginID: pluginID, services: services))
         let host = UnsafeMutablePointer<termhost_host_t>.allocate(capacity: 1)
         host.initialize(to: termhost_host_t(
@@ -312,9 +312,12 @@ public enum HostBridge {
 
     // MARK: events
 
-    /// Every plugin given a host, for the rule that a topic under a plugin's ID is that
-    /// plugin's to publish.
+    /// Every plugin installed (loaded or not) and every one given a host, for the rule that a
+    /// topic under a plugin's ID is that plugin's to publish.
     static let pluginIDs = Mutex<Set<String>>([])
+
+    /// Reserves the topics under `pluginID` for that plugin. [any-thread]
+    public static func reserveTopics(of pluginID: String) { pluginIDs.withLock { _ = $0.insert(pluginID) } }
 
     /// The plugin whose ID the topic lies under (the longest such ID), if that is not
     /// `publisher`: a plugin that could publish under another's ID could forge its events (an

@@ -85,6 +85,9 @@ public final class HostRuntime: @unchecked Sendable {
                 inspection.catalog.records[i].closePinnedLibraries()
             }
             let pluginID = record.manifest!.id
+            // Its topics are its own even when it is not loaded (disabled by policy): nobody
+            // else may publish an event in its name.
+            HostBridge.reserveTopics(of: pluginID)
             // A plugin whose every feature the policy disables is not loaded at all: none of its
             // code runs. Its features are still registered, from the manifest, so that
             // `termhost features` and a call to its command say why.

@@ -119,7 +119,7 @@ extension ChannelBridges {
             libssh2_session_set_blocking(connection.session, 1)
             libssh2_session_set_timeout(connection.session, 2000)
             for l in listeners { libssh2_channel_forward_cancel(l.listener) }
-            for b in bridges { libssh2_channel_free(b.channel) }
+            for b in bridges where !b.freed { libssh2_channel_free(b.channel) }
             if let sentinel { libssh2_channel_free(sentinel) }
         }
         for b in bridges where !b.freed { ended(b, Int32(TERMHOST_ERR_IO), closed) }
@@ -130,31 +130,17 @@ extension ChannelBridges {
     }
 
     /// Ends what the handle `owner` opened while the connection goes on for its other handles:
-    /// its watches stop, its queued opens fail, its remote listeners are cancelled, and its
-    /// bridges' sockets close now (a splice's owner is told before this returns), their
-    /// channels freed by the pass loop without blocking the others. An open of its that
-    /// libssh2 has begun is finished first (bounded), since libssh2 cannot drop one midway.
-    /// [executor]
+    /// its watches stop; its opens fail now (a waiting caller returns, a splice's socket
+    /// closes and its owner is told), an open libssh2 has begun is left to finish with nobody
+    /// to hand it to (its channel then closes at once); its remote listeners are cancelled;
+    /// its bridges' sockets close now and their owners are told, their channels freed by the
+    /// pass loop without holding up the other handles. Nothing of the owner's is called after
+    /// this returns. [executor]
     func endOwned(by owner: UInt64) {
         ExecutorCheck.onExecutor(executor)
         watchers.removeAll { $0.owner == owner }
-        let closed = "ssh: the handle on the connection to \(connection.shownAddress) was closed"
-        if let first = opens.first, first.started, first.owner == owner, lost == nil {
-            let deadline = time(nil) + HalfSentPacket.bound
-            libssh2_session_set_blocking(connection.session, 0)
-            while opens.first === first && lost == nil && time(nil) < deadline {
-                if advanceOpen() { break }
-                var p = pollfd(fd: connection.socket, events: Int16(POLLIN | POLLOUT), revents: 0)
-                _ = poll(&p, 1, 100)
-                _ = retryPending()
-            }
-            libssh2_session_set_blocking(connection.session, 1)
-            if let fatal { markLost(fatal) }
-        }
-        // Still begun (the server did not answer in time): it stays queued, owned by nobody
-        // who listens; its bridge, if it comes, is closed at once (the owner is gone).
-        for o in opens where o.owner == owner && !o.started { o.fail(SSHError(closed)) }
-        for o in opens where o.owner == owner && o.started { o.cancelled = true }
+        let closed = SSHError("ssh: the handle on the connection to \(connection.shownAddress) was closed")
+        for o in opens where o.owner == owner { if o.started { o.orphan(closed) } else { o.fail(closed) } }
         opens.removeAll { $0.owner == owner && !$0.started }
         if lost == nil, listeners.contains(where: { $0.owner == owner }) {
             libssh2_session_set_blocking(connection.session, 1)
@@ -164,7 +150,7 @@ extension ChannelBridges {
         }
         listeners.removeAll { $0.owner == owner }
         for b in bridges where b.owner == owner && !b.freed {
-            ended(b, Int32(TERMHOST_ERR_IO), closed)
+            ended(b, Int32(TERMHOST_ERR_IO), closed.message)
             b.closing = true
         }
         schedule()
@@ -173,6 +159,7 @@ extension ChannelBridges {
     /// Frees a closing bridge's channel; the caller's end reads end-of-file. [executor]
     func free(_ b: Bridge) {
         ExecutorCheck.onExecutor(executor)
+        guard !b.freed else { return }
         if LibSSH2.wouldBlock(libssh2_channel_free(b.channel)) {
             _ = halfSent(.free(b))
             return

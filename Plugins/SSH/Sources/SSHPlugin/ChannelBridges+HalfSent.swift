@@ -65,33 +65,32 @@ extension ChannelBridges {
 
     /// Finishes a half-sent packet before other work uses the session (exec, opens, close);
     /// bounded (HalfSentPacket.bound): after that the next call reports the failure itself.
-    /// `opens`: also finish the queued channel opens (the work may open a channel itself),
-    /// failing those the server did not answer in time. [executor]
+    /// `opens`: the work may open a channel itself, so an open libssh2 has begun (it keeps
+    /// session-wide state, one at a time) is finished first; one the server does not answer
+    /// within the bound fails. Opens still queued are left to the pass loop. [executor]
     func flushPending(opens drainOpens: Bool = true) {
         ExecutorCheck.onExecutor(executor)
-        guard pending != nil || (drainOpens && !opens.isEmpty), lost == nil else { pending = nil; return }
+        let begun = drainOpens && opens.first?.started == true
+        guard pending != nil || begun, lost == nil else { pending = nil; return }
         libssh2_session_set_blocking(connection.session, 0)
         defer { libssh2_session_set_blocking(connection.session, 1) }
         let deadline = time(nil) + HalfSentPacket.bound
         if !retryPending() { _ = HalfSentPacket.finish(socket: connection.socket, by: deadline) { retryPending() } }
         pending = nil
-        guard drainOpens else {
-            if let fatal { markLost(fatal) }
-            return
-        }
-        // A channel open in progress keeps session-wide state in libssh2: finish the queued
-        // opens before a call that may open a channel itself (exec, shell, SFTP).
-        while !opens.isEmpty && lost == nil && time(nil) < deadline {
-            if !advanceOpen() {
+        if begun, let first = opens.first {
+            while opens.first === first && lost == nil && time(nil) < deadline {
+                if advanceOpen() { break }
                 let outbound = HalfSentPacket.isLeft(in: connection.session)
                 var p = pollfd(fd: connection.socket, events: Int16(POLLIN | (outbound ? POLLOUT : 0)), revents: 0)
                 _ = poll(&p, 1, 100)
                 _ = retryPending()
             }
+            if opens.first === first {
+                opens.removeFirst()
+                first.fail(SSHError("ssh: \(connection.shownAddress) did not answer a channel open in time"))
+            }
         }
         if let fatal { markLost(fatal) }
-        for o in opens { o.fail(SSHError("ssh: \(connection.shownAddress) did not answer a channel open in time")) }
-        opens = []
         bridges.removeAll { $0.freed }
     }
 }

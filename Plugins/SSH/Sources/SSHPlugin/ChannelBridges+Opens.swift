@@ -23,6 +23,9 @@ extension ChannelBridges {
         let splice: Splice?
         /// libssh2 has begun this open (it must then finish); end_spliced came meanwhile. [executor]
         var started = false, cancelled = false
+        /// Its handle closed while libssh2 had it begun: the caller and the splice's owner were
+        /// told then, and whatever comes of it reaches nobody. [executor]
+        var orphaned = false
         /// When the open's request went out (ReceiveWindow.now): its answer times a round trip.
         var startedAt: UInt64 = 0
         init(host: String, port: Int32, owner: UInt64, splice: Splice? = nil) {
@@ -41,10 +44,18 @@ extension ChannelBridges {
         /// The open failed (or never ran): the waiting caller gets the error; a splice's socket
         /// is closed and its owner told.
         func fail(_ error: SSHError) {
+            guard !orphaned else { return }
             guard let splice else { return finish(.failure(error)) }
             close(splice.fd)
             // Ended by its owner first: what came after is not news to it.
             splice.onDone(cancelled ? Int32(TERMHOST_OK) : Int32(TERMHOST_ERR_IO), cancelled ? "" : error.message)
+        }
+
+        /// Its handle closed while libssh2 has it begun: tells the caller (or the splice's
+        /// owner, closing its socket) now, and nobody after. [executor]
+        func orphan(_ error: SSHError) {
+            fail(error)
+            orphaned = true
         }
     }
 
@@ -127,15 +138,15 @@ extension ChannelBridges {
         if let channel = libssh2_channel_direct_tcpip_ex(session, open.host, open.port, "127.0.0.1", 0) {
             opens.removeFirst()
             connection.noteRoundTrip(since: open.startedAt)
-            if let s = open.splice {
-                join(channel, s, cancelled: open.cancelled, owner: open.owner)
-            } else if open.cancelled {
+            if open.orphaned {
                 // Its handle closed while the server connected: nobody takes the channel.
                 if let callerFD = try? bridge(channel, isShell: false, owner: open.owner), let b = bridges.last {
                     Glibc.close(callerFD)
                     ended(b, Int32(TERMHOST_OK), "")
                     b.closing = true
                 }
+            } else if let s = open.splice {
+                join(channel, s, cancelled: open.cancelled, owner: open.owner)
             } else {
                 do { open.finish(.success(try bridge(channel, isShell: false, owner: open.owner))) } catch { open.finish(.failure(error)) }
             }

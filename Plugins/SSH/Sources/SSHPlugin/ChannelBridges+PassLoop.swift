@@ -87,7 +87,7 @@ extension ChannelBridges {
             if service(b) { progressed = true }
         }
         if let fatal { markLost(fatal); return }
-        for b in bridges where b.closing {
+        for b in bridges where b.closing && !b.freed {
             if pending != nil { break }
             free(b)
             // libssh2 reads until the close reply, not until EAGAIN: see the probe above.

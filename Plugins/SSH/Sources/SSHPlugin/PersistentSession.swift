@@ -81,6 +81,9 @@ final class PersistentSession: Sendable {
         /// The assistant's Asks on this session's host that wait for an answer (ApprovalWatch),
         /// by id, with when each expires: one whose decision never came counts no longer.
         var pendingApprovals: [Int: Double] = [:]
+        /// Asks decided before this session heard them wait (a seed racing the decision): their
+        /// late "pending" is not news. The newest few only.
+        var decidedApprovals: [Int] = []
     }
     private let state: Mutex<State>
     /// Signalled by kill(): ends a wait between reconnect attempts at once.
@@ -281,13 +284,19 @@ final class PersistentSession: Sendable {
     /// An Ask on this session's host waits, or was decided: an event, and the count `list`
     /// shows (state "waiting" while any waits). An ended session takes no more.
     func note(_ notice: ApprovalNotice) {
+        let now = Date().timeIntervalSince1970
         state.withLock { s in
             guard s.ended == nil else { return }
+            s.pendingApprovals = s.pendingApprovals.filter { $0.value > now }
             switch notice.kind {
             case .pending(let expiresAt):
-                guard s.pendingApprovals.updateValue(expiresAt, forKey: notice.id) == nil else { return }
+                guard !s.decidedApprovals.contains(notice.id),
+                      s.pendingApprovals.updateValue(expiresAt, forKey: notice.id) == nil else { return }
             case .decided:
-                guard s.pendingApprovals.removeValue(forKey: notice.id) != nil else { return }
+                guard s.pendingApprovals.removeValue(forKey: notice.id) != nil else {
+                    s.decidedApprovals = Array((s.decidedApprovals + [notice.id]).suffix(64))
+                    return
+                }
             }
             PersistentSession.add(&s, Date().timeIntervalSince1970, notice.eventBody)
         }

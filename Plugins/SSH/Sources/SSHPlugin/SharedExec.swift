@@ -31,8 +31,9 @@ extension TransportService {
                 throw SSHError("ssh: '\(VisibleText.of(command))' on \(c.connection.shownAddress) was cancelled")
             }
             let turn: Turn = onExecutor(c, opensChannel: false) {
-                if let lost = c.bridges.lost { return .gone(lost) }
+                // Closed first: the last handle's close marks the connection lost too.
                 if c.closed { return .closed }
+                if let lost = c.bridges.lost { return .gone(lost) }
                 if job.wantsInput {
                     if pending > 0 { job.feed(UnsafeRawBufferPointer(start: buffer, count: pending)); pending = 0 }
                     else if inputEnded { job.closeInput() }

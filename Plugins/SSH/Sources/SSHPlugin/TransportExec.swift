@@ -59,8 +59,11 @@ extension TransportService {
             // Read on the executor: the reason the connection was lost, or this handle closed.
             var lost: String?
             let step: Result<SteppedExec.Step, SSHError>? = onExecutor(c, opensChannel: false) {
+                // Closed first: the last handle's close marks the connection lost too, and a
+                // closed handle is TERMHOST_ERR_NOT_FOUND (transport.h).
+                if c.closed { return nil }
                 lost = c.bridges.lost
-                if lost != nil || c.closed { return nil }
+                if lost != nil { return nil }
                 do throws(SSHError) { return .success(try job.step()) } catch { return .failure(error) }
             }
             guard let step else {
