@@ -258,6 +258,10 @@ import TestSupport
         #expect(a?["type"] as? String == "integer" && a?["maximum"] as? Int == 2147483647 && a?["minimum"] as? Int == -2147483648)
         #expect(schema?["required"] as? [String] == ["a", "b", "c", "d", "e", "f"] && schema?["additionalProperties"] as? Bool == false)
         #expect(catalog.first { $0["name"] as? String == "actions_crash" }?["read_only"] as? Bool == false)
+        // The table lists the same tools as --json, actions included.
+        let table = try s.cli.run("tools").stdout.split(separator: "\n").map { $0.split(separator: " ").first.map(String.init) ?? "" }
+        #expect(Set(catalog.compactMap { $0["name"] as? String }).isSubset(of: Set(table)), "\(table)")
+        #expect(table.contains("actions_sum"), "\(table)")
         let r = try s.cli.run("tools", "call", "actions_echo_u64", #"{"v": 18446744073709551615}"#)
         #expect(r.status == 0 && r.stdout == "18446744073709551615\n", "\(r.output)")
         let refused = try s.cli.run("tools", "call", "actions_echo_i32", #"{"v": 3000000000}"#)

@@ -37,14 +37,18 @@ enum ToolsCommand {
         inspection.closeDescriptors()
         let resolution = inspection.resolution
         if g.json { Output.out(ToolService.catalogJSON(resolution)); return ExitCode.success }
-        let tools = resolution.tools
-        if tools.isEmpty {
+        // The features' own tools and their typed actions, as `--json` lists them: one table.
+        let rows = resolution.tools.map { t, feature in
+            [t.name, feature.rawValue, t.readOnly ? "read-only" : "state-changing", t.parallelSafe ? "yes" : "no",
+             t.modes.map(\.rawValue).joined(separator: ","), oneLine(t.description)]
+        } + DeclaredAction.tools(resolution).map { a in
+            [a.toolName, a.feature.rawValue, a.action.readOnly ? "read-only" : "state-changing", "no", "planning,acting",
+             oneLine(a.action.summary + " (typed action \(a.path))")]
+        }
+        if rows.isEmpty {
             Output.out("No tools: no enabled feature offers one (see 'termhost features').")
         } else {
-            Output.table([["TOOL", "FEATURE", "ACCESS", "PARALLEL", "MODES", "DESCRIPTION"]] + tools.map { t, feature in
-                [t.name, feature.rawValue, t.readOnly ? "read-only" : "state-changing", t.parallelSafe ? "yes" : "no",
-                 t.modes.map(\.rawValue).joined(separator: ","), oneLine(t.description)]
-            }, indent: "")
+            Output.table([["TOOL", "FEATURE", "ACCESS", "PARALLEL", "MODES", "DESCRIPTION"]] + rows.sorted { $0[0] < $1[0] }, indent: "")
         }
         for p in resolution.problems {
             switch p {
