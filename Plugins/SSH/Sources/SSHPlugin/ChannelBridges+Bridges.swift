@@ -104,7 +104,7 @@ extension ChannelBridges {
     /// `owner`'s shell channel whose caller's end is `callerFD`, for window changes. [executor]
     func shell(callerFD: Int32, owner: UInt64) -> OpaquePointer? {
         ExecutorCheck.onExecutor(executor)
-        return bridges.first { $0.isShell && $0.callerFD == callerFD && $0.owner == owner }?.channel
+        return bridges.first { $0.isShell && !$0.closing && $0.callerFD == callerFD && $0.owner == owner }?.channel
     }
 
     /// Ends every bridge, listener, open and watch (the connection is closing). [executor]

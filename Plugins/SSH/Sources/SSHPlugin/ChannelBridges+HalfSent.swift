@@ -63,6 +63,16 @@ extension ChannelBridges {
         return true
     }
 
+    /// An open libssh2 has begun and not finished: no other channel may be opened meanwhile
+    /// (libssh2 keeps one open's state per session). [executor]
+    var openInProgress: Bool { opens.first?.started == true }
+
+    /// The refusal of work that would open a channel while `openInProgress`. [executor]
+    var openBusy: String {
+        "ssh: \(connection.shownAddress) has not answered a channel open yet (a forward's target slow to connect); "
+            + "another channel cannot be opened on this connection until it does: try again"
+    }
+
     /// Finishes a half-sent packet before other work uses the session (exec, opens, close);
     /// bounded (HalfSentPacket.bound): after that the next call reports the failure itself.
     /// `opens`: the work may open a channel itself, so an open libssh2 has begun (it keeps
@@ -77,7 +87,9 @@ extension ChannelBridges {
         let deadline = time(nil) + HalfSentPacket.bound
         if !retryPending() { _ = HalfSentPacket.finish(socket: connection.socket, by: deadline) { retryPending() } }
         pending = nil
-        if begun, let first = opens.first {
+        // Looked at again after the retry, which may have finished the begun open: one only
+        // queued is left to the pass loop.
+        if begun, let first = opens.first, first.started {
             while opens.first === first && lost == nil && time(nil) < deadline {
                 if advanceOpen() { break }
                 let outbound = HalfSentPacket.isLeft(in: connection.session)
@@ -85,10 +97,9 @@ extension ChannelBridges {
                 _ = poll(&p, 1, 100)
                 _ = retryPending()
             }
-            if opens.first === first {
-                opens.removeFirst()
-                first.fail(SSHError("ssh: \(connection.shownAddress) did not answer a channel open in time"))
-            }
+            // Still begun (a server slow to reach the target): it stays, and goes on in the pass
+            // loop; libssh2 cannot drop it midway, so the caller's work must not open a channel
+            // now (`openInProgress`).
         }
         if let fatal { markLost(fatal) }
         bridges.removeAll { $0.freed }

@@ -84,8 +84,9 @@ enum TransportService {
             defer { c.closed = true }
             guard last else { return c.bridges.endOwned(by: c.owner) }
             // A connection that did not die is kept (asked before closeAll, which marks every
-            // connection it ends as lost).
-            let alive = c.bridges.lost == nil && c.connection.sessionContext.disconnect == nil
+            // connection it ends as lost); not one with a channel open libssh2 began and the
+            // server never answered, which the next user's open would run into.
+            let alive = c.bridges.lost == nil && c.connection.sessionContext.disconnect == nil && !c.bridges.openInProgress
             c.bridges.closeAll()
             if let kept = c.link.kept, alive {
                 ConnectionPool.shared.keep(c.connection, kept.key, seconds: kept.seconds)
@@ -99,6 +100,14 @@ enum TransportService {
     static func join(_ key: ConnectionPool.Key, provider: TransportProvider) -> TransportConnection? {
         while let link = LiveLinks.shared.join(key) {
             let c = TransportConnection(link, provider: provider)
+            if onExecutor(c, { c.bridges.openInProgress }) {
+                // A channel open of another user's is still under way: this caller cannot open
+                // one there now, so it connects on its own.
+                closing.enter()
+                close(c)
+                closing.leave()
+                return nil
+            }
             if onExecutor(c, { c.bridges.provesAlive() }) {
                 provider.host.log(.debug, "ssh: sharing the connection to \(c.connection.hostLabel) (\(LiveLinks.shared.users(of: link)) users)")
                 return c
@@ -183,6 +192,8 @@ enum TransportService {
                 guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) {
                     if let s = TransportService.closedStatus(c, err) { return s }
+                    // The body may open channels (SFTP does).
+                    if c.bridges.openInProgress { return termhostFail(err, TERMHOST_ERR_IO, c.bridges.openBusy) }
                     libssh2_session_set_blocking(c.connection.session, 1)
                     return body(user, UnsafeMutableRawPointer(c.connection.session), c.connection.socket, err)
                 }
@@ -212,6 +223,7 @@ enum TransportService {
                 let terminal = term.map { String(cString: $0) } ?? "xterm-256color"
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     if let s = TransportService.closedStatus(c, err) { return s }
+                    if c.bridges.openInProgress { return termhostFail(err, TERMHOST_ERR_IO, c.bridges.openBusy) }
                     do {
                         let channel = try c.connection.openSessionChannel()
                         guard libssh2_channel_request_pty_ex(channel, terminal, UInt32(terminal.utf8.count), nil, 0,
@@ -273,6 +285,7 @@ enum TransportService {
                 guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     if let s = TransportService.closedStatus(c, err) { return s }
+                    if c.bridges.sentinel == nil && c.bridges.openInProgress { return termhostFail(err, TERMHOST_ERR_IO, c.bridges.openBusy) }
                     do throws(SSHError) { try c.bridges.watch(.init(onLost: onLost, user: user, owner: c.owner)) } catch {
                         return termhostFail(err, TERMHOST_ERR_IO, error.message)
                     }
@@ -286,6 +299,7 @@ enum TransportService {
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     if let s = TransportService.closedStatus(c, err) { return s }
                     if let lost = TransportService.lostStatus(c, err) { return lost }
+                    if c.bridges.openInProgress { return termhostFail(err, TERMHOST_ERR_IO, c.bridges.openBusy) }
                     do {
                         let channel = try c.connection.openSessionChannel()
                         do throws(SSHError) { try c.connection.startCommand(text, on: channel) } catch {
