@@ -67,9 +67,10 @@ extension ChannelBridges {
     /// (libssh2 keeps one open's state per session). [executor]
     var openInProgress: Bool { opens.first?.started == true }
 
-    /// The refusal of work that would open a channel while `openInProgress`. [executor]
-    var openBusy: String {
-        "ssh: \(connection.shownAddress) has not answered a channel open yet (a forward's target slow to connect); "
+    /// The refusal of work that would open a channel while `openInProgress`, or nil. [executor]
+    var openBusy: String? {
+        guard openInProgress else { return nil }
+        return "ssh: \(connection.shownAddress) has not answered a channel open yet (a forward's target slow to connect); "
             + "another channel cannot be opened on this connection until it does: try again"
     }
 

@@ -15,7 +15,7 @@ extension TransportService {
         let started: SSHError? = onExecutor(c) {
             if let lost = c.bridges.lost { return SSHError(lost) }
             if c.closed { return SSHError("ssh: the connection to \(c.connection.shownAddress) was closed") }
-            if c.bridges.openInProgress { return SSHError(c.bridges.openBusy) }
+            if let busy = c.bridges.openBusy { return SSHError(busy) }
             do throws(SSHError) { try job.start(environment: environment) } catch { return error }
             return nil
         }

@@ -39,7 +39,7 @@ extension TransportService {
         let opened: termhost_status? = onExecutor(c) {
             if let s = closedStatus(c, err) { return s }
             if let s = lostStatus(c, err) { return s }
-            if c.bridges.openInProgress { return termhostFail(err, TERMHOST_ERR_IO, c.bridges.openBusy) }
+            if let s = busyStatus(c, err) { return s }
             do throws(SSHError) { try job.start() } catch {
                 return termhostFail(err, TERMHOST_ERR_IO, error.message)
             }

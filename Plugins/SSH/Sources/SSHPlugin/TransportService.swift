@@ -100,23 +100,21 @@ enum TransportService {
     static func join(_ key: ConnectionPool.Key, provider: TransportProvider) -> TransportConnection? {
         while let link = LiveLinks.shared.join(key) {
             let c = TransportConnection(link, provider: provider)
-            if onExecutor(c, { c.bridges.openInProgress }) {
-                // A channel open of another user's is still under way: this caller cannot open
-                // one there now, so it connects on its own.
-                closing.enter()
-                close(c)
-                closing.leave()
-                return nil
-            }
-            if onExecutor(c, { c.bridges.provesAlive() }) {
+            // A channel open of another user's still under way: this caller could not open one
+            // there now (nil), so it connects on its own.
+            let usable: Bool? = onExecutor(c) { c.bridges.openInProgress ? nil : c.bridges.provesAlive() }
+            if usable == true {
                 provider.host.log(.debug, "ssh: sharing the connection to \(c.connection.hostLabel) (\(LiveLinks.shared.users(of: link)) users)")
                 return c
             }
-            provider.host.log(.info, "ssh: a shared connection to \(c.connection.hostLabel) is no longer usable; connecting anew")
-            link.gone.store(true, ordering: .relaxed)
+            if usable == false {
+                provider.host.log(.info, "ssh: a shared connection to \(c.connection.hostLabel) is no longer usable; connecting anew")
+                link.gone.store(true, ordering: .relaxed)
+            }
             closing.enter()
             close(c)
             closing.leave()
+            if usable == nil { return nil }
         }
         return nil
     }
@@ -140,6 +138,12 @@ enum TransportService {
     static func enqueue(_ open: ChannelBridges.PendingOpen, on c: TransportConnection) {
         if c.closed { return open.fail(SSHError("ssh: the handle on the connection to \(c.connection.shownAddress) was closed")) }
         c.bridges.enqueue(open)
+    }
+
+    /// TERMHOST_ERR_IO for work that would open a channel while another's open is under way
+    /// (ChannelBridges.openInProgress). [executor]
+    static func busyStatus(_ c: TransportConnection, _ err: UnsafeMutablePointer<termhost_error_t>?) -> termhost_status? {
+        c.bridges.openBusy.map { termhostFail(err, TERMHOST_ERR_IO, $0) }
     }
 
     /// The "closed" error when close() freed the session meanwhile. [executor]
@@ -193,7 +197,7 @@ enum TransportService {
                 return TransportService.onExecutor(c) {
                     if let s = TransportService.closedStatus(c, err) { return s }
                     // The body may open channels (SFTP does).
-                    if c.bridges.openInProgress { return termhostFail(err, TERMHOST_ERR_IO, c.bridges.openBusy) }
+                    if let s = TransportService.busyStatus(c, err) { return s }
                     libssh2_session_set_blocking(c.connection.session, 1)
                     return body(user, UnsafeMutableRawPointer(c.connection.session), c.connection.socket, err)
                 }
@@ -223,7 +227,7 @@ enum TransportService {
                 let terminal = term.map { String(cString: $0) } ?? "xterm-256color"
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     if let s = TransportService.closedStatus(c, err) { return s }
-                    if c.bridges.openInProgress { return termhostFail(err, TERMHOST_ERR_IO, c.bridges.openBusy) }
+                    if let s = TransportService.busyStatus(c, err) { return s }
                     do {
                         let channel = try c.connection.openSessionChannel()
                         guard libssh2_channel_request_pty_ex(channel, terminal, UInt32(terminal.utf8.count), nil, 0,
@@ -285,7 +289,7 @@ enum TransportService {
                 guard let c = TransportService.handles.lookup(raw) else { return TransportService.closed(err) }
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     if let s = TransportService.closedStatus(c, err) { return s }
-                    if c.bridges.sentinel == nil && c.bridges.openInProgress { return termhostFail(err, TERMHOST_ERR_IO, c.bridges.openBusy) }
+                    if c.bridges.sentinel == nil, let s = TransportService.busyStatus(c, err) { return s }
                     do throws(SSHError) { try c.bridges.watch(.init(onLost: onLost, user: user, owner: c.owner)) } catch {
                         return termhostFail(err, TERMHOST_ERR_IO, error.message)
                     }
@@ -299,7 +303,7 @@ enum TransportService {
                 return TransportService.onExecutor(c) { () -> termhost_status in
                     if let s = TransportService.closedStatus(c, err) { return s }
                     if let lost = TransportService.lostStatus(c, err) { return lost }
-                    if c.bridges.openInProgress { return termhostFail(err, TERMHOST_ERR_IO, c.bridges.openBusy) }
+                    if let s = TransportService.busyStatus(c, err) { return s }
                     do {
                         let channel = try c.connection.openSessionChannel()
                         do throws(SSHError) { try c.connection.startCommand(text, on: channel) } catch {

@@ -218,7 +218,8 @@ typedef struct termhost_ssh_transport {   /* implemented by the SSH plugin */
     * executor: a with_session() body holds every other user's channels while it runs, so
     * open shared only when your bodies are short (one request), never for bulk transfers.
     * Outside the daemon, or when the operator set connectionIdleTimeout 0, the flag changes
-    * nothing. [any-thread] */
+    * nothing. *out: owned by the SSH plugin until close(*out), whether it joined or connected.
+    * [any-thread; blocks while connecting, as open()] */
    termhost_status (*open_with)(const termhost_host_t *caller, termhost_scene_id scene, const char *destination,
                                 uint32_t flags, termhost_ssh_connection_t **out, termhost_error_t *err);
 } termhost_ssh_transport_t;
