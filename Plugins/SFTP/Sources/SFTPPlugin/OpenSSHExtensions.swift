@@ -10,6 +10,8 @@ import CLibSSH2
 final class OpenSSHExtensions {
     private(set) var pipe: SFTPPipe?
     var extensions: [String: String] { pipe?.extensions ?? [:] }
+    /// The pipe's channel, if open (to close it with the others: ChannelClosing).
+    var channel: OpaquePointer? { pipe?.channel }
     /// limits@openssh.com's answer once asked (.some(nil): not offered, not understood, or the
     /// asking failed).
     private var limitsAnswer: SFTPWire.Limits??
@@ -53,13 +55,19 @@ final class OpenSSHExtensions {
         if let known = limitsAnswer { return known }
         limitsAnswer = .some(nil)
         do throws(SFTPError) {
-            let pipe = try start(fs)
-            guard pipe.extensions["limits@openssh.com"] != nil else { return nil }
+            // A channel opened here asks at once, behind its hello: one round trip less than
+            // waiting for the server's extensions first. A server without the extension
+            // answers the request with "unsupported".
+            let pipe: SFTPPipe
+            if let open = self.pipe { pipe = open } else { pipe = try SFTPPipe(opening: fs) }
+            self.pipe = pipe
+            guard pipe.greetingPending || pipe.extensions["limits@openssh.com"] != nil else { return nil }
             var id: UInt32 = 0
             let reply = try pipe.call(fs, SFTPPacket.extended, about: "") { body in
                 id = body.uint32(at: 1)
                 body.appendString("limits@openssh.com")
             }
+            guard pipe.extensions["limits@openssh.com"] != nil else { return nil }
             let answer = SFTPWire.limits(ofReply: reply, id: id)
             limitsAnswer = .some(answer)
             return answer

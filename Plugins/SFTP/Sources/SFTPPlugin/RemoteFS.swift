@@ -15,13 +15,8 @@ struct RemoteFS {
     let host: String
     /// For the debug log.
     let plugin: PluginHost
-    /// The connection's further SFTP channels (UploadLanes); nil on one of those channels.
+    /// The connection's further SFTP channels (UploadLanes).
     var channels: ExtraChannels? = nil
-
-    /// The same session and host, requests on another SFTP channel of it.
-    func on(_ other: OpaquePointer) -> RemoteFS {
-        RemoteFS(session: session, sftp: other, socket: socket, host: host, plugin: plugin)
-    }
 
     /// A debug log line about this host: "sftp: HOST: message".
     func debug(_ message: String) { plugin.log(.debug, "sftp: \(host): \(message)") }

@@ -46,10 +46,13 @@ final class SFTPConnection: @unchecked Sendable {
         guard !closed else { return }
         closed = true
         // Channels are freed on the session's executor, before the session itself goes.
-        try? connection.withSession { session, _ in
+        try? connection.withSession { session, socket in
             // A session left with a packet half sent cannot send their closes (each would wait
             // for the session's timeout): they go with the session.
             if libssh2_session_block_directions(session) & LIBSSH2_SESSION_BLOCK_OUTBOUND == 0 {
+                var all = self.extensions.channel.map { [$0] } ?? []
+                all += self.channels.opened
+                ChannelClosing.close(all, session: session, socket: socket)
                 self.extensions.release()
                 self.channels.release()
                 if let sftp = self.sftp { libssh2_sftp_shutdown(sftp) }

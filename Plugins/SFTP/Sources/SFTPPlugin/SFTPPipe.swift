@@ -5,44 +5,76 @@ import CLibSSH2
 /// requests of many files in flight (PipelinedUploads) and has no call for OpenSSH's extended
 /// requests (OpenSSHExtensions). Requests are framed into an outgoing buffer and written as the
 /// channel takes them; replies are cut from what the channel gives (SFTPFrames) and matched to
-/// requests by id. Opened in blocking mode; `call` needs blocking mode, `pump` the other.
+/// requests by id. `call` needs blocking mode, `pump` the other.
 /// Runs on the session's executor, like RemoteFS.
 final class SFTPPipe {
-    private let channel: OpaquePointer
+    let channel: OpaquePointer
     /// SSH_FXP_VERSION's extension pairs.
     private(set) var extensions: [String: String] = [:]
     private var outgoing: [UInt8] = []
     private var sent = 0
     private var frames = SFTPFrames()
     private var nextID: UInt32 = 1
+    /// Whether the server's SSH_FXP_VERSION has come.
+    private var greeted = false
+    var greetingPending: Bool { !greeted }
 
-    /// Opens the channel, starts the sftp subsystem and says hello (three round trips).
-    init(_ fs: RemoteFS) throws(SFTPError) {
-        guard let c = libssh2_channel_open_ex(fs.session, "session", 7, 256 * 1024, 32768, nil, 0) else {
-            // A refusal (OpenSSH's MaxSessions) leaves the connection up; anything else did not.
-            if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_CHANNEL_FAILURE {
-                throw SFTPError(.refused, "sftp: \(fs.host): the server refused another SFTP channel (\(fs.lastErrorReason))")
-            }
-            throw SFTPError(.connectionLost, "sftp: cannot open an SFTP channel on \(fs.host): connection lost: \(fs.lastErrorReason)")
+    /// Opens the channel, starts the sftp subsystem and says hello (three round trips), in
+    /// blocking mode.
+    convenience init(_ fs: RemoteFS) throws(SFTPError) {
+        try self.init(opening: fs)
+        do throws(SFTPError) {
+            _ = try wait(fs, until: { self.greeted }) { _ in false }
+        } catch {
+            free()
+            throw error
+        }
+    }
+
+    /// Opens the channel and starts the sftp subsystem (two round trips), in blocking mode; the
+    /// hello is queued, and the first `call` reads the server's answer to it with its own
+    /// reply (`extensions` is empty until then).
+    convenience init(opening fs: RemoteFS) throws(SFTPError) {
+        guard let c = libssh2_channel_open_ex(fs.session, "session", 7, SFTPPipe.window, SFTPPipe.packet, nil, 0) else {
+            throw SFTPPipe.openFailed(fs)
         }
         guard libssh2_channel_process_startup(c, "subsystem", 9, "sftp", 4) == 0 else {
-            let refused = libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED
-            let error = refused ? SFTPError(.refused, "sftp: \(fs.host): the server refused SFTP on another channel (\(fs.lastErrorReason))")
-                                : SFTPError(.connectionLost, "sftp: cannot start SFTP on \(fs.host): connection lost: \(fs.lastErrorReason)")
+            let error = SFTPPipe.startFailed(fs)
             libssh2_channel_free(c)
             throw error
         }
-        channel = c
-        do throws(SFTPError) {
-            var hello: [UInt8] = [1]           // SSH_FXP_INIT, version 3 (no id)
-            hello.appendUInt32(3)
-            frame(hello)
-            let version = try wait(fs) { $0.first == 2 }
-            extensions = SFTPWire.extensions(ofVersion: version)
-        } catch {
-            libssh2_channel_free(c)
-            throw error
+        self.init(started: c)
+    }
+
+    /// On a channel whose sftp subsystem has started: queues the hello (SSH_FXP_INIT, version
+    /// 3). Requests may follow it at once: a server handles a channel's packets in order, so
+    /// the hello is handled first (UploadLanes' further channels save a round trip so). The
+    /// server's SSH_FXP_VERSION is read before any reply (`next`).
+    init(started channel: OpaquePointer) {
+        self.channel = channel
+        var hello: [UInt8] = [1]           // SSH_FXP_INIT, version 3 (no id)
+        hello.appendUInt32(3)
+        frame(hello)
+    }
+
+    /// The receive window and packet size of a pipe's channel: replies are small.
+    static let window: UInt32 = 256 * 1024, packet: UInt32 = 32768
+
+    /// libssh2_channel_open_ex's failure: a refusal (OpenSSH's MaxSessions) leaves the
+    /// connection up; anything else did not.
+    static func openFailed(_ fs: RemoteFS) -> SFTPError {
+        if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_CHANNEL_FAILURE {
+            return SFTPError(.refused, "sftp: \(fs.host): the server refused another SFTP channel (\(fs.lastErrorReason))")
         }
+        return SFTPError(.connectionLost, "sftp: cannot open an SFTP channel on \(fs.host): connection lost: \(fs.lastErrorReason)")
+    }
+
+    /// libssh2_channel_process_startup's failure, as openFailed.
+    static func startFailed(_ fs: RemoteFS) -> SFTPError {
+        if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED {
+            return SFTPError(.refused, "sftp: \(fs.host): the server refused SFTP on another channel (\(fs.lastErrorReason))")
+        }
+        return SFTPError(.connectionLost, "sftp: cannot start SFTP on \(fs.host): connection lost: \(fs.lastErrorReason)")
     }
 
     /// Frees the channel; on the executor, before the session is closed.
@@ -63,7 +95,8 @@ final class SFTPPipe {
     /// One request and its reply, in blocking mode: the reply's body.
     func call(_ fs: RemoteFS, _ type: UInt8, about path: String, _ fields: (inout [UInt8]) -> Void) throws(SFTPError) -> [UInt8] {
         let id = request(type, fields)
-        return try wait(fs, about: path) { $0.count >= 5 && $0.uint32(at: 1) == id }
+        // Without `until`, wait returns only with a reply that matches.
+        return try wait(fs, about: path) { $0.count >= 5 && $0.uint32(at: 1) == id }!
     }
 
     /// Without blocking: writes what the channel takes, then reads what it has. Returns the
@@ -113,15 +146,30 @@ final class SFTPPipe {
         }
     }
 
+    /// The next reply; the server's SSH_FXP_VERSION, which comes before any, is taken first.
     private func next(_ fs: RemoteFS) throws(SFTPError) -> [UInt8]? {
+        if !greeted {
+            guard let version = try packet(fs) else { return nil }
+            guard version.count >= 5, version[0] == 2 else { throw SFTPError(.failed, "sftp: \(fs.host): the server did not answer SFTP's hello") }
+            // A server that speaks an older version would read version 3's requests wrongly.
+            let number = version.uint32(at: 1)
+            guard number >= 3 else { throw SFTPError(.failed, "sftp: \(fs.host): the server speaks SFTP version \(number); termhost speaks 3") }
+            extensions = SFTPWire.extensions(ofVersion: version)
+            greeted = true
+        }
+        return try packet(fs)
+    }
+
+    private func packet(_ fs: RemoteFS) throws(SFTPError) -> [UInt8]? {
         do { return try frames.next() } catch {
             throw SFTPError(.failed, "sftp: \(fs.host): malformed SFTP packet (length \(error.length))")
         }
     }
 
     /// Blocking mode: sends what is queued, then reads until a reply `matches` (others are
-    /// dropped: in blocking use there is one request in flight).
-    private func wait(_ fs: RemoteFS, about path: String = "", _ matches: ([UInt8]) -> Bool) throws(SFTPError) -> [UInt8] {
+    /// dropped: in blocking use there is one request in flight), or returns nil once `done`.
+    private func wait(_ fs: RemoteFS, about path: String = "", until done: () -> Bool = { false },
+                      _ matches: ([UInt8]) -> Bool) throws(SFTPError) -> [UInt8]? {
         var stall = WriteStall()
         while sending {
             let n = outgoing[sent...].withUnsafeBytes { libssh2_channel_write_ex(channel, 0, $0.baseAddress, $0.count) }
@@ -138,6 +186,7 @@ final class SFTPPipe {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             while let body = try next(fs) { if matches(body) { return body } }
+            if done() { return nil }
             let n = chunk.withUnsafeMutableBytes { libssh2_channel_read_ex(channel, 0, $0.baseAddress, $0.count) }
             guard n > 0 else { throw n == 0 ? SFTPError(.connectionLost, "sftp: \(fs.host): the SFTP channel closed") : fs.error(path) }
             chunk.withUnsafeBytes { frames.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }

@@ -53,14 +53,6 @@ enum WriteRequests {
         return size
     }
 
-    /// Sets a further channel of the connection (UploadLanes) to the size its first channel
-    /// writes (`prepare` chose it); a libssh2 that refuses keeps its own, which only means
-    /// smaller requests.
-    static func use(_ size: Int, on channel: RemoteFS) {
-        guard size != standard, let function else { return }
-        if function(channel.sftp, size) != 0 { channel.debug("a further channel writes \(standard)-byte requests (libssh2 refused \(size))") }
-    }
-
     /// Whether this libssh2 carries Termhost's SFTP write patch, which also makes a write that
     /// filled the socket mid-request return at once without reading (what UploadLanes' several
     /// channels rely on: nothing may be read while a packet is half sent).
