@@ -34,6 +34,12 @@ final class ExtraChannels {
         pipe.free()
     }
 
+    /// Drops a channel unfreed (the session is unusable; it goes with the session).
+    func forget(_ pipe: SFTPPipe) {
+        all.removeAll { $0 === pipe }
+        idle.removeAll { $0 === pipe }
+    }
+
     /// Shuts every channel down; on the executor, before the session is closed.
     func release() {
         for pipe in all { pipe.free() }

@@ -100,7 +100,8 @@ final class PipeLane {
     func step(mayOpen: Bool, mayStart: Bool) throws(SFTPError) -> Bool {
         switch state {
         case .waitsForChannel:
-            guard !queue.isEmpty else {
+            // No segment left, or the server allows no further channel (MaxSessions).
+            guard !queue.isEmpty, fs.channels?.refused == false else {
                 state = .done
                 return true
             }
@@ -172,6 +173,12 @@ final class PipeLane {
     private func send(on pipe: SFTPPipe) throws(SFTPError) -> Bool {
         guard case .writing(_, let handle) = state else { return false }
         var queued = false
+        // The close goes once every write is answered, so its answer ends the lane whatever
+        // order the server answers in.
+        if segment == nil, outstanding == 0 {
+            close(pipe, handle)
+            return true
+        }
         while outstanding < PipeLane.inFlight, var current = segment {
             let want = Int(min(UInt64(request), current.limit - current.next))
             var n = 0
@@ -182,7 +189,7 @@ final class PipeLane {
             }
             guard n > 0 else {
                 segment = nil
-                if let index = queue.take() { start(index) } else { close(pipe, handle) }
+                if let index = queue.take() { start(index) }
                 continue
             }
             let offset = current.next, data = scratch
@@ -201,8 +208,7 @@ final class PipeLane {
         return queued
     }
 
-    /// Every byte read: the handle is closed once the last write is answered (the server
-    /// handles requests in order, so the close may go at once).
+    /// Every byte read and acknowledged: the handle is closed.
     private func close(_ pipe: SFTPPipe, _ handle: [UInt8]) {
         let id = pipe.request(SFTPPacket.close) { $0.appendBytes(handle) }
         state = .closing(pipe, id: id)
@@ -223,7 +229,7 @@ final class PipeLane {
             state = .writing(pipe, handle: handle)
         case .closing(let pipe, let id) where reply.id == id:
             guard case .status(_, 0) = reply else { throw fs.refusal(reply, "cannot close", job.partialPath) }
-            // Every write was answered before the close (in order), so none is left.
+            // Every write was answered before the close went, so none is left.
             fs.channels?.giveBack(pipe)
             state = .done
         default:
@@ -236,6 +242,9 @@ final class PipeLane {
             throw SFTPError(.failed, "sftp: \(fs.host): an SFTP reply to no request (id \(reply.id))")
         }
         guard case .status(_, 0) = reply else { throw fs.refusal(reply, "cannot write", job.partialPath) }
+        guard !flights[k].acknowledged else {
+            throw SFTPError(.failed, "sftp: \(fs.host): a second SFTP reply to one request (id \(reply.id))")
+        }
         flights[k].acknowledged = true
         outstanding -= flights[k].count
         while front < flights.count, flights[front].acknowledged {
@@ -255,7 +264,7 @@ final class PipeLane {
     private func refused(_ error: SFTPError) throws(SFTPError) {
         state = .done
         guard error.kind == .refused else { throw error }
-        fs.debug("\(job.remotePath.shown): no further SFTP channel (\(fs.lastErrorReason)); going on with \(number)")
+        fs.debug("\(job.remotePath.shown): no further SFTP channel (\(fs.lastErrorReason)); going on with the channels open")
         fs.channels?.refuse()
     }
 
@@ -269,7 +278,11 @@ final class PipeLane {
             switch state {
             case .opensChannel:
                 let channel = libssh2_channel_open_ex(fs.session, "session", 7, SFTPPipe.window, SFTPPipe.packet, nil, 0)
-                if let channel { state = .startsSubsystem(channel, begun: false) }
+                if let channel {
+                    state = .startsSubsystem(channel, begun: false)
+                } else if libssh2_session_last_errno(fs.session) != LIBSSH2_ERROR_EAGAIN {
+                    state = .done
+                }
                 moved = channel != nil
             case .startsSubsystem(let channel, _):
                 // Done or failed, the channel is freed by `end`.
@@ -283,6 +296,19 @@ final class PipeLane {
             if moved { stall.progressed() } else if (try? stall.wait(fs, job.partialPath, what: "cannot write")) == nil { return false }
         }
         return true
+    }
+
+    /// After a lost connection, or one left with a packet half sent, where any call would wait
+    /// for the session's timeout: the channels go with the session, unfreed.
+    func abandon() {
+        switch state {
+        case .kept(let pipe), .opensFile(let pipe, _), .writing(let pipe, _), .closing(let pipe, _):
+            fs.channels?.forget(pipe)
+        default:
+            break
+        }
+        refusedChannel = nil
+        state = .done
     }
 
     /// Ends the lane in blocking mode, after the upload (a refused channel is freed) or after a

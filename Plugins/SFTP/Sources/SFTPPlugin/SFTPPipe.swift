@@ -18,6 +18,8 @@ final class SFTPPipe {
     /// Whether the server's SSH_FXP_VERSION has come.
     private var greeted = false
     var greetingPending: Bool { !greeted }
+    /// Whether this pipe's last read left a packet half sent (`pump`).
+    private var readLeftPacket = false
 
     /// Opens the channel, starts the sftp subsystem and says hello (three round trips), in
     /// blocking mode.
@@ -103,7 +105,10 @@ final class SFTPPipe {
     /// replies complete so far and whether any byte moved either way.
     func pump(_ fs: RemoteFS) throws(SFTPError) -> (replies: [[UInt8]], moved: Bool) {
         var moved = false
-        while sending {
+        // A read that left a packet half sent (the window adjust libssh2 sends from inside
+        // channel_read) is finished only by a read on this channel: any write first would
+        // get EAGAIN for ever.
+        while sending, !readLeftPacket {
             let n = outgoing[sent...].withUnsafeBytes { libssh2_channel_write_ex(channel, 0, $0.baseAddress, $0.count) }
             if n == 0 || n == Int(LIBSSH2_ERROR_EAGAIN) { break }
             guard n > 0 else { throw SFTPError(.connectionLost, "sftp: cannot send SFTP requests to \(fs.host): connection lost: \(fs.lastErrorReason)") }
@@ -112,19 +117,23 @@ final class SFTPPipe {
         }
         compact()
         var replies: [[UInt8]] = []
-        // Nothing is read while a packet is half sent (the socket full): a key exchange the
-        // server started could then never send its own packet. The socket's room comes first.
-        if fs.packetHalfSent { return (replies, moved) }
+        // Nothing is read while a write left a packet half sent (the socket full): a key
+        // exchange the server started could then never send its own packet. The socket's room
+        // comes first.
+        if fs.packetHalfSent, !readLeftPacket { return (replies, moved) }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let n = chunk.withUnsafeMutableBytes { libssh2_channel_read_ex(channel, 0, $0.baseAddress, $0.count) }
-            if n == Int(LIBSSH2_ERROR_EAGAIN) { break }
-            guard n > 0 else {
-                if n == 0, libssh2_channel_eof(channel) == 0 { break }
-                throw n == 0 ? SFTPError(.connectionLost, "sftp: \(fs.host): the SFTP channel closed") : SFTPError(.connectionLost, "sftp: cannot read SFTP replies from \(fs.host): connection lost: \(fs.lastErrorReason)")
+            readLeftPacket = fs.packetHalfSent
+            if n > 0 {
+                moved = true
+                chunk.withUnsafeBytes { frames.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                if readLeftPacket { break }
+                continue
             }
-            moved = true
-            chunk.withUnsafeBytes { frames.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            if n == Int(LIBSSH2_ERROR_EAGAIN) { break }
+            if n == 0, libssh2_channel_eof(channel) == 0 { break }
+            throw n == 0 ? SFTPError(.connectionLost, "sftp: \(fs.host): the SFTP channel closed") : SFTPError(.connectionLost, "sftp: cannot read SFTP replies from \(fs.host): connection lost: \(fs.lastErrorReason)")
         }
         while let body = try next(fs) { replies.append(body) }
         return (replies, moved)

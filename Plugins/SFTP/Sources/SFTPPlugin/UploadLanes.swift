@@ -82,11 +82,14 @@ final class UploadLanes {
     /// connection, so that nothing else waits on it.
     func run() throws(SFTPError) -> UInt64 {
         libssh2_session_set_blocking(fs.session, 0)
+        var usable = true
         defer {
             libssh2_session_set_blocking(fs.session, 1)
-            for case .further(let lane) in lanes { lane.end() }
+            // On an unusable session every call would wait for its timeout.
+            for case .further(let lane) in lanes { if usable && !halfSent { lane.end() } else { lane.abandon() } }
         }
         var stall = WriteStall()
+        var idle = 0
         do throws(SFTPError) {
             while lanes.contains(where: \.working) {
                 try segments.check(job.display)
@@ -103,10 +106,15 @@ final class UploadLanes {
                     }
                     if halfSent { break }
                 }
-                if progressed { stall.progressed() } else { try stall.wait(fs, job.partialPath, what: "cannot write") }
+                // One more pass before waiting: a lane's read may have taken another lane's
+                // replies into libssh2, where no socket wait would see them.
+                idle = progressed ? 0 : idle + 1
+                if progressed { stall.progressed() } else if idle > 1 { try stall.wait(fs, job.partialPath, what: "cannot write") }
             }
         } catch {
-            if error.kind != .connectionLost, !settle() {
+            usable = error.kind != .connectionLost
+            if usable, !settle() {
+                usable = false
                 throw SFTPError(.connectionLost, "\(error.message); the connection to \(fs.host) is left unusable (a packet half sent)")
             }
             throw error
