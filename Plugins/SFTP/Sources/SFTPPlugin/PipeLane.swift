@@ -64,7 +64,7 @@ final class PipeLane {
     private var front = 0
     private var outstanding = 0
     /// The segment being read: where it starts, where the next request reads, where it ends.
-    private var segment: (start: UInt64, next: UInt64, limit: UInt64, eof: Bool)?
+    private var segment: (start: UInt64, next: UInt64, limit: UInt64)?
     private lazy var scratch = [UInt8](repeating: 0, count: request)
     /// Bytes the server acknowledged on this lane.
     private(set) var acknowledged: UInt64 = 0
@@ -109,7 +109,7 @@ final class PipeLane {
             state = .opensChannel
             return try step(mayOpen: true, mayStart: mayStart)
         case .opensChannel:
-            guard let channel = libssh2_channel_open_ex(fs.session, "session", 7, SFTPPipe.window, SFTPPipe.packet, nil, 0) else {
+            guard let channel = SFTPPipe.openChannel(fs.session) else {
                 if libssh2_session_last_errno(fs.session) == LIBSSH2_ERROR_EAGAIN { return false }
                 try refused(SFTPPipe.openFailed(fs))
                 return true
@@ -118,7 +118,7 @@ final class PipeLane {
             return true
         case .startsSubsystem(let channel, let begun):
             guard begun || mayStart else { return false }
-            let rc = libssh2_channel_process_startup(channel, "subsystem", 9, "sftp", 4)
+            let rc = SFTPPipe.startSubsystem(channel)
             if rc == LIBSSH2_ERROR_EAGAIN {
                 state = .startsSubsystem(channel, begun: true)
                 return !begun
@@ -165,7 +165,7 @@ final class PipeLane {
 
     private func start(_ index: Int) {
         let range = segments.ranges[index]
-        segment = (range.lowerBound, range.lowerBound, segments.isLast(index) ? UInt64.max : range.upperBound, false)
+        segment = (range.lowerBound, range.lowerBound, segments.isLast(index) ? UInt64.max : range.upperBound)
     }
 
     /// Queues write requests while the lane has room, taking the next segment when one ends.
@@ -182,11 +182,11 @@ final class PipeLane {
         while outstanding < PipeLane.inFlight, var current = segment {
             let want = Int(min(UInt64(request), current.limit - current.next))
             var n = 0
-            if !current.eof, want > 0 {
+            if want > 0 {
                 repeat { n = scratch.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(current.next)) } } while n < 0 && errno == EINTR
                 guard n >= 0 else { throw SFTPError.local(job.localPath, "cannot read") }
-                if n == 0 { current.eof = true }
             }
+            // The segment's end, or the file's (the last segment reads to it).
             guard n > 0 else {
                 segment = nil
                 if let index = queue.take() { start(index) }
@@ -277,7 +277,7 @@ final class PipeLane {
             let moved: Bool
             switch state {
             case .opensChannel:
-                let channel = libssh2_channel_open_ex(fs.session, "session", 7, SFTPPipe.window, SFTPPipe.packet, nil, 0)
+                let channel = SFTPPipe.openChannel(fs.session)
                 if let channel {
                     state = .startsSubsystem(channel, begun: false)
                 } else if libssh2_session_last_errno(fs.session) != LIBSSH2_ERROR_EAGAIN {
@@ -286,7 +286,7 @@ final class PipeLane {
                 moved = channel != nil
             case .startsSubsystem(let channel, _):
                 // Done or failed, the channel is freed by `end`.
-                moved = libssh2_channel_process_startup(channel, "subsystem", 9, "sftp", 4) != LIBSSH2_ERROR_EAGAIN
+                moved = SFTPPipe.startSubsystem(channel) != LIBSSH2_ERROR_EAGAIN
             case .opensFile(let pipe, _), .writing(let pipe, _), .closing(let pipe, _):
                 guard let (_, exchanged) = try? pipe.pump(fs) else { return false }
                 moved = exchanged
@@ -320,7 +320,7 @@ final class PipeLane {
         switch state {
         case .opensChannel:
             // In blocking mode the same call finishes what it began.
-            if let channel = libssh2_channel_open_ex(fs.session, "session", 7, SFTPPipe.window, SFTPPipe.packet, nil, 0) {
+            if let channel = SFTPPipe.openChannel(fs.session) {
                 libssh2_channel_free(channel)
             }
         case .startsSubsystem(let channel, _):

@@ -37,10 +37,8 @@ final class SFTPPipe {
     /// hello is queued, and the first `call` reads the server's answer to it with its own
     /// reply (`extensions` is empty until then).
     convenience init(opening fs: RemoteFS) throws(SFTPError) {
-        guard let c = libssh2_channel_open_ex(fs.session, "session", 7, SFTPPipe.window, SFTPPipe.packet, nil, 0) else {
-            throw SFTPPipe.openFailed(fs)
-        }
-        guard libssh2_channel_process_startup(c, "subsystem", 9, "sftp", 4) == 0 else {
+        guard let c = SFTPPipe.openChannel(fs.session) else { throw SFTPPipe.openFailed(fs) }
+        guard SFTPPipe.startSubsystem(c) == 0 else {
             let error = SFTPPipe.startFailed(fs)
             libssh2_channel_free(c)
             throw error
@@ -61,6 +59,17 @@ final class SFTPPipe {
 
     /// The receive window and packet size of a pipe's channel: replies are small.
     static let window: UInt32 = 256 * 1024, packet: UInt32 = 32768
+
+    /// libssh2_channel_open_ex for a pipe's channel; without blocking, the same call again
+    /// after EAGAIN.
+    static func openChannel(_ session: OpaquePointer) -> OpaquePointer? {
+        libssh2_channel_open_ex(session, "session", 7, window, packet, nil, 0)
+    }
+
+    /// Asks for the sftp subsystem on `channel`: libssh2_channel_process_startup's result.
+    static func startSubsystem(_ channel: OpaquePointer) -> Int32 {
+        libssh2_channel_process_startup(channel, "subsystem", 9, "sftp", 4)
+    }
 
     /// libssh2_channel_open_ex's failure: a refusal (OpenSSH's MaxSessions) leaves the
     /// connection up; anything else did not.
